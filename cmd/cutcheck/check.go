@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cutcheck/cutcheck/cmd/cutcheck/internal/picture"
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
+	"github.com/cutcheck/cutcheck/mutations"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+type checkOpts struct {
+	engine                            engineFlags
+	keys, values, events, chunks, txn int
+	mode, mutation, initial           string
+	jsonOut, traceJSON, html          string
+	fullStates                        bool
+}
+
+func checkFlags() (*pflag.FlagSet, *checkOpts) {
+	o := &checkOpts{}
+	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	fs.IntVar(&o.keys, "keys", 0, "keys K (default: the protocol's)")
+	fs.IntVar(&o.values, "values", 0, "values V (default: the protocol's)")
+	fs.IntVar(&o.events, "events", -1, "row events E the source commits at most (default: the protocol's)")
+	fs.IntVar(&o.chunks, "chunks", 0, "units/chunks C (default: the protocol's)")
+	fs.IntVar(&o.txn, "txn", 0, "row events per transaction T (default: the protocol's)")
+	fs.StringVar(&o.mode, "mode", "", "protocol mode (dump: trusted or uncertain; composite: mixed or tablesync)")
+	fs.StringVar(&o.mutation, "mutation", "", "inject a named mutation (see 'cutcheck list')")
+	fs.StringVar(&o.initial, "initial", "", "the store before the history starts, one value per key (0 = absent), e.g. 1,0,2 (default: empty)")
+	fs.StringVar(&o.jsonOut, "json", "", "write the machine-readable result to this file")
+	fs.StringVar(&o.traceJSON, "trace-json", "", "write the counterexample trace as JSON to this file")
+	fs.StringVar(&o.html, "html", "", "write the counterexample as a self-contained HTML picture to this file")
+	fs.BoolVar(&o.fullStates, "full-states", false, "print whole states in traces instead of what changed")
+	o.engine.register(fs)
+	return fs, o
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs, o := checkFlags()
+	if code := parse(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return usageErr(stderr, "check", "expected one protocol name, got %d arguments", fs.NArg())
+	}
+	p, err := protocols.Lookup(fs.Arg(0))
+	if err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
+	cfg := p.Defaults
+	set := func(flag string, v int, dst *int) {
+		if fs.Changed(flag) {
+			*dst = v
+		}
+	}
+	set("keys", o.keys, &cfg.Keys)
+	set("values", o.values, &cfg.Values)
+	set("events", o.events, &cfg.Events)
+	set("chunks", o.chunks, &cfg.Chunks)
+	set("txn", o.txn, &cfg.Txn)
+	if o.mode != "" {
+		cfg.Mode = o.mode
+	}
+	if o.initial != "" {
+		init, err := parseInitial(o.initial)
+		if err != nil {
+			return usageErr(stderr, "check", "--initial: %v", err)
+		}
+		cfg.Initial = init
+	}
+	if o.mutation != "" {
+		m, err := mutations.Lookup(o.mutation)
+		if err != nil {
+			return usageErr(stderr, "check", "%v", err)
+		}
+		if !m.AppliesTo(p.Name) {
+			return usageErr(stderr, "check", "mutation %s applies to %v, not %s", m.Name(), m.Protocols, p.Name)
+		}
+		if m.Mode != "" && fs.Changed("mode") && cfg.Mode != m.Mode {
+			return usageErr(stderr, "check", "mutation %s needs --mode %s", m.Name(), m.Mode)
+		}
+		if m.Mode != "" {
+			cfg.Mode = m.Mode
+		}
+		cfg.Fault = m.Fault
+	}
+	if err := p.Validate(cfg); err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
+	opts, err := o.engine.options(stderr)
+	if err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(stdout, "cutcheck %s: checking %s %s\n", version, p.Name, cfg)
+	rep, err := p.Check(ctx, cfg, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
+		return exitError
+	}
+	fmt.Fprint(stdout, rep.Summary())
+	if rep.Violation != nil {
+		fmt.Fprintf(stdout, "\nCounterexample (%d steps):\n%s", len(rep.Violation.Steps)-1, rep.Violation.Text(o.fullStates))
+	}
+	if err := writeOutputs(rep, p.Name+" "+cfg.String(), o.jsonOut, o.traceJSON, o.html); err != nil {
+		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
+		return exitError
+	}
+	return verdictCode(rep.Verdict)
+}
+
+func verdictCode(v explore.Verdict) int {
+	switch v {
+	case explore.Pass:
+		return exitOK
+	case explore.Violated:
+		return exitViolated
+	}
+	return exitIncomplete
+}
+
+// writeOutputs writes the optional result files.
+func writeOutputs(rep explore.Report, title, jsonOut, traceJSON, html string) error {
+	if jsonOut != "" {
+		if err := writeJSON(jsonOut, rep); err != nil {
+			return err
+		}
+	}
+	if rep.Violation == nil {
+		return nil
+	}
+	if traceJSON != "" {
+		if err := writeJSON(traceJSON, rep.Violation); err != nil {
+			return err
+		}
+	}
+	if html != "" {
+		if err := writeHTML(html, title, rep.Violation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeJSON(file string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(data, '\n'), 0o644)
+}
+
+func writeHTML(file, title string, tr *explore.TraceReport) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := picture.WriteHTML(f, title, tr); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// parseInitial reads "1,0,2" as an initial store.
+func parseInitial(s string) (model.Store, error) {
+	var st model.Store
+	parts := strings.Split(s, ",")
+	if len(parts) > model.MaxKeys {
+		return st, fmt.Errorf("%d values for at most %d keys", len(parts), model.MaxKeys)
+	}
+	for k, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 0 || v > 255 {
+			return st, fmt.Errorf("%q is not a value (0 = absent, 1..V)", p)
+		}
+		st[k] = model.Value(v)
+	}
+	return st, nil
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cutcheck/cutcheck/explore"
+)
+
+// engineFlags are the explorer's settings, shared by check, run and reproduce.
+type engineFlags struct {
+	workers    int
+	mem        string
+	dir        string
+	seen       string
+	progress   time.Duration
+	noDeadlock bool
+	maxDepth   int
+}
+
+func (e *engineFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&e.workers, "workers", 0, "worker goroutines (0 = all CPUs)")
+	fs.StringVar(&e.mem, "mem", "", "memory budget for the seen-set and queue, e.g. 512MiB or 4GiB; past it they spill to --dir (default: unbounded)")
+	fs.StringVar(&e.dir, "dir", "", "directory for the disk tier (default: a temporary directory, removed at the end)")
+	fs.StringVar(&e.seen, "seen", "mem", "seen-set tier: mem (spill only past --mem) or disk (disk from the start)")
+	fs.DurationVar(&e.progress, "progress", 10*time.Second, "interval between progress lines on stderr (0 = none)")
+	fs.BoolVar(&e.noDeadlock, "no-deadlock", false, "do not report states without successors")
+	fs.IntVar(&e.maxDepth, "max-depth", 0, "stop after this many BFS levels (0 = no limit)")
+}
+
+// options turns the flags into explorer options; progress lines go to stderr.
+func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
+	o := explore.Options{Workers: e.workers, Dir: e.dir, NoDeadlock: e.noDeadlock, MaxDepth: e.maxDepth, Progress: e.progress}
+	if e.workers < 0 {
+		return o, fmt.Errorf("--workers must be ≥ 0, got %d", e.workers)
+	}
+	if e.maxDepth < 0 {
+		return o, fmt.Errorf("--max-depth must be ≥ 0, got %d", e.maxDepth)
+	}
+	if e.progress < 0 {
+		return o, fmt.Errorf("--progress must be ≥ 0, got %v", e.progress)
+	}
+	switch e.seen {
+	case "mem":
+	case "disk":
+		o.ForceDisk = true
+	default:
+		return o, fmt.Errorf("--seen must be mem or disk, got %q", e.seen)
+	}
+	if e.mem != "" {
+		n, err := parseBytes(e.mem)
+		if err != nil {
+			return o, fmt.Errorf("--mem: %v", err)
+		}
+		o.MemBudget = n
+	}
+	if e.progress > 0 {
+		o.OnProgress = func(s explore.Stats) { fmt.Fprintln(stderr, progressLine(s)) }
+	}
+	return o, nil
+}
+
+func progressLine(s explore.Stats) string {
+	tier := ""
+	if s.OnDisk {
+		tier = "  (disk)"
+	}
+	return fmt.Sprintf("progress: depth %d  distinct %s  generated %s  queue %s  %s states/s  %s%s",
+		s.Depth, count(s.Distinct), count(s.Generated), count(s.Queue), count(uint64(s.Rate())), s.Elapsed.Round(time.Second), tier)
+}
+
+// count prints 1234567 as 1.23M.
+func count(n uint64) string {
+	switch {
+	case n >= 1e9:
+		return strconv.FormatFloat(float64(n)/1e9, 'f', 2, 64) + "G"
+	case n >= 1e6:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 2, 64) + "M"
+	case n >= 1e4:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// parseBytes reads sizes like 512MiB, 4GiB, 100MB, 1.5G or a plain byte count.
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}}
+	num, mult := s, 1.0
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			num, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || f <= 0 {
+		return 0, fmt.Errorf("%q is not a size like 512MiB or 4GiB", s)
+	}
+	return int64(f * mult), nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/mutations"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+func runList(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		return usageErr(stderr, "list", "takes no arguments, got %q", strings.Join(args, " "))
+	}
+	fmt.Fprintln(stdout, "Protocols:")
+	if len(protocols.All()) == 0 {
+		fmt.Fprintln(stdout, "  (none registered)")
+	}
+	for _, p := range protocols.All() {
+		fmt.Fprintf(stdout, "  %-10s %s [%s]\n", p.Name, p.Doc, p.Cite)
+		fmt.Fprintf(stdout, "             defaults: %s\n", p.Defaults)
+		var always, sometimes []string
+		for _, q := range p.Properties(p.Defaults) {
+			if q.Kind == explore.Sometimes {
+				sometimes = append(sometimes, q.Name)
+			} else {
+				always = append(always, q.Name)
+			}
+		}
+		fmt.Fprintf(stdout, "             invariants: %s\n", strings.Join(always, ", "))
+		fmt.Fprintf(stdout, "             sometimes:  %s\n", strings.Join(sometimes, ", "))
+	}
+	fmt.Fprintln(stdout, "\nInvariants:")
+	for _, inv := range invariants.All {
+		fmt.Fprintf(stdout, "  %-26s %-10s [%s] %s\n", inv.Name, inv.Kind, inv.Cite, inv.Doc)
+	}
+	fmt.Fprintln(stdout, "\nMutations (protocols → invariant that must fail):")
+	for _, m := range mutations.All {
+		mode := ""
+		if m.Mode != "" {
+			mode = " --mode " + m.Mode
+		}
+		fmt.Fprintf(stdout, "  %-25s %s%s → %s [%s]\n      %s\n", m.Name(), strings.Join(m.Protocols, ","), mode, m.Breaks, m.Cite, m.Doc)
+	}
+	return exitOK
+}

@@ -1,0 +1,99 @@
+package explore
+
+import "time"
+
+// Options configure a run. The zero value is a valid in-memory run on all CPUs.
+type Options struct {
+	Workers    int           // goroutines expanding states; 0 = runtime.NumCPU()
+	MemBudget  int64         // bytes for the seen-set and queue; 0 = unbounded
+	Dir        string        // disk tier directory; "" = a temporary one, removed at the end
+	ForceDisk  bool          // use the disk seen-set from the start (--seen disk)
+	NoDeadlock bool          // do not report states without successors as violations
+	MaxDepth   int           // stop (Incomplete) after this many BFS levels; 0 = no limit
+	Only       []string      // check only these Always/Transition properties (all when empty); Sometimes are always reported
+	Progress   time.Duration // interval between OnProgress calls; 0 = never
+	OnProgress func(Stats)   // called from one goroutine, never concurrently
+}
+
+// Verdict is the outcome of a run.
+type Verdict uint8
+
+const (
+	Pass       Verdict = iota // every property held in every reachable state
+	Violated                  // some property failed (or a deadlock was found)
+	Incomplete                // stopped early: cancelled or a limit was reached
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Pass:
+		return "pass"
+	case Violated:
+		return "violated"
+	case Incomplete:
+		return "incomplete"
+	}
+	return "verdict?"
+}
+
+// Stats are the counters of a run, so far or final.
+type Stats struct {
+	Generated uint64        `json:"generated"`  // successor states computed, duplicates included
+	Distinct  uint64        `json:"distinct"`   // distinct states (fingerprints) found
+	Depth     int           `json:"depth"`      // BFS levels completed (length of the longest shortest path)
+	Queue     uint64        `json:"queue"`      // states waiting in the current frontier
+	QueuePeak uint64        `json:"queue_peak"` // largest frontier
+	OnDisk    bool          `json:"on_disk"`    // the seen-set has spilled to the disk tier
+	Elapsed   time.Duration `json:"elapsed_ns"` // wall time since the start
+}
+
+// Rate is distinct states per second.
+func (s Stats) Rate() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Distinct) / s.Elapsed.Seconds()
+}
+
+// ActionCount is how often one kind of action produced a successor.
+type ActionCount struct {
+	Name  string `json:"name"`
+	Count uint64 `json:"count"` // 0 = never enabled: flagged in reports
+}
+
+// Reach says whether a Sometimes property was reached, and at which depth first.
+type Reach struct {
+	Name    string `json:"name"`
+	Cite    string `json:"cite"`
+	Reached bool   `json:"reached"`
+	Depth   int    `json:"depth"` // first depth reached; 0 when unreached
+}
+
+// Step is one state of a trace and the action that led to it (none for the
+// first state, which is initial).
+type Step[S, A any] struct {
+	Action    A
+	HasAction bool
+	State     S
+}
+
+// Violation is a failed property with a shortest trace to it.
+type Violation[S, A any] struct {
+	Property string // property name, or "deadlock"
+	Cite     string
+	Kind     Kind
+	Reason   string // the property's one-line reason
+	Trace    []Step[S, A]
+}
+
+// Result is the outcome of Run.
+type Result[S, A any] struct {
+	Verdict   Verdict
+	Stats     Stats
+	Coverage  []ActionCount // in ActionNames order
+	Sometimes []Reach       // in Properties order
+	Violation *Violation[S, A]
+	// Collision is the estimated probability that a fingerprint collision hid
+	// a state: n²/2⁶⁵ for n distinct states (birthday bound over 64-bit hashes).
+	Collision float64
+}

@@ -1,0 +1,80 @@
+package explore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// workDir is the directory of a run's files, created on first use: a fresh
+// "cutcheck-*" directory inside Options.Dir, or inside the system temporary
+// directory when Dir is empty. It is removed with everything in it when the
+// run ends, however it ends; Options.Dir itself is left in place.
+type workDir struct {
+	mu     sync.Mutex
+	parent string
+	path   string
+	files  int
+}
+
+func (d *workDir) get() (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.path == "" {
+		p, err := os.MkdirTemp(d.parent, "cutcheck-")
+		if err != nil {
+			return "", fmt.Errorf("explore: creating the disk tier directory: %w", err)
+		}
+		d.path = p
+	}
+	return d.path, nil
+}
+
+// sub creates a subdirectory for a component with its own files.
+func (d *workDir) sub(name string) (string, error) {
+	p, err := d.get()
+	if err != nil {
+		return "", err
+	}
+	p = filepath.Join(p, name)
+	if err := os.Mkdir(p, 0o755); err != nil {
+		return "", fmt.Errorf("explore: %w", err)
+	}
+	return p, nil
+}
+
+// create opens a new file named after name.
+func (d *workDir) create(name string) (*os.File, error) {
+	p, err := d.get()
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.files++
+	n := d.files
+	d.mu.Unlock()
+	f, err := os.OpenFile(filepath.Join(p, fmt.Sprintf("%s-%d", name, n)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
+	}
+	return f, nil
+}
+
+// removeFile closes and deletes a file made by create.
+func (d *workDir) removeFile(f *os.File) {
+	f.Close()
+	os.Remove(f.Name())
+}
+
+// remove deletes the run's directory.
+func (d *workDir) remove() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.path == "" {
+		return nil
+	}
+	err := os.RemoveAll(d.path)
+	d.path = ""
+	return err
+}

@@ -1,0 +1,322 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+)
+
+// maxActions bounds the actions of one state: a discovery key keeps the
+// action's position in 16 bits.
+const maxActions = 1 << 16
+
+// maxLevel bounds the states of one level: a key keeps the parent's index in
+// the remaining 48 bits, and keySeen must stay out of reach.
+const maxLevel = 1<<47 - 1
+
+// violation is a failed check found during a level, ordered so the earliest
+// in single-threaded BFS order wins: shorter trace first, then smaller key.
+type violation struct {
+	depth int // depth of the violating state (the last of the trace)
+	// step: the violating state was reached from state index>>16 of level
+	// depth-1 by its action index&0xffff. Otherwise index is the state's
+	// position in level depth.
+	step   bool
+	index  uint64
+	prop   int // index in Properties; -1 for deadlock
+	reason string
+}
+
+func (v *violation) less(o *violation) bool {
+	if o == nil {
+		return true
+	}
+	if v.depth != o.depth {
+		return v.depth < o.depth
+	}
+	if v.index != o.index {
+		return v.index < o.index
+	}
+	return v.prop < o.prop
+}
+
+// worker holds one goroutine's scratch space, reused across states and
+// levels so the hot loop does not allocate.
+type worker[S, A any] struct {
+	e       *engine[S, A]
+	acts    []A
+	enc     []byte
+	pend    pending[S]
+	wins    []win
+	sink    uint64 // keeps the compiler from dropping the prefetching loads
+	cov     []uint64
+	claims  int64
+	full    bool // the level map overflowed: store every candidate
+	best    *violation
+	scratch batch  // a unit read from a spilled frontier
+	buf     []byte // encodings of a spilled batch, read back
+	spare   []byte // a data slab freed by spilling, for the next unit
+}
+
+func (w *worker[S, A]) violate(depth int, step bool, index uint64, prop int, reason string) {
+	v := violation{depth: depth, step: step, index: index, prop: prop, reason: reason}
+	if v.less(w.best) {
+		w.best = &v
+	}
+}
+
+// expand generates the successors of the frontier (level e.depth), returning
+// one candidate batch per unit, in unit order, and the earliest violation.
+func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error) {
+	src, err := newSource(&e.front, e.nw)
+	if err != nil {
+		return nil, nil, err
+	}
+	nu := src.numUnits()
+	outs := make([]*batch, nu)
+	e.lm.reset(int(float64(e.front.n)*e.lmRatio), e.nw)
+	e.levelBytes.Store(0)
+	e.memBase = e.memEstimate()
+	for _, w := range e.workers {
+		w.best, w.claims, w.full = nil, 0, false
+	}
+	stop := func() bool { return ctx.Err() != nil }
+	err = forEachIndex(nu, e.nw, stop, func(wi, _ int) error {
+		w := e.workers[wi]
+		u, ok, err := src.take(wi, &w.scratch)
+		if err != nil || !ok {
+			return err
+		}
+		out := e.pool.get()
+		if cap(out.data) == 0 && w.spare != nil {
+			out.data, w.spare = w.spare, nil
+		}
+		outs[u.ord] = out
+		if err := w.expandUnit(u, out); err != nil {
+			return err
+		}
+		return e.afterUnit(w, out)
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		e.release(outs)
+		return nil, nil, err
+	}
+	var best *violation
+	claimed := e.lm.claimed.Load()
+	for _, w := range e.workers {
+		for k, c := range w.cov {
+			e.coverage[k] += c
+			w.cov[k] = 0
+		}
+		claimed += w.claims
+		if w.best != nil && w.best.less(best) {
+			best = w.best
+		}
+	}
+	for _, p := range e.sometimes {
+		if e.reached[p].Load() && e.reachDepth[p] < 0 {
+			e.reachDepth[p] = e.depth + 1
+		}
+	}
+	if e.front.n > 0 {
+		e.lmRatio = 1.25 * float64(claimed) / float64(e.front.n)
+	}
+	return outs, best, nil
+}
+
+// group is how many successors a worker gathers before looking them up.
+// Their table slots are loaded first, in a loop of independent reads, so
+// the memory accesses overlap instead of each waiting for the last; this is
+// what keeps the random probes into large tables affordable.
+const group = 128
+
+// pending holds a worker's gathered successors.
+type pending[S any] struct {
+	ts   []S
+	fps  []uint64
+	keys []uint64
+	ends []uint32
+	enc  []byte
+}
+
+func (p *pending[S]) reset() {
+	clear(p.ts) // drop references held by S values
+	p.ts, p.fps, p.keys, p.ends, p.enc = p.ts[:0], p.fps[:0], p.keys[:0], p.ends[:0], p.enc[:0]
+}
+
+// expandUnit generates the successors of one unit of the frontier into out.
+func (w *worker[S, A]) expandUnit(u unit, out *batch) error {
+	e := w.e
+	m := e.m
+	props := e.props
+	depth := e.depth
+	p := &w.pend
+	w.full = e.lm.overflow.Load()
+	var gen uint64
+	for i := u.lo; i < u.hi; i++ {
+		idx := u.base + uint64(i-u.lo)
+		s, err := m.Decode(u.b.state(u.b.data, i))
+		if err != nil {
+			return fmt.Errorf("explore: decoding a queued state: %w", err)
+		}
+		w.acts = m.Actions(s, w.acts[:0])
+		if len(w.acts) > maxActions {
+			return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
+		}
+		succ := 0
+		for j := range w.acts {
+			a := w.acts[j]
+			t, ok := m.Next(s, a)
+			if !ok {
+				continue
+			}
+			succ++
+			key := idx<<16 | uint64(j)
+			k := m.ActionKind(a)
+			if k < 0 || k >= len(w.cov) {
+				return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
+			}
+			w.cov[k]++
+			for _, pi := range e.transition {
+				if r := props[pi].CheckStep(s, a, t); r != "" {
+					w.violate(depth+1, true, key, pi, r)
+				}
+			}
+			start := len(p.enc)
+			p.enc = m.Encode(t, p.enc)
+			p.fps = append(p.fps, fingerprint(p.enc[start:]))
+			p.ends = append(p.ends, uint32(len(p.enc)))
+			p.keys = append(p.keys, key)
+			p.ts = append(p.ts, t)
+			if len(p.fps) == group {
+				w.flush(out)
+			}
+		}
+		gen += uint64(succ)
+		if succ == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
+			w.violate(depth, false, idx, -1, deadlockReason(len(w.acts)))
+		}
+	}
+	w.flush(out)
+	e.generated.Add(gen)
+	return nil
+}
+
+// flush looks up the gathered successors. Each is first offered to the
+// level map, which is small and mostly in cache; only offers that win there
+// are looked up in the seen-set, a random read of a large table, and a
+// fingerprint found there is marked seen in the level map so that later
+// offers of it lose at once. Offers that win and are new are checked and
+// kept in out, in generation order.
+func (w *worker[S, A]) flush(out *batch) {
+	e := w.e
+	p := &w.pend
+	look, lm := e.look, &e.lm
+	var sink uint64
+	if !w.full {
+		for _, fp := range p.fps {
+			sink += lm.peek(fp)
+		}
+	}
+	w.wins = w.wins[:0]
+	for k, fp := range p.fps {
+		if w.full {
+			w.wins = append(w.wins, win{k: k})
+			continue
+		}
+		slot, won, claimed, full := lm.insert(fp, p.keys[k])
+		if claimed {
+			if w.claims++; w.claims == 32 {
+				if lm.claimed.Add(w.claims) > lm.limit {
+					lm.overflow.Store(true)
+				}
+				w.claims = 0
+				w.full = lm.overflow.Load()
+			}
+		}
+		switch {
+		case full:
+			lm.overflow.Store(true)
+			w.full = true
+			w.wins = append(w.wins, win{k: k})
+		case won:
+			w.wins = append(w.wins, win{k: k, slot: slot})
+		}
+	}
+	for _, x := range w.wins {
+		sink += look.peek(p.fps[x.k])
+	}
+	w.sink += sink
+	for _, x := range w.wins {
+		fp := p.fps[x.k]
+		if look.has(fp) {
+			if x.slot != nil {
+				x.slot.key.Store(keySeen)
+			}
+			continue
+		}
+		w.checkState(p.ts[x.k], e.depth+1, p.keys[x.k])
+		out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
+	}
+	p.reset()
+}
+
+// win is a gathered successor that won its level map offer.
+type win struct {
+	k    int
+	slot *levelSlot // nil when the level map overflowed
+}
+
+func (p *pending[S]) start(k int) uint32 {
+	if k == 0 {
+		return 0
+	}
+	return p.ends[k-1]
+}
+
+// checkState checks the Always and Sometimes properties on a state first
+// reached at depth with the given key (an index at depth 0).
+func (w *worker[S, A]) checkState(t S, depth int, key uint64) {
+	e := w.e
+	for _, p := range e.always {
+		if r := e.props[p].Check(t); r != "" {
+			w.violate(depth, depth > 0, key, p, r)
+		}
+	}
+	for _, p := range e.sometimes {
+		if !e.reached[p].Load() && e.props[p].Check(t) != "" {
+			e.reached[p].Store(true)
+		}
+	}
+}
+
+func deadlockReason(enabled int) string {
+	if enabled == 0 {
+		return "no action is enabled and the state is not done"
+	}
+	return fmt.Sprintf("none of the %d enabled actions changes the state, and the state is not done", enabled)
+}
+
+// afterUnit accounts for a finished unit's memory and, once the level's
+// candidates would exceed the budget, moves their encodings to the
+// candidate file.
+func (e *engine[S, A]) afterUnit(w *worker[S, A], out *batch) error {
+	if e.opts.MemBudget <= 0 {
+		return nil
+	}
+	n := e.levelBytes.Add(out.bytes())
+	if !e.spillCands.Load() && e.memBase+n <= e.opts.MemBudget {
+		return nil
+	}
+	e.spillCands.Store(true)
+	off, err := e.cand.append(out.data)
+	if err != nil {
+		return fmt.Errorf("explore: spilling candidates: %w", err)
+	}
+	e.levelBytes.Add(-int64(cap(out.data)))
+	out.spilled, out.off, out.size = true, off, int64(len(out.data))
+	w.spare, out.data = out.data[:0], nil
+	return nil
+}

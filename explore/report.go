@@ -1,0 +1,160 @@
+package explore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Report is a Result with its trace rendered, independent of S and A: what
+// the command line prints and saves. Its JSON form is listed in the package
+// documentation.
+type Report struct {
+	Verdict     Verdict       `json:"-"`
+	VerdictName string        `json:"verdict"` // Verdict.String()
+	Stats       Stats         `json:"stats"`
+	Coverage    []ActionCount `json:"coverage"`
+	Sometimes   []Reach       `json:"sometimes"`
+	Collision   float64       `json:"collision"`
+	Violation   *TraceReport  `json:"violation,omitempty"`
+}
+
+// TraceReport is a violation with its trace rendered step by step.
+type TraceReport struct {
+	Property string      `json:"property"`
+	Cite     string      `json:"cite"`
+	Kind     string      `json:"kind"`
+	Reason   string      `json:"reason"`
+	Steps    []TraceStep `json:"steps"`
+}
+
+// TraceStep is one state of a trace and the action that led to it.
+type TraceStep struct {
+	Action string  `json:"action"`           // m.Describe(previous state, action); "" for the initial state
+	Fields []Field `json:"fields,omitempty"` // if the model is a Fielder
+	View   any     `json:"view,omitempty"`   // if the model is a Viewer
+}
+
+// NewReport renders r with m's descriptions, fields and views.
+func NewReport[S, A any](m Model[S, A], r *Result[S, A]) Report {
+	rep := Report{
+		Verdict:     r.Verdict,
+		VerdictName: r.Verdict.String(),
+		Stats:       r.Stats,
+		Coverage:    r.Coverage,
+		Sometimes:   r.Sometimes,
+		Collision:   r.Collision,
+	}
+	if v := r.Violation; v != nil {
+		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Reason: v.Reason}
+		fielder, _ := m.(Fielder[S])
+		viewer, _ := m.(Viewer[S])
+		for i, st := range v.Trace {
+			var ts TraceStep
+			if i > 0 && st.HasAction {
+				ts.Action = m.Describe(v.Trace[i-1].State, st.Action)
+			}
+			if fielder != nil {
+				ts.Fields = fielder.Fields(st.State)
+			}
+			if viewer != nil {
+				ts.View = viewer.View(st.State)
+			}
+			tr.Steps = append(tr.Steps, ts)
+		}
+		rep.Violation = tr
+	}
+	return rep
+}
+
+// Text renders the trace: one block per step, "step N: action" followed by
+// the fields that changed since the previous step (all of them for step 0,
+// or for every step when full is set), then a block naming the property.
+//
+//	step 0: initial state
+//	  small: 0
+//	  big: 0
+//	step 1: fill big
+//	  big: 0 → 5
+//	...
+//	violated: big-not-4 (always, Die Hard 3)
+//	  big jug holds 4 gallons
+func (t *TraceReport) Text(full bool) string {
+	var b strings.Builder
+	var prev []Field
+	for i, st := range t.Steps {
+		action := st.Action
+		if i == 0 && action == "" {
+			action = "initial state"
+		}
+		fmt.Fprintf(&b, "step %d: %s\n", i, action)
+		old := make(map[string]string, len(prev))
+		for _, f := range prev {
+			old[f.Name] = f.Value
+		}
+		for _, f := range st.Fields {
+			was, had := old[f.Name]
+			switch {
+			case i == 0 || !had:
+				fmt.Fprintf(&b, "  %s: %s\n", f.Name, f.Value)
+			case was != f.Value:
+				fmt.Fprintf(&b, "  %s: %s → %s\n", f.Name, was, f.Value)
+			case full:
+				fmt.Fprintf(&b, "  %s: %s\n", f.Name, f.Value)
+			}
+		}
+		prev = st.Fields
+	}
+	fmt.Fprintf(&b, "violated: %s (%s", t.Property, t.Kind)
+	if t.Cite != "" {
+		fmt.Fprintf(&b, ", %s", t.Cite)
+	}
+	fmt.Fprintf(&b, ")\n  %s\n", t.Reason)
+	return b.String()
+}
+
+// Summary renders the verdict and statistics, one item per line.
+func (r Report) Summary() string {
+	var b strings.Builder
+	s := r.Stats
+	fmt.Fprintf(&b, "verdict:     %s\n", r.Verdict)
+	fmt.Fprintf(&b, "generated:   %d\n", s.Generated)
+	fmt.Fprintf(&b, "distinct:    %d\n", s.Distinct)
+	fmt.Fprintf(&b, "depth:       %d\n", s.Depth)
+	fmt.Fprintf(&b, "queue peak:  %d\n", s.QueuePeak)
+	fmt.Fprintf(&b, "states/s:    %.0f\n", s.Rate())
+	fmt.Fprintf(&b, "elapsed:     %s\n", s.Elapsed.Round(time.Millisecond))
+	if s.OnDisk {
+		fmt.Fprintf(&b, "seen-set:    on disk\n")
+	}
+	fmt.Fprintf(&b, "collision:   %.2g\n", r.Collision)
+	if len(r.Coverage) > 0 {
+		fmt.Fprintf(&b, "coverage:\n")
+		w := 0
+		for _, c := range r.Coverage {
+			w = max(w, len(c.Name))
+		}
+		for _, c := range r.Coverage {
+			if c.Count == 0 {
+				fmt.Fprintf(&b, "  %-*s  never enabled\n", w, c.Name)
+			} else {
+				fmt.Fprintf(&b, "  %-*s  %d\n", w, c.Name, c.Count)
+			}
+		}
+	}
+	if len(r.Sometimes) > 0 {
+		fmt.Fprintf(&b, "sometimes:\n")
+		for _, p := range r.Sometimes {
+			cite := ""
+			if p.Cite != "" {
+				cite = " (" + p.Cite + ")"
+			}
+			if p.Reached {
+				fmt.Fprintf(&b, "  %s%s: reached at depth %d\n", p.Name, cite, p.Depth)
+			} else {
+				fmt.Fprintf(&b, "  %s%s: unreached\n", p.Name, cite)
+			}
+		}
+	}
+	return b.String()
+}

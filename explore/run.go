@@ -1,0 +1,323 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Run explores every state of m reachable from its initial states, breadth
+// first, checking m's properties, and returns the verdict with a shortest
+// counterexample when one fails. The result is the same for any number of
+// workers and for either seen-set tier (see the package documentation).
+//
+// The error is non-nil only when the run could not be carried out: an
+// unusable directory, a failure of the disk tier, a Decode failure, or a
+// model whose methods are not deterministic. A failed property is a Result
+// with Verdict Violated; a cancelled ctx or MaxDepth gives Incomplete.
+func Run[S, A any](ctx context.Context, m Model[S, A], opts Options) (*Result[S, A], error) {
+	e, err := newEngine(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.run(ctx)
+	if cerr := e.close(); err == nil && cerr != nil {
+		res, err = nil, cerr
+	}
+	return res, err
+}
+
+type engine[S, A any] struct {
+	m          Model[S, A]
+	opts       Options
+	nw         int
+	props      []Property[S, A]
+	always     []int // indexes into props, by kind
+	transition []int
+	sometimes  []int
+	doner      Doner[S]
+	names      []string
+	workers    []*worker[S, A]
+
+	start time.Time
+	dir   workDir
+	seen  *seenSet  // memory tier; nil once the seen-set is on disk
+	disk  *diskSeen // disk tier
+	look  *seenSet  // what expansion consults: seen, or the disk tier's cache
+	lm    levelMap
+	trace traceStore
+	pool  batchPool
+	cand  candFile
+	front frontier
+	depth int // level of the frontier
+	// spilled: the frontier lives in files (the budget was exceeded).
+	spilled bool
+
+	lmRatio    float64 // level map entries per frontier state, last level
+	memBase    int64   // memory besides this level's candidates
+	levelBytes atomic.Int64
+	spillCands atomic.Bool
+
+	coverage   []uint64
+	reached    []atomic.Bool // by property index
+	reachDepth []int         // by property index; -1 = not reached
+
+	// Counters read by the progress goroutine.
+	generated atomic.Uint64
+	distinct  atomic.Uint64
+	depthNow  atomic.Int64
+	queue     atomic.Uint64
+	queuePeak atomic.Uint64
+	onDisk    atomic.Bool
+}
+
+func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
+	e := &engine[S, A]{m: m, opts: opts, nw: opts.Workers, props: m.Properties(), names: m.ActionNames()}
+	if e.nw <= 0 {
+		e.nw = runtime.NumCPU()
+	}
+	for i, p := range e.props {
+		switch {
+		case p.Kind == Always && p.Check != nil:
+			e.always = append(e.always, i)
+		case p.Kind == Sometimes && p.Check != nil:
+			e.sometimes = append(e.sometimes, i)
+		case p.Kind == Transition && p.CheckStep != nil:
+			e.transition = append(e.transition, i)
+		default:
+			return nil, fmt.Errorf("explore: property %q (%v) has no check function", p.Name, p.Kind)
+		}
+	}
+	e.doner, _ = m.(Doner[S])
+	e.coverage = make([]uint64, len(e.names))
+	e.reached = make([]atomic.Bool, len(e.props))
+	e.reachDepth = make([]int, len(e.props))
+	for i := range e.reachDepth {
+		e.reachDepth[i] = -1
+	}
+	for range e.nw {
+		e.workers = append(e.workers, &worker[S, A]{e: e, cov: make([]uint64, len(e.names))})
+	}
+	if opts.Dir != "" {
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("explore: disk tier directory: %w", err)
+		}
+		if fi, err := os.Stat(opts.Dir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("explore: disk tier directory %s is not a directory", opts.Dir)
+		}
+	}
+	e.dir.parent = opts.Dir
+	e.cand.dir = &e.dir
+	e.seen = new(seenSet)
+	e.look = e.seen
+	e.lmRatio = 4
+	return e, nil
+}
+
+// close releases the disk tier and removes every file the run created.
+func (e *engine[S, A]) close() error {
+	err := e.disk.close()
+	e.disk = nil
+	if e.front.file != nil {
+		e.front.file.Close()
+	}
+	if e.trace.f != nil {
+		e.trace.f.Close()
+	}
+	if e.cand.f != nil {
+		e.cand.f.Close()
+	}
+	if rerr := e.dir.remove(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func (e *engine[S, A]) run(ctx context.Context) (*Result[S, A], error) {
+	e.start = time.Now()
+	defer e.startProgress()()
+	res, err := e.explore(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return e.result(Incomplete), nil
+	}
+	return res, err
+}
+
+func (e *engine[S, A]) explore(ctx context.Context) (*Result[S, A], error) {
+	if e.opts.ForceDisk {
+		if err := e.toDisk(ctx, false); err != nil {
+			return nil, err
+		}
+	}
+	v, err := e.initLevel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		return e.violated(v)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if e.front.n == 0 {
+			return e.result(Pass), nil
+		}
+		if e.opts.MaxDepth > 0 && e.depth >= e.opts.MaxDepth {
+			return e.result(Incomplete), nil
+		}
+		if e.front.n > maxLevel {
+			return nil, fmt.Errorf("explore: level %d has %d states; at most %d are supported", e.depth, e.front.n, uint64(maxLevel))
+		}
+		outs, v, err := e.expand(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			e.release(outs)
+			return e.violated(v)
+		}
+		if err := e.commit(ctx, outs); err != nil {
+			return nil, err
+		}
+		if err := e.checkBudget(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// initLevel builds level 0 from m.Init, first occurrence first, and checks it.
+func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
+	w := e.workers[0]
+	b := e.pool.get()
+	dup := make(map[uint64]bool)
+	for idx, s := range e.m.Init() {
+		w.enc = e.m.Encode(s, w.enc[:0])
+		fp := fingerprint(w.enc)
+		if dup[fp] {
+			continue
+		}
+		dup[fp] = true
+		w.checkState(s, 0, uint64(b.len()))
+		b.add(fp, uint64(idx), w.enc)
+	}
+	for _, p := range e.sometimes {
+		if e.reached[p].Load() {
+			e.reachDepth[p] = 0
+		}
+	}
+	v := w.best
+	w.best = nil
+	if err := e.trace.add([][]uint64{b.keys}); err != nil {
+		return nil, err
+	}
+	if err := e.addSeen(ctx, [][]uint64{b.fps}); err != nil {
+		return nil, err
+	}
+	e.front = frontier{n: uint64(b.len()), batches: []*batch{b}}
+	e.distinct.Store(e.front.n)
+	e.queue.Store(e.front.n)
+	e.queuePeak.Store(e.front.n)
+	return v, nil
+}
+
+// release returns batches to the pool.
+func (e *engine[S, A]) release(bs []*batch) {
+	for _, b := range bs {
+		if b != nil {
+			e.pool.put(b)
+		}
+	}
+}
+
+// violated turns the chosen violation into a result with its trace.
+func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
+	var (
+		steps []Step[S, A]
+		err   error
+	)
+	if v.step {
+		steps, err = e.path(v.depth-1, v.index>>16)
+		if err == nil {
+			var st Step[S, A]
+			st, err = e.step(steps[len(steps)-1].State, int(v.index&0xffff))
+			steps = append(steps, st)
+		}
+	} else {
+		steps, err = e.path(v.depth, v.index)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := e.result(Violated)
+	res.Stats.Depth = v.depth
+	viol := &Violation[S, A]{Property: "deadlock", Kind: Always, Reason: v.reason, Trace: steps}
+	if v.prop >= 0 {
+		p := e.props[v.prop]
+		viol.Property, viol.Cite, viol.Kind = p.Name, p.Cite, p.Kind
+	}
+	res.Violation = viol
+	return res, nil
+}
+
+func (e *engine[S, A]) stats() Stats {
+	return Stats{
+		Generated: e.generated.Load(),
+		Distinct:  e.distinct.Load(),
+		Depth:     int(e.depthNow.Load()),
+		Queue:     e.queue.Load(),
+		QueuePeak: e.queuePeak.Load(),
+		OnDisk:    e.onDisk.Load(),
+		Elapsed:   time.Since(e.start),
+	}
+}
+
+func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
+	res := &Result[S, A]{Verdict: v, Stats: e.stats()}
+	for k, name := range e.names {
+		res.Coverage = append(res.Coverage, ActionCount{Name: name, Count: e.coverage[k]})
+	}
+	for _, p := range e.sometimes {
+		d := e.reachDepth[p]
+		res.Sometimes = append(res.Sometimes, Reach{Name: e.props[p].Name, Cite: e.props[p].Cite, Reached: d >= 0, Depth: max(d, 0)})
+	}
+	res.Collision = collision(res.Stats.Distinct)
+	return res
+}
+
+// collision bounds the probability that two of n distinct states share a
+// fingerprint (so one was never explored): by the birthday bound over
+// 64-bit hashes it is at most n(n-1)/2 · 2⁻⁶⁴ < n²/2⁶⁵.
+func collision(n uint64) float64 {
+	f := float64(n)
+	return f * f / math.Exp2(65)
+}
+
+// startProgress calls OnProgress every Progress from one goroutine; the
+// returned function stops it and waits for it to finish.
+func (e *engine[S, A]) startProgress() func() {
+	if e.opts.Progress <= 0 || e.opts.OnProgress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(e.opts.Progress)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				e.opts.OnProgress(e.stats())
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}

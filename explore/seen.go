@@ -1,0 +1,307 @@
+package explore
+
+import (
+	"math/bits"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// fingerprint is the unseeded xxhash of an encoding, so it is stable across
+// runs and machines. 0 marks an empty slot in the tables, so a hash of 0 is
+// mapped to 1: the value 1 is then twice as likely as any other, which adds
+// about 2⁻⁶⁴ per pair of states to the collision odds (see Result.Collision).
+func fingerprint(enc []byte) uint64 {
+	fp := xxhash.Sum64(enc)
+	if fp == 0 {
+		fp = 1
+	}
+	return fp
+}
+
+const (
+	seenShardBits = 8
+	seenShards    = 1 << seenShardBits
+	// A shard grows by 3/2 once 80% full; after growing it is still
+	// 0.8/1.5 ≈ 53% full, so a table costs between 10 and 15 bytes per
+	// fingerprint (plus the short overflow tail).
+	seenMaxLoadNum = 80
+	seenMaxLoadDen = 100
+	seenMinSlots   = 64
+
+	// Large tables are made of pages of pageSlots slots. A shard that grows
+	// returns its old pages to the set's pool and the next shard to grow
+	// takes them, so growth mostly reuses memory instead of touching fresh
+	// memory, which is slow to fault in.
+	pageBits  = 12
+	pageSlots = 1 << pageBits
+	pageMask  = pageSlots - 1
+)
+
+// seenSet is the in-memory set of fingerprints: 256 shards chosen by the top
+// 8 bits, each an ordered linear-probing table of uint64s.
+//
+// A shard's home slot for fp is ⌊(fp<<8)·n / 2⁶⁴⌋ (a multiply-shift range
+// reduction, so n need not be a power of two). That is monotone in fp, so
+// the table is kept sorted: an element sits at or after its home slot, with
+// no empty slot in between, and elements appear in increasing order. A
+// lookup stops at the first element ≥ fp, so a miss costs about as much as a
+// hit (Amble and Knuth's ordered hash tables), even at 80% load. Probes never
+// wrap around: past the n home slots there is a short overflow tail.
+//
+// Each shard grows on its own, so there is no long stop-the-world rehash.
+// has may be called from many goroutines while nobody inserts; insert may
+// be called concurrently for different shards.
+type seenSet struct {
+	shards [seenShards]seenShard
+	pool   pagePool
+}
+
+type seenShard struct {
+	// pages hold the slots: one page of any length up to pageSlots for a
+	// small table, else full pages from the pool.
+	pages [][]uint64
+	n     uint64 // number of home slots
+	count uint64
+	_     [64 - 8*5]byte
+}
+
+func shardOf(fp uint64) int { return int(fp >> (64 - seenShardBits)) }
+
+func (sh *seenShard) home(fp uint64) uint64 {
+	hi, _ := bits.Mul64(fp<<seenShardBits, sh.n)
+	return hi
+}
+
+// has reports whether fp is in the set.
+func (s *seenSet) has(fp uint64) bool {
+	sh := &s.shards[shardOf(fp)]
+	if sh.n == 0 {
+		return false
+	}
+	i := sh.home(fp)
+	for p := i >> pageBits; p < uint64(len(sh.pages)); p++ {
+		pg := sh.pages[p]
+		for j := i & pageMask; j < uint64(len(pg)); j++ {
+			v := pg[j]
+			if v >= fp {
+				return v == fp
+			}
+			if v == 0 {
+				return false
+			}
+		}
+		i = 0
+	}
+	return false
+}
+
+// peek loads fp's home slot, so that a following has or insert finds it in
+// the cache.
+func (s *seenSet) peek(fp uint64) uint64 {
+	sh := &s.shards[shardOf(fp)]
+	if sh.n == 0 {
+		return 0
+	}
+	h := sh.home(fp)
+	pg := sh.pages[h>>pageBits]
+	j := h & pageMask
+	// A probe usually ends within three slots of home; load that slot too,
+	// in case it is on the next cache line.
+	return pg[j] + pg[min(j+3, uint64(len(pg)-1))]
+}
+
+// peekRun loads the three cache lines from fp's home slot on: an insert
+// scans from there to the next empty slot.
+func (s *seenSet) peekRun(fp uint64) uint64 {
+	sh := &s.shards[shardOf(fp)]
+	if sh.n == 0 {
+		return 0
+	}
+	h := sh.home(fp)
+	pg := sh.pages[h>>pageBits]
+	j, last := h&pageMask, uint64(len(pg)-1)
+	return pg[j] + pg[min(j+8, last)] + pg[min(j+16, last)]
+}
+
+// insert adds fp to the set and reports whether it was new.
+func (s *seenSet) insert(fp uint64) bool {
+	return s.shards[shardOf(fp)].insert(fp, &s.pool)
+}
+
+// slot returns a pointer to slot i, or nil past the end.
+func (sh *seenShard) slot(i uint64) *uint64 {
+	if p := i >> pageBits; p < uint64(len(sh.pages)) && i&pageMask < uint64(len(sh.pages[p])) {
+		return &sh.pages[p][i&pageMask]
+	}
+	return nil
+}
+
+func (sh *seenShard) insert(fp uint64, pool *pagePool) bool {
+	if sh.count+1 > sh.n*seenMaxLoadNum/seenMaxLoadDen {
+		sh.grow(pool)
+	}
+	for {
+		i := sh.home(fp)
+		p := sh.slot(i)
+		for p != nil && *p != 0 && *p < fp {
+			i++
+			p = sh.slot(i)
+		}
+		if p != nil && *p == fp {
+			return false
+		}
+		// Find the first empty slot at or after i; shift [i, e) right by one.
+		e := i
+		q := p
+		for q != nil && *q != 0 {
+			e++
+			q = sh.slot(e)
+		}
+		if q == nil {
+			if !sh.extend(pool) {
+				sh.grow(pool)
+			}
+			continue
+		}
+		for k := e; k > i; k-- {
+			*sh.slot(k) = *sh.slot(k - 1)
+		}
+		*p = fp
+		sh.count++
+		return true
+	}
+}
+
+// tailRoom is how many overflow slots a table of n home slots gets. Clusters
+// at 80% load are rarely longer than a few dozen slots.
+func tailRoom(n uint64) uint64 { return n/128 + 32 }
+
+// extend adds one slot at the end, within the table's allowance for its
+// overflow tail.
+func (sh *seenShard) extend(pool *pagePool) bool {
+	last := len(sh.pages) - 1
+	size := uint64(last)*pageSlots + uint64(len(sh.pages[last]))
+	if size >= sh.n+tailRoom(sh.n) {
+		return false
+	}
+	if pg := sh.pages[last]; len(pg) < cap(pg) {
+		sh.pages[last] = pg[:len(pg)+1]
+		return true
+	}
+	if len(sh.pages) == 1 && cap(sh.pages[0]) < pageSlots {
+		return false // a small table grows instead
+	}
+	sh.pages = append(sh.pages, pool.get()[:1])
+	return true
+}
+
+// grow rebuilds the shard with 1.5 times the home slots. The old table is
+// sorted, so each element goes to max(its new home, the slot after the
+// previous one): linear time, no probing.
+func (sh *seenShard) grow(pool *pagePool) {
+	n := sh.n * 3 / 2
+	if n < seenMinSlots {
+		n = seenMinSlots
+	}
+	old := sh.pages
+	nsh := seenShard{n: n}
+	total := n + tailRoom(n)
+	if total <= pageSlots {
+		nsh.pages = [][]uint64{make([]uint64, n, total)}
+	} else {
+		for range (n + pageSlots - 1) / pageSlots {
+			nsh.pages = append(nsh.pages, pool.get())
+		}
+	}
+	next := uint64(0)
+	for _, pg := range old {
+		for _, v := range pg {
+			if v == 0 {
+				continue
+			}
+			i := max(nsh.home(v), next)
+			for nsh.slot(i) == nil {
+				if !nsh.extend(pool) {
+					panic("explore: seen-set overflow tail exhausted while growing")
+				}
+			}
+			*nsh.slot(i) = v
+			next = i + 1
+		}
+	}
+	nsh.count = sh.count
+	*sh = nsh
+	for _, pg := range old {
+		if cap(pg) == pageSlots {
+			pool.put(pg)
+		}
+	}
+}
+
+// len is the number of fingerprints in the set.
+func (s *seenSet) len() uint64 {
+	var n uint64
+	for i := range s.shards {
+		n += s.shards[i].count
+	}
+	return n
+}
+
+// bytes is the memory held by the tables and the page pool.
+func (s *seenSet) bytes() int64 {
+	var n int64
+	for i := range s.shards {
+		for _, pg := range s.shards[i].pages {
+			n += int64(cap(pg)) * 8
+		}
+	}
+	return n + s.pool.bytes()
+}
+
+// each calls f for every fingerprint of the shards [lo, hi), in increasing
+// order.
+func (s *seenSet) each(lo, hi int, f func(fp uint64)) {
+	for i := lo; i < hi; i++ {
+		for _, pg := range s.shards[i].pages {
+			for _, v := range pg {
+				if v != 0 {
+					f(v)
+				}
+			}
+		}
+	}
+}
+
+// pagePool recycles the pages of tables that have grown.
+type pagePool struct {
+	mu   sync.Mutex
+	free [][]uint64
+}
+
+// get returns a zeroed page of pageSlots slots.
+func (p *pagePool) get() []uint64 {
+	p.mu.Lock()
+	n := len(p.free)
+	if n == 0 {
+		p.mu.Unlock()
+		return make([]uint64, pageSlots)
+	}
+	pg := p.free[n-1]
+	p.free = p.free[:n-1]
+	p.mu.Unlock()
+	clear(pg)
+	return pg[:pageSlots]
+}
+
+func (p *pagePool) put(pg []uint64) {
+	p.mu.Lock()
+	p.free = append(p.free, pg)
+	p.mu.Unlock()
+}
+
+func (p *pagePool) bytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int64(len(p.free)) * pageSlots * 8
+}

@@ -1,0 +1,208 @@
+// Package invariants holds the paper's theorems as checks on a capture's state
+// (model.Capture), usable by every protocol model.
+//
+// Each check returns "" when its claim holds and otherwise one line naming the
+// key, the expected and the actual value. A protocol turns a check into an
+// explore.Property with Prop, calling the check on its own state's Capture:
+//
+//	invariants.Prop[State, Action](invariants.FrontierReplay, func(s State) string {
+//		return invariants.CheckFrontierReplay(&s.Cap, cfg.Chunks)
+//	})
+//
+// Calling the check directly on &s.Cap (rather than through an accessor)
+// keeps the state on the stack: these run on every explored state.
+package invariants
+
+import (
+	"fmt"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// Invariant names a claim of the paper and how it is judged.
+type Invariant struct {
+	Name string // kebab-case, used in spec files and reports
+	Cite string // the theorem it checks
+	Doc  string // one line
+	Kind explore.Kind
+}
+
+// The invariants, in the order reports list them.
+var (
+	FrontierReplay = Invariant{"frontier-replay", "Thm 1, Thm 2/4, Cor 4",
+		"once every unit has closed and the consumer is at or past the latest high edge, the emitted stream replays to σ at the consumer's position", explore.Always}
+	ClosedUnitCut = Invariant{"closed-unit-cut", "Lemma 4.3, 6.1, 6.3",
+		"every key of a closed unit replays to σ at the point the stream has reached for it", explore.Always}
+	Monotonic = Invariant{"per-key-monotonicity", "Thm 3, Thm 5",
+		"no step emits an entry whose tag is below the key's previous tag", explore.Transition}
+	Membership = Invariant{"executed-set-membership", "Thm 7",
+		"the sampled executed sets decide exactly the half-open window of positions", explore.Always}
+	CommittedOnly = Invariant{"committed-only", "§2.1, S-LOG",
+		"no partial transaction is visible in the log or to a read", explore.Always}
+	TrustedSplice = Invariant{"trusted-splice-trajectory", "Cor 1, Prop 6",
+		"once the plan is final, the canonical trajectory equals σ from the claimed splice coordinate on", explore.Always}
+	LatestHigh = Invariant{"latest-high-trajectory", "Lemma 4.2, Thm 8",
+		"once the plan is final, the canonical trajectory equals σ from the claimed coordinate (the latest high edge) on", explore.Always}
+	Contract = Invariant{"contract", "Def. 3.2, O1–O3",
+		"the plan recorded so far satisfies O1 (once complete), O2 and O3 on its closed units", explore.Always}
+	SingleReadPoint = Invariant{"single-read-point", "Prop 1 (a claim stronger than O2)",
+		"every closed unit has one coordinate in its bracket that explains all its reads", explore.Always}
+)
+
+// All lists every invariant.
+var All = []Invariant{FrontierReplay, ClosedUnitCut, Monotonic, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint}
+
+// Prop makes a state property from a check.
+func Prop[S, A any](inv Invariant, check func(S) string) explore.Property[S, A] {
+	return explore.Property[S, A]{Name: inv.Name, Cite: inv.Cite, Kind: inv.Kind, Check: check}
+}
+
+// StepProp makes a transition property from a step check.
+func StepProp[S, A any](inv Invariant, check func(s S, a A, t S) string) explore.Property[S, A] {
+	return explore.Property[S, A]{Name: inv.Name, Cite: inv.Cite, Kind: inv.Kind, CheckStep: check}
+}
+
+// CheckFrontierReplay: once all units of the run have closed and the consumer
+// is at or past the latest high edge (hi_i ⊑ f), replay(emitted) = σ_Pos on
+// every scoped key (Thm 1 with the discipline's equivalence, Cor 4; Cor 2 for
+// every later position).
+func CheckFrontierReplay(c *model.Capture, units int) string {
+	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
+		return ""
+	}
+	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+		if want := c.Log.Sigma(c.Pos, k); c.Out.Val[k] != want {
+			return fmt.Sprintf("key %v: replayed %v, expected σ_%d = %v", k, c.Out.Val[k], c.Pos, want)
+		}
+	}
+	return ""
+}
+
+// CheckClosedUnitCut: every key of a closed unit i replays to σ_g, where g =
+// max(Pos, hi_i) is how far the emitted stream reflects the log for it
+// (Lemma 4.3; Lemmas 6.1 and 6.3 for the two disciplines' prefixes).
+func CheckClosedUnitCut(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		if !c.UnitClosed(i) {
+			continue
+		}
+		u := &c.Plan.Units[i]
+		g := max(c.Pos, u.Hi)
+		for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+			if !u.Domain.Has(k) {
+				continue
+			}
+			if want := c.Log.Sigma(g, k); c.Out.Val[k] != want {
+				return fmt.Sprintf("key %v of closed unit %d: replayed %v, expected σ_%d = %v", k, i+1, c.Out.Val[k], g, want)
+			}
+		}
+	}
+	return ""
+}
+
+// CheckMonotone: along a step, no key's last tag decreases (Thm 3, Thm 5).
+func CheckMonotone(s, t *model.Capture) string {
+	for k := 0; k < model.MaxKeys; k++ {
+		if t.Out.Tag[k] < s.Out.Tag[k] {
+			return fmt.Sprintf("key %v: emitted an entry tagged %d after one tagged %d", model.Key(k), t.Out.Tag[k], s.Out.Tag[k])
+		}
+	}
+	return ""
+}
+
+// CheckMembership: with samples low = G(lo) and high = G(hi) taken at
+// coordinates lo ⊑ hi, the test "label in high, not in low" holds exactly for
+// the positions of (lo, hi] (Thm 7).
+func CheckMembership(c *model.Capture, low, high model.TxnSet, lo, hi model.Coord) string {
+	w := model.Window{Lo: lo, Hi: hi}
+	for p := model.Coord(1); p <= c.Log.Len(); p++ {
+		if got, want := c.Log.InSampledWindow(p, low, high), w.Contains(p); got != want {
+			return fmt.Sprintf("position %d: membership test says %v, window %v says %v", p, got, w, want)
+		}
+	}
+	return ""
+}
+
+// CheckCommittedOnly: the log never ends inside a transaction, and every read
+// reflects a transaction boundary (§2.1; §3.3 "a committed read").
+func CheckCommittedOnly(c *model.Capture) string {
+	if c.Partial {
+		return fmt.Sprintf("transaction %d is visible in part (log ends at position %d inside it)", c.Log.Txns(), c.Log.Len())
+	}
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+			if u.Read.Has(k) && !c.Log.Boundary(c.ReadAt[k]) {
+				return fmt.Sprintf("key %v was read at position %d, inside transaction %d", k, c.ReadAt[k], c.Log.At(c.ReadAt[k]).Txn)
+			}
+		}
+	}
+	return ""
+}
+
+// CheckTrajectory: once the plan is final (all units closed), sink_g = σ_g for
+// every g from the claimed coordinate to the consumer's position (Cor 1 from a
+// shared witness; Lemma 4.2 from the latest high edge).
+func CheckTrajectory(c *model.Capture, units int, claim model.Coord) string {
+	if !c.AllClosed(units) || c.Pos < claim {
+		return ""
+	}
+	p := c.FinalPlan()
+	if g, k, ok := p.Trajectory(&c.Log, claim, c.Pos); !ok {
+		return fmt.Sprintf("trajectory claimed from %d: at g = %d key %v has sink %v, expected σ_%d = %v", claim, g, k, p.Sink(&c.Log, g, k), g, c.Log.Sigma(g, k))
+	}
+	return ""
+}
+
+// CheckContract: the units recorded so far satisfy the obligations the model
+// can decide — brackets within the log, O3 and O2 on closed units, and O1 once
+// all units are recorded (Def. 3.2).
+func CheckContract(c *model.Capture, units int) string {
+	var closed model.Plan // the closed units, numbered as in the whole plan
+	closed.Keys = c.Plan.Keys
+	closed.Frontier = c.Log.Len()
+	var index [model.MaxUnits]int
+	for i := 0; i < int(c.Plan.N); i++ {
+		if c.UnitClosed(i) {
+			index[closed.Add(c.Plan.Units[i])] = i
+		}
+	}
+	err := closed.CheckBrackets()
+	if err == nil {
+		err = closed.CheckO3()
+	}
+	if err == nil {
+		err = closed.CheckO2(&c.Log)
+	}
+	if err != nil {
+		if f, ok := err.(*model.Failure); ok && f.Unit >= 0 {
+			f.Unit = index[f.Unit]
+		}
+		return err.Error()
+	}
+	if int(c.Plan.N) == units {
+		if err := c.Plan.CheckO1(); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// CheckSingleReadPoint is the claim Proposition 1 refutes: each closed unit
+// has one c in its bracket with R(k) = σ_c(k) for all its keys.
+func CheckSingleReadPoint(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		if !c.UnitClosed(i) {
+			continue
+		}
+		var one model.Plan
+		one.Keys = c.Plan.Keys
+		one.Add(c.Plan.Units[i])
+		if one.SharedWitnesses(&c.Log) == 0 {
+			u := &c.Plan.Units[i]
+			return fmt.Sprintf("unit %d: no single coordinate in [%d, %d] explains its reads (each key was read at its own position)", i+1, u.Lo, u.Hi)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,240 @@
+package model
+
+import "fmt"
+
+// Unit is one unit of a capture plan (Def. 3.1): a domain, a bracket (Lo, Hi)
+// and a refresh R: Domain → V ∪ {⊥}. Read records which keys have a read
+// result at all, so that O3 (totality) can fail.
+type Unit struct {
+	Domain  KeySet
+	Lo, Hi  Coord
+	Refresh Store // R(k) for k in Domain
+	Read    KeySet
+}
+
+// Window is the unit's window (lo, hi].
+func (u *Unit) Window() Window { return Window{u.Lo, u.Hi} }
+
+// Plan is a capture plan for scope {0..Keys-1} at a frontier (Def. 3.1).
+type Plan struct {
+	Keys     uint8
+	N        uint8
+	Units    [MaxUnits]Unit
+	Frontier Coord
+}
+
+// Add appends a unit and returns its index.
+func (p *Plan) Add(u Unit) int {
+	p.Units[p.N] = u
+	p.N++
+	return int(p.N) - 1
+}
+
+// Scope is the set of scoped keys.
+func (p *Plan) Scope() KeySet { return Range(0, Key(p.Keys)) }
+
+// Owner is the index of the first unit whose domain holds k, or -1.
+func (p *Plan) Owner(k Key) int {
+	for i := 0; i < int(p.N); i++ {
+		if p.Units[i].Domain.Has(k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Failure says which obligation fails, where and why.
+type Failure struct {
+	Obligation string // "O1", "O2", "O3" or "bracket"
+	Unit       int    // index in the plan; -1 when no unit is at fault (a key owned by none)
+	Key        Key    // NoKey when the failure is not about one key
+	Reason     string
+}
+
+func (f *Failure) Error() string {
+	where := ""
+	if f.Unit >= 0 {
+		where = fmt.Sprintf(" unit %d", f.Unit+1) // units are numbered from 1 in messages
+	}
+	if f.Key != NoKey {
+		where += " key " + f.Key.String()
+	}
+	return f.Obligation + where + ": " + f.Reason
+}
+
+// CheckBrackets checks lo ⊑ hi ⊑ f for every unit (Def. 3.1).
+func (p *Plan) CheckBrackets() error {
+	for i := 0; i < int(p.N); i++ {
+		u := &p.Units[i]
+		if u.Lo > u.Hi || u.Hi > p.Frontier {
+			return &Failure{"bracket", i, NoKey, fmt.Sprintf("bracket %d..%d not within frontier %d", u.Lo, u.Hi, p.Frontier)}
+		}
+	}
+	return nil
+}
+
+// CheckO1 checks that the domains partition the scope (coverage, §3.3).
+func (p *Plan) CheckO1() error {
+	var seen KeySet
+	for i := 0; i < int(p.N); i++ {
+		d := p.Units[i].Domain
+		if extra := d &^ p.Scope(); extra != 0 {
+			return &Failure{"O1", i, lowest(extra), "key outside the scope"}
+		}
+		if both := seen & d; both != 0 {
+			k := lowest(both)
+			return &Failure{"O1", i, k, fmt.Sprintf("key also owned by unit %d", p.Owner(k)+1)}
+		}
+		seen |= d
+	}
+	if missing := p.Scope() &^ seen; missing != 0 {
+		return &Failure{"O1", -1, lowest(missing), "key owned by no unit"}
+	}
+	return nil
+}
+
+// CheckO3 checks that every refresh is total on its domain (§3.3).
+func (p *Plan) CheckO3() error {
+	for i := 0; i < int(p.N); i++ {
+		u := &p.Units[i]
+		if missing := u.Domain &^ u.Read; missing != 0 {
+			return &Failure{"O3", i, lowest(missing), "no read result"}
+		}
+	}
+	return nil
+}
+
+// CheckO2 checks bracket-local validity: for every unit and key of its domain
+// some c with lo ⊑ c ⊑ hi has R(k) = σ_c(k) — per key, not one shared c (§3.3).
+func (p *Plan) CheckO2(l *Log) error {
+	for i := 0; i < int(p.N); i++ {
+		u := &p.Units[i]
+		for k := Key(0); k < Key(MaxKeys); k++ {
+			if !u.Domain.Has(k) || !u.Read.Has(k) {
+				continue
+			}
+			if !ValidIn(l, k, u.Refresh[k], u.Lo, u.Hi) {
+				return &Failure{"O2", i, k, fmt.Sprintf("read %v matches σ_c(%v) at no c in [%d, %d]", u.Refresh[k], k, u.Lo, u.Hi)}
+			}
+		}
+	}
+	return nil
+}
+
+// ValidIn reports whether v = σ_c(k) for some c in [lo, hi].
+func ValidIn(l *Log, k Key, v Value, lo, hi Coord) bool {
+	cur := l.Sigma(lo, k)
+	if cur == v {
+		return true
+	}
+	for c := lo + 1; c <= hi; c++ {
+		if e := l.At(c); e.Key == k {
+			cur = e.Img
+			if cur == v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Check runs every obligation the model can decide: brackets, O1, O3, O2.
+// (O4 and O5 are assumptions about provenance and encoding, §3.3.)
+func (p *Plan) Check(l *Log) error {
+	for _, f := range [...]func() error{p.CheckBrackets, p.CheckO1, p.CheckO3} {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return p.CheckO2(l)
+}
+
+// Sink is the canonical replay at g (Def. 4.1): the image of the last event
+// for k in (lo_i, g] of k's unit i, else R_i(k). Keys owned by no unit are Absent.
+func (p *Plan) Sink(l *Log, g Coord, k Key) Value {
+	i := p.Owner(k)
+	if i < 0 {
+		return Absent
+	}
+	u := &p.Units[i]
+	if g > u.Lo {
+		if v, _, ok := l.Last(k, Window{u.Lo, g}); ok {
+			return v
+		}
+	}
+	return u.Refresh[k]
+}
+
+// SinkState is sink_g over the scope.
+func (p *Plan) SinkState(l *Log, g Coord) Store {
+	var s Store
+	for k := Key(0); k < Key(p.Keys); k++ {
+		s[k] = p.Sink(l, g, k)
+	}
+	return s
+}
+
+// LatestHigh is the largest recorded high edge (Lemma 4.2); 0 for an empty plan.
+func (p *Plan) LatestHigh() Coord {
+	var h Coord
+	for i := 0; i < int(p.N); i++ {
+		h = max(h, p.Units[i].Hi)
+	}
+	return h
+}
+
+// CoordSet is a set of coordinates (bit c = coordinate c).
+type CoordSet uint64
+
+// Has reports whether c is in the set.
+func (s CoordSet) Has(c Coord) bool { return s&(1<<c) != 0 }
+
+// SharedWitnesses is every c* that lies in every unit's bracket and agrees with
+// every refresh: R_i(k) = σ_c*(k) for all units i and keys k ∈ D_i (Cor. 1).
+func (p *Plan) SharedWitnesses(l *Log) CoordSet {
+	var s CoordSet
+	for c := Coord(0); c <= l.Len(); c++ {
+		if p.witness(l, c) {
+			s |= 1 << c
+		}
+	}
+	return s
+}
+
+func (p *Plan) witness(l *Log, c Coord) bool {
+	for i := 0; i < int(p.N); i++ {
+		u := &p.Units[i]
+		if c < u.Lo || c > u.Hi {
+			return false
+		}
+		for k := Key(0); k < Key(MaxKeys); k++ {
+			if u.Domain.Has(k) && u.Refresh[k] != l.Sigma(c, k) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Trajectory checks sink_g = σ_g for every g in [from, to] and returns the
+// first coordinate and key where they differ (ok=false), as Lemma 4.2 and
+// Cor. 1 claim they never do from the latest high or a shared witness.
+func (p *Plan) Trajectory(l *Log, from, to Coord) (g Coord, k Key, ok bool) {
+	for g := from; g <= to; g++ {
+		for k := Key(0); k < Key(p.Keys); k++ {
+			if p.Sink(l, g, k) != l.Sigma(g, k) {
+				return g, k, false
+			}
+		}
+	}
+	return 0, NoKey, true
+}
+
+func lowest(s KeySet) Key {
+	for k := Key(0); k < 16; k++ {
+		if s.Has(k) {
+			return k
+		}
+	}
+	return NoKey
+}

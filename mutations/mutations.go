@@ -1,0 +1,94 @@
+// Package mutations names and documents the mistakes cutcheck must catch: the
+// paper's mutated runs (§10) and the natural implementation mistakes of each
+// merge discipline. A mutation is a value: what it changes, where in the paper
+// the claim it breaks lives, the protocols it applies to, and the invariant
+// that must fail. The faulty behaviour itself sits in the protocol's file next
+// to the correct one, behind protocols.Config.Fault.
+package mutations
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+// Mutation is one documented fault and its expected outcome.
+type Mutation struct {
+	Fault     protocols.Fault
+	Doc       string   // what changes, first line is the summary
+	Cite      string   // the paper's claim or section
+	Protocols []string // protocols it applies to
+	Mode      string   // the protocol mode it needs ("" = any)
+	Breaks    string   // the invariant expected to fail
+	Paper     bool     // one of the paper's mutated runs (§10)
+}
+
+// Name is the mutation's name, as used by --mutation and spec files.
+func (m Mutation) Name() string { return m.Fault.String() }
+
+// All lists every mutation: the paper's first, then the implementation mistakes.
+var All = []Mutation{
+	{protocols.SharedReadInstant, "Claims one read instant explains every read of a chunk (a single read point instead of O2's per-key witnesses).",
+		"Prop 1, §10", []string{"readonly"}, "", "single-read-point", true},
+	{protocols.WindowOnlyWithholding, "The live gate withholds only the owning chunk's window and streams every other event, pre-low events included.",
+		"Prop 3, §6.3 clause (a), §10", []string{"parallel"}, "", "frontier-replay", true},
+	{protocols.EarlyCommonOnset, "Claims the composite's trajectory from the earliest splice or low edge instead of the latest high edge.",
+		"Prop 2, Example 5.1, §10", []string{"composite"}, "", "latest-high-trajectory", true},
+	{protocols.FalseRecoveryPoint, "The restore is consistent at a view earlier than the recorded, trusted recovery point r: a stale splice.",
+		"Prop 6, O4, §10", []string{"dump"}, "trusted", "frontier-replay", true},
+	{protocols.ClaimInsideUncertainty, "Claims the trajectory from inside the widened uncertainty bracket (b, e) instead of from e.",
+		"Thm 8, Lemma 4.2, §10", []string{"dump"}, "uncertain", "latest-high-trajectory", true},
+	{protocols.InteriorExecutedSet, "A sampled executed set maps to a prefix inside an already committed multi-row transaction.",
+		"Thm 7, §10", []string{"readonly"}, "", "executed-set-membership", true},
+	{protocols.SplitTransaction, "The source exposes one multi-row transaction in two pieces (out of contract).",
+		"§2.1 S-LOG, §10", []string{"readonly"}, "", "committed-only", true},
+	{protocols.NoDiscard, "An in-window event does not discard the buffered row, so a stale read survives the close.",
+		"Def. 6.2, Thm 2", []string{"classic", "readonly", "dump"}, "", "frontier-replay", false},
+	{protocols.EarlyRelease, "Survivors are released when the high watermark is written, before the window's events are processed.",
+		"Def. 6.2, Lemma 6.1", []string{"classic"}, "", "closed-unit-cut", false},
+	{protocols.LowEdgeOffByOne, "The window is taken as (lo+1, hi]: the first in-window event is missed.",
+		"§2.3 half-open windows", []string{"classic", "parallel"}, "", "frontier-replay", false},
+	{protocols.HighEdgeOffByOne, "The window is taken as (lo, hi-1]: the last in-window event is missed.",
+		"§2.3 half-open windows", []string{"classic", "parallel"}, "", "frontier-replay", false},
+	{protocols.GateDropsBoundary, "The live gate passes only events beyond hi+1, dropping the first event after the high edge.",
+		"Def. 6.4 clause (a), §2.3", []string{"parallel"}, "", "frontier-replay", false},
+	{protocols.GateRepeatsWindow, "The live gate compares every event with the minimum high offset, re-emitting window events after the merged unit.",
+		"Def. 6.4 clause (a), Thm 5", []string{"parallel"}, "", "per-key-monotonicity", false},
+	{protocols.SkippedBackfill, "The window is not backfilled: the unit emits its raw read (the documented at-least-once mode).",
+		"§7.5, Def. 6.3", []string{"parallel"}, "", "frontier-replay", false},
+	{protocols.ScanSkipsRow, "The chunk scan silently omits a present row, recording it as absent.",
+		"§9.1, O2+O3", []string{"classic", "parallel"}, "", "frontier-replay", false},
+	{protocols.OverlappingChunks, "Two chunks own a common key.",
+		"O1", []string{"classic", "parallel"}, "", "contract", false},
+	{protocols.LateStart, "Consumption starts after a low edge or after the earliest splice.",
+		"S-OBS, §6.2, §6.4", []string{"classic", "composite"}, "", "frontier-replay", false},
+	{protocols.ReleaseBeforeLastRow, "The buffer is released before the last row event of the window's last transaction is processed.",
+		"§7.4 A-discard", []string{"readonly"}, "", "closed-unit-cut", false},
+	{protocols.HighBeforeRead, "The high offset is recorded before the chunk's read finishes.",
+		"§7.5 A-read, O2", []string{"parallel"}, "", "contract", false},
+}
+
+// Lookup finds a mutation by name; the error lists the valid names.
+func Lookup(name string) (Mutation, error) {
+	for _, m := range All {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	names := make([]string, len(All))
+	for i, m := range All {
+		names[i] = m.Name()
+	}
+	return Mutation{}, fmt.Errorf("unknown mutation %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// AppliesTo reports whether the mutation applies to the protocol.
+func (m Mutation) AppliesTo(protocol string) bool {
+	for _, p := range m.Protocols {
+		if p == protocol {
+			return true
+		}
+	}
+	return false
+}

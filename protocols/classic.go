@@ -1,0 +1,597 @@
+package protocols
+
+// Classic watermarked DBLog (§7.2, Fig. 1), reconciled by window-discard
+// (§6.2: Def. 6.2, Lemma 6.1, Theorems 2 and 3).
+//
+// The capture loop takes the chunks in key order, one at a time. For each it
+// pauses log processing, writes a low watermark (a marker event committed as
+// its own transaction), selects the whole chunk at one position (the chunk
+// evidence of §7.2: one read coordinate between the watermarks), writes a high
+// watermark and resumes. The next chunk's low watermark waits until the
+// previous chunk has closed.
+//
+// One consumer walks the log in commit order, one position per step, from
+// s0 = 0. When it consumes the chunk's low marker the window opens and the
+// buffer takes the chunk's present rows (a key read as ⊥ is not buffered:
+// absence is by omission, §6.1). An in-window event for a buffered key
+// discards that entry. Every data event is emitted at its own place, tagged
+// with its position. When the consumer reaches the high marker the survivors
+// are emitted, tagged with the marker's position, and the chunk closes. The
+// unit's bracket is (position of the low marker, position of the high marker).
+//
+// State: the shared capture (log, plan, consumer position, replay of the
+// emitted stream), the loop's phase and the buffer. What is latent (§10): the
+// read position ReadAt. The running capture knows only that its select ran
+// between the two watermark writes; the model records where, so that O2 and
+// the cut can be judged.
+//
+// Faults: no-discard (an in-window event leaves the buffered row in place);
+// early-release (the survivors go out when the high watermark is written,
+// before the consumer has processed the window); low-edge-off-by-one and
+// high-edge-off-by-one (the consumer's window misses its first event, at
+// lo+1, or its last, just before the high marker); scan-skips-row (the select
+// omits the chunk's first present row, recording ⊥, §9.1); overlapping-chunks
+// (chunk i also owns the first key of chunk i+1, O1); late-start (the
+// consumer starts at lo+1 of the first chunk: of the positions it skips it
+// handles only the watermarks, so the events there are never seen, S-OBS).
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// classicPhase is where the capture loop stands in the current chunk.
+type classicPhase uint8
+
+const (
+	classicIdle        classicPhase = iota // no chunk in progress: the next step writes a low watermark
+	classicLowWritten                      // low watermark written, log processing paused: the select is next
+	classicChunkRead                       // chunk selected, still paused: the high watermark is next
+	classicHighWritten                     // high watermark written, processing resumed: waiting for the close
+)
+
+var classicPhaseNames = [...]string{"idle", "low written (paused)", "chunk read (paused)", "high written"}
+
+// classicState is one state of the classic loop.
+type classicState struct {
+	Cap   model.Capture
+	Phase classicPhase
+	Buf   model.KeySet // buffered rows of the open window; their values are the unit's Refresh
+}
+
+// classicKind is the kind of a step.
+type classicKind uint8
+
+const (
+	classicCommit    classicKind = iota // the source commits a transaction (§2.1)
+	classicWriteLow                     // write the low watermark: a marker event, the bracket's lo (Fig. 1)
+	classicReadChunk                    // select the chunk at one position (chunk evidence, §7.2)
+	classicWriteHigh                    // write the high watermark: the bracket's hi
+	classicConsume                      // the consumer processes the next log position (Def. 6.2)
+)
+
+var classicActionNames = []string{"commit", "write-low", "read-chunk", "write-high", "consume"}
+
+// classicAction is one step; Txn is set for commits.
+type classicAction struct {
+	Kind classicKind
+	Txn  Txn
+}
+
+type classic struct{ cfg Config }
+
+func newClassic(cfg Config) explore.Model[classicState, classicAction] { return &classic{cfg} }
+
+func init() {
+	register(entry(&Protocol{
+		Name:     "classic",
+		Doc:      "DBLog watermark loop: chunks bracketed by low/high marker events, reconciled by window-discard",
+		Cite:     "§7.2, Fig. 1; §6.2",
+		Defaults: Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 2},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
+		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
+			ScanSkipsRow, OverlappingChunks, LateStart},
+	}, newClassic))
+}
+
+// Init is the empty store, the empty log and a consumer at s0 = 0.
+func (m *classic) Init() []classicState {
+	var s classicState
+	s.Cap.Plan.Keys = uint8(m.cfg.Keys)
+	s.Cap.Log.Init = m.cfg.Initial
+	return []classicState{s}
+}
+
+// Actions: first the source's commits, then the capture loop's next step,
+// then the consumer's.
+func (m *classic) Actions(s classicState, buf []classicAction) []classicAction {
+	var tb [64]Txn
+	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+		buf = append(buf, classicAction{Kind: classicCommit, Txn: t})
+	}
+	switch s.Phase {
+	case classicIdle:
+		if int(s.Cap.Plan.N) < m.cfg.Chunks {
+			buf = append(buf, classicAction{Kind: classicWriteLow})
+		}
+	case classicLowWritten:
+		buf = append(buf, classicAction{Kind: classicReadChunk})
+	case classicChunkRead:
+		buf = append(buf, classicAction{Kind: classicWriteHigh})
+	}
+	if m.consumerMay(&s) {
+		buf = append(buf, classicAction{Kind: classicConsume})
+	}
+	return buf
+}
+
+// consumerMay: log processing is paused between the two watermark writes, and
+// there must be a next position.
+func (m *classic) consumerMay(s *classicState) bool {
+	if s.Phase == classicLowWritten || s.Phase == classicChunkRead || s.Cap.Pos >= s.Cap.Log.Len() {
+		return false
+	}
+	if m.cfg.Fault == LateStart && s.Cap.Pos == 0 {
+		return s.Cap.Plan.N > 0 // the late consumer starts only after the first low watermark
+	}
+	return true
+}
+
+func (m *classic) Next(s classicState, a classicAction) (classicState, bool) {
+	switch a.Kind {
+	case classicCommit:
+		return m.commit(s, a.Txn), true
+	case classicWriteLow:
+		return m.writeLow(s), true
+	case classicReadChunk:
+		return m.readChunk(s), true
+	case classicWriteHigh:
+		return m.writeHigh(s), true
+	case classicConsume:
+		return m.consume(s), true
+	}
+	return s, false
+}
+
+// commit appends one whole transaction (S-LOG).
+func (m *classic) commit(s classicState, t Txn) classicState {
+	s.Cap.Log.Commit(t.Events()...)
+	return s
+}
+
+// domain is chunk i's key range [i*K/C, (i+1)*K/C).
+func (m *classic) domain(i int) model.KeySet {
+	k, c := m.cfg.Keys, m.cfg.Chunks
+	d := model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
+	if m.cfg.Fault == OverlappingChunks && i+1 < c {
+		d = d.With(model.Key((i + 1) * k / c)) // also the first key of the next chunk
+	}
+	return d
+}
+
+// writeLow pauses log processing and commits the low watermark of the next
+// chunk; its position is the bracket's lo.
+func (m *classic) writeLow(s classicState) classicState {
+	i := int(s.Cap.Plan.N)
+	s.Cap.Log.Commit(Marker(i, false))
+	s.Cap.Plan.Add(model.Unit{Domain: m.domain(i), Lo: s.Cap.Log.Len()}) // Hi = 0: not yet written
+	s.Phase = classicLowWritten
+	return s
+}
+
+// readChunk selects every key of the chunk at the current log end: one read
+// position for the whole chunk. Absent keys read as ⊥.
+func (m *classic) readChunk(s classicState) classicState {
+	u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]
+	at := s.Cap.Log.Len()
+	skipped := false
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+		if !u.Domain.Has(k) {
+			continue
+		}
+		v := s.Cap.Log.Sigma(at, k)
+		if m.cfg.Fault == ScanSkipsRow && v != model.Absent && !skipped {
+			v, skipped = model.Absent, true // the scan silently omits its first present row (§9.1)
+		}
+		u.Refresh[k], u.Read = v, u.Read.With(k)
+		s.Cap.ReadAt[k] = at
+	}
+	s.Phase = classicChunkRead
+	return s
+}
+
+// writeHigh commits the high watermark (the bracket's hi) and resumes log
+// processing.
+func (m *classic) writeHigh(s classicState) classicState {
+	i := int(s.Cap.Plan.N) - 1
+	s.Cap.Log.Commit(Marker(i, true))
+	u := &s.Cap.Plan.Units[i]
+	u.Hi = s.Cap.Log.Len()
+	s.Phase = classicHighWritten
+	if m.cfg.Fault == EarlyRelease {
+		// Released on writing the high watermark: the consumer has not yet
+		// processed the window, so every present read "survives".
+		s.Buf = presentReads(u)
+		s = m.close(s, i, u.Hi)
+	}
+	return s
+}
+
+// consume processes the next log position. The late consumer's first move
+// jumps to lo+1 of the first chunk, handling the markers on the way but never
+// seeing the data events there.
+func (m *classic) consume(s classicState) classicState {
+	if m.cfg.Fault == LateStart && s.Cap.Pos == 0 {
+		to := s.Cap.Plan.Units[0].Lo + 1
+		for p := model.Coord(1); p <= to; p++ {
+			if s.Cap.Log.At(p).Key == model.NoKey {
+				s = m.consumeAt(s, p)
+			}
+		}
+		s.Cap.Pos, s.Cap.Start = to, to
+		return s
+	}
+	s = m.consumeAt(s, s.Cap.Pos+1)
+	s.Cap.Pos++
+	return s
+}
+
+// consumeAt processes position p (Def. 6.2): a low marker opens its chunk's
+// window, a high marker closes it, a data event discards a buffered row of its
+// key if it lies in the window and is emitted at its own place.
+func (m *classic) consumeAt(s classicState, p model.Coord) classicState {
+	e := s.Cap.Log.At(p)
+	if e.Key == model.NoKey {
+		i, high := markerChunk(e)
+		if i >= int(s.Cap.Plan.N) || s.Cap.UnitClosed(i) {
+			return s
+		}
+		if !high {
+			s.Buf = presentReads(&s.Cap.Plan.Units[i]) // the window opens
+			return s
+		}
+		return m.close(s, i, p)
+	}
+	if i := m.openUnit(&s); i >= 0 && m.window(&s.Cap.Plan.Units[i]).Contains(p) && s.Buf.Has(e.Key) {
+		if m.cfg.Fault != NoDiscard {
+			s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
+		}
+	}
+	s.Cap.Emit(e.Key, e.Img, p)
+	return s
+}
+
+// close emits the survivors, tagged with the high edge, and closes unit i.
+func (m *classic) close(s classicState, i int, tag model.Coord) classicState {
+	u := &s.Cap.Plan.Units[i]
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+		if s.Buf.Has(k) {
+			s.Cap.Emit(k, u.Refresh[k], tag)
+		}
+	}
+	s.Buf = 0
+	s.Cap.Closed |= 1 << i
+	s.Phase = classicIdle
+	return s
+}
+
+// openUnit is the chunk whose window the consumer is in (its low marker
+// consumed, the chunk not closed), or -1.
+func (m *classic) openUnit(s *classicState) int {
+	i := int(s.Cap.Plan.N) - 1
+	if i < 0 || s.Cap.UnitClosed(i) || s.Cap.Pos < s.Cap.Plan.Units[i].Lo {
+		return -1
+	}
+	return i
+}
+
+// window is the window the consumer tests events against: (lo, hi], or a
+// mistaken edge that misses the first or the last in-window event. Position
+// hi holds the high marker itself, so the last in-window event is at hi-1 and
+// the mistaken high edge excludes it: (lo, hi-1), i.e. (lo, hi-2].
+func (m *classic) window(u *model.Unit) model.Window {
+	w := u.Window()
+	switch m.cfg.Fault {
+	case LowEdgeOffByOne:
+		w.Lo++
+	case HighEdgeOffByOne:
+		w.Hi -= 2
+	}
+	return w
+}
+
+// Done: every chunk closed, the consumer at the end of the log, the source
+// done committing.
+func (m *classic) Done(s classicState) bool {
+	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && DataEvents(&s.Cap.Log) == m.cfg.Events
+}
+
+func (m *classic) Encode(s classicState, buf []byte) []byte {
+	buf = s.Cap.AppendTo(buf)
+	return append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
+}
+
+func (m *classic) Decode(b []byte) (classicState, error) {
+	var s classicState
+	c, rest, ok := model.DecodeCapture(b)
+	if !ok || len(rest) < 3 {
+		return s, fmt.Errorf("classic: short state encoding (%d bytes)", len(b))
+	}
+	s.Cap, s.Phase, s.Buf = c, classicPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
+	return s, nil
+}
+
+func (m *classic) ActionNames() []string { return classicActionNames }
+
+func (m *classic) ActionKind(a classicAction) int { return int(a.Kind) }
+
+func (m *classic) Describe(s classicState, a classicAction) string {
+	l := &s.Cap.Log
+	next := l.Len() + 1
+	switch a.Kind {
+	case classicCommit:
+		return describeCommit(l, a.Txn)
+	case classicWriteLow:
+		return fmt.Sprintf("write low watermark for chunk %d at position %d", s.Cap.Plan.N+1, next)
+	case classicReadChunk:
+		t, _ := m.Next(s, a)
+		u := &t.Cap.Plan.Units[t.Cap.Plan.N-1]
+		var rs []string
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if u.Domain.Has(k) {
+				rs = append(rs, fmt.Sprintf("%v=%v", k, u.Refresh[k]))
+			}
+		}
+		what := "read chunk %d at position %d: %s"
+		if m.cfg.Fault == ScanSkipsRow {
+			what = "read chunk %d at position %d, skipping its first present row: %s"
+		}
+		return fmt.Sprintf(what, s.Cap.Plan.N, l.Len(), strings.Join(rs, " "))
+	case classicWriteHigh:
+		d := fmt.Sprintf("write high watermark for chunk %d at position %d", s.Cap.Plan.N, next)
+		if m.cfg.Fault == EarlyRelease {
+			t, _ := m.Next(s, a)
+			d += ", release chunk: emit " + emitted(&s.Cap, &t.Cap, m.cfg.Keys)
+		}
+		return d
+	case classicConsume:
+		t, _ := m.Next(s, a)
+		if m.cfg.Fault == LateStart && s.Cap.Pos == 0 {
+			return fmt.Sprintf("consumer starts late at s0 = %d: of positions 1–%d it handles only the watermarks (chunk 1's window opens), emits %s",
+				t.Cap.Pos, t.Cap.Pos, emitted(&s.Cap, &t.Cap, m.cfg.Keys))
+		}
+		return "consume " + m.describeConsume(&s, &t)
+	}
+	return "?"
+}
+
+// describeConsume says what consuming the next position did.
+func (m *classic) describeConsume(s, t *classicState) string {
+	p := s.Cap.Pos + 1
+	e := s.Cap.Log.At(p)
+	if e.Key == model.NoKey {
+		i, high := markerChunk(e)
+		switch {
+		case s.Cap.UnitClosed(i):
+			return fmt.Sprintf("position %d: %s of closed chunk %d, ignored", p, MarkerName(e.Img), i+1)
+		case !high:
+			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens, buffer %s", p, i+1, bufferString(&s.Cap.Plan.Units[i], t.Buf, m.cfg.Keys))
+		default:
+			return fmt.Sprintf("position %d: high watermark, close chunk %d: emit survivors %s", p, i+1, emitted(&s.Cap, &t.Cap, m.cfg.Keys))
+		}
+	}
+	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
+	if i := m.openUnit(s); i >= 0 {
+		switch {
+		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
+			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
+		case s.Buf.Has(e.Key):
+			d += fmt.Sprintf(" (buffered %v kept)", e.Key)
+		case m.window(&s.Cap.Plan.Units[i]).Contains(p):
+			d += " in window"
+		}
+	}
+	return d + ", emitted"
+}
+
+func (m *classic) Fields(s classicState) []explore.Field {
+	f := CaptureFields(&s.Cap, m.cfg.Keys)
+	return append(f,
+		explore.Field{Name: "phase", Value: classicPhaseNames[s.Phase]},
+		explore.Field{Name: "buffer", Value: m.bufferField(&s)})
+}
+
+func (m *classic) bufferField(s *classicState) string {
+	if i := m.openUnit(s); i >= 0 {
+		return bufferString(&s.Cap.Plan.Units[i], s.Buf, m.cfg.Keys)
+	}
+	return "{}"
+}
+
+func (m *classic) View(s classicState) any {
+	v := CaptureView(&s.Cap, m.cfg.Keys)
+	v.Control = map[string]string{"phase": classicPhaseNames[s.Phase], "buffer": m.bufferField(&s)}
+	return v
+}
+
+// Properties: the shared invariants that apply to a window-discard capture
+// with one read point per chunk, then what must be reachable.
+func (m *classic) Properties() []explore.Property[classicState, classicAction] {
+	units := m.cfg.Chunks
+	type P = explore.Property[classicState, classicAction]
+	sometimes := func(name, cite string, check func(c *model.Capture) string) P {
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s classicState) string { return check(&s.Cap) }}
+	}
+	return []P{
+		invariants.Prop[classicState, classicAction](invariants.FrontierReplay, func(s classicState) string {
+			return invariants.CheckFrontierReplay(&s.Cap, units)
+		}),
+		invariants.Prop[classicState, classicAction](invariants.ClosedUnitCut, func(s classicState) string {
+			return invariants.CheckClosedUnitCut(&s.Cap)
+		}),
+		invariants.StepProp[classicState, classicAction](invariants.Monotonic, func(s classicState, _ classicAction, t classicState) string {
+			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.Prop[classicState, classicAction](invariants.CommittedOnly, func(s classicState) string {
+			return invariants.CheckCommittedOnly(&s.Cap)
+		}),
+		invariants.Prop[classicState, classicAction](invariants.LatestHigh, func(s classicState) string {
+			return invariants.CheckTrajectory(&s.Cap, units, s.Cap.Plan.LatestHigh())
+		}),
+		invariants.Prop[classicState, classicAction](invariants.Contract, func(s classicState) string {
+			return invariants.CheckContract(&s.Cap, units)
+		}),
+		sometimes("buffered-row-discarded", "Def. 6.2", func(c *model.Capture) string { return bufferedRowDiscarded(c, -1, false) }),
+		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", survivorEmitted),
+		sometimes("absent-read-inserted-in-window", "§3.1, §6.1", absentReadInserted),
+		sometimes("delete-races-read", "§1.2, Thm 2", deleteRacesRead),
+		sometimes("stale-read-corrected", "Example 4.1, Thm 2", staleReadCorrected),
+	}
+}
+
+// ---- helpers shared by the window-discard protocols (classic, readonly) ----
+
+// markerChunk decodes a watermark event: its chunk (0-based) and whether it
+// is the high one.
+func markerChunk(e model.Event) (chunk int, high bool) {
+	return (int(e.Img) - 1) / 2, e.Img%2 == 0
+}
+
+// presentReads is the keys of u read present: the rows a buffer holds.
+func presentReads(u *model.Unit) model.KeySet {
+	var s model.KeySet
+	for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+		if u.Read.Has(k) && u.Refresh[k] != model.Absent {
+			s = s.With(k)
+		}
+	}
+	return s
+}
+
+// bufferString renders buffered rows with their read values: "{k0=1 k2=2}".
+func bufferString(u *model.Unit, buf model.KeySet, keys int) string {
+	var out []string
+	for k := model.Key(0); k < model.Key(keys); k++ {
+		if buf.Has(k) {
+			out = append(out, fmt.Sprintf("%v=%v", k, u.Refresh[k]))
+		}
+	}
+	return "{" + strings.Join(out, " ") + "}"
+}
+
+// emitted renders the entries a step emitted, from the replay before and
+// after it: "k1=2@6 k2=1@6", or "nothing".
+func emitted(s, t *model.Capture, keys int) string {
+	var out []string
+	for k := 0; k < keys; k++ {
+		if t.Out.Tag[k] != s.Out.Tag[k] || t.Out.Val[k] != s.Out.Val[k] {
+			out = append(out, fmt.Sprintf("%v=%v@%d", model.Key(k), t.Out.Val[k], t.Out.Tag[k]))
+		}
+	}
+	if len(out) == 0 {
+		return "nothing"
+	}
+	return strings.Join(out, " ")
+}
+
+// describeCommit: "source commits k2 := ⊥ at position 5", or for several
+// rows "source commits t3 {k0 := 1, k2 := ⊥} at positions 5–6".
+func describeCommit(l *model.Log, t Txn) string {
+	var ev []string
+	for _, e := range t.Events() {
+		ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
+	}
+	from := l.Len() + 1
+	if t.N == 1 {
+		return fmt.Sprintf("source commits %s at position %d", ev[0], from)
+	}
+	return fmt.Sprintf("source commits t%d {%s} at positions %d–%d", l.Txns()+1, strings.Join(ev, ", "), from, from+model.Coord(t.N)-1)
+}
+
+// bufferedRowDiscarded (Def. 6.2): a key read present has an event in the
+// part of its window the consumer has processed, (lo, min(Pos, hi)]. Unit
+// pending has no high edge yet; its window reaches the log end. With
+// afterRead the event must also follow the key's read, so the row was
+// certainly buffered when the consumer met it (per-key reads, §7.4).
+func bufferedRowDiscarded(c *model.Capture, pending int, afterRead bool) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		hi := u.Hi
+		if i == pending {
+			hi = c.Log.Len()
+		}
+		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+			if !u.Read.Has(k) || u.Refresh[k] == model.Absent {
+				continue
+			}
+			w := model.Window{Lo: u.Lo, Hi: min(c.Pos, hi)}
+			if afterRead {
+				w.Lo = max(u.Lo, c.ReadAt[k])
+			}
+			if _, at, ok := c.Log.Last(k, w); ok {
+				return fmt.Sprintf("chunk %d: buffered %v=%v discarded by the event at %d", i+1, k, u.Refresh[k], at)
+			}
+		}
+	}
+	return ""
+}
+
+// survivorEmitted (Def. 6.2): a closed unit had a survivor.
+func survivorEmitted(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		if c.UnitClosed(i) && u.Survivors(&c.Log) != 0 {
+			return fmt.Sprintf("chunk %d closed with survivors", i+1)
+		}
+	}
+	return ""
+}
+
+// windowEvent finds, in the window of a closed unit, an event after the read
+// of one of its keys that satisfies pred(read value, event image).
+func windowEvent(c *model.Capture, pred func(read, img model.Value) bool) (unit int, k model.Key, at model.Coord, ok bool) {
+	for i := 0; i < int(c.Plan.N); i++ {
+		if !c.UnitClosed(i) {
+			continue
+		}
+		u := &c.Plan.Units[i]
+		for p := u.Lo + 1; p <= u.Hi; p++ {
+			e := c.Log.At(p)
+			if e.Key != model.NoKey && u.Read.Has(e.Key) && p > c.ReadAt[e.Key] && pred(u.Refresh[e.Key], e.Img) {
+				return i, e.Key, p, true
+			}
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// absentReadInserted (§3.1: "a concurrent insert ... the observed insert
+// event later overrides it"): a key read as ⊥ is inserted inside its window.
+func absentReadInserted(c *model.Capture) string {
+	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r == model.Absent && img != model.Absent }); ok {
+		return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d inside the window", i+1, k, p)
+	}
+	return ""
+}
+
+// deleteRacesRead (§1.2): a key read present is deleted inside its window,
+// after the read.
+func deleteRacesRead(c *model.Capture) string {
+	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r != model.Absent && img == model.Absent }); ok {
+		return fmt.Sprintf("chunk %d: %v read present, deleted at %d inside the window", i+1, k, p)
+	}
+	return ""
+}
+
+// staleReadCorrected (Example 4.1, key a): a key read present is updated to
+// another present value inside its window, after the read.
+func staleReadCorrected(c *model.Capture) string {
+	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r != model.Absent && img != model.Absent && img != r }); ok {
+		return fmt.Sprintf("chunk %d: %v read present, updated at %d inside the window", i+1, k, p)
+	}
+	return ""
+}

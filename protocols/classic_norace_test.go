@@ -1,0 +1,5 @@
+//go:build !race
+
+package protocols
+
+const classicRace = false

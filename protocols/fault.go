@@ -1,0 +1,64 @@
+package protocols
+
+// Fault is a documented mistake injected into a protocol or into the claim it
+// makes. The faulty behaviour sits next to the correct one in the protocol's
+// file, behind a test of Config.Fault; package mutations names and documents
+// each one with the invariant it must break.
+type Fault uint8
+
+const (
+	None Fault = iota
+
+	// The paper's mutated runs (§10).
+	SharedReadInstant      // claim: one read instant explains every read of a chunk (Prop 1)
+	WindowOnlyWithholding  // parallel: gate withholds only the window's events (Prop 3)
+	EarlyCommonOnset       // composite: trajectory claimed from the earliest splice (Prop 2)
+	FalseRecoveryPoint     // dump trusted: the restore is consistent at a view other than the recorded r
+	ClaimInsideUncertainty // dump uncertain: trajectory claimed from inside (b, e)
+	InteriorExecutedSet    // readonly: a sample maps to a prefix inside a committed transaction
+	SplitTransaction       // source: one transaction appended in two pieces (out of contract)
+
+	// Natural implementation mistakes.
+	NoDiscard            // window-discard: an in-window event does not discard the buffered row
+	EarlyRelease         // window-discard: survivors released before the high edge is processed
+	LowEdgeOffByOne      // the window is taken as (lo+1, hi]: the first in-window event is missed
+	HighEdgeOffByOne     // the window is taken as (lo, hi-1]: the last in-window event is missed
+	GateDropsBoundary    // range-merge: live gate passes only beyond hi+1, dropping the event after hi
+	GateRepeatsWindow    // range-merge: live gate compares with the minimum high, re-emitting window events
+	SkippedBackfill      // range-merge: the window is not backfilled (at-least-once mode)
+	ScanSkipsRow         // a chunk scan silently omits a present row (§9.1)
+	OverlappingChunks    // two chunks own a common key (O1)
+	LateStart            // consumption starts after a low edge or after the earliest splice (S-OBS)
+	ReleaseBeforeLastRow // readonly: release before the last row event of the window's last transaction
+	HighBeforeRead       // the high edge is recorded before the read finishes
+)
+
+var faultNames = [...]string{
+	None:                   "none",
+	SharedReadInstant:      "shared-read-instant",
+	WindowOnlyWithholding:  "window-only-withholding",
+	EarlyCommonOnset:       "early-common-onset",
+	FalseRecoveryPoint:     "false-recovery-point",
+	ClaimInsideUncertainty: "claim-inside-uncertainty",
+	InteriorExecutedSet:    "interior-executed-set",
+	SplitTransaction:       "split-transaction",
+	NoDiscard:              "no-discard",
+	EarlyRelease:           "early-release",
+	LowEdgeOffByOne:        "low-edge-off-by-one",
+	HighEdgeOffByOne:       "high-edge-off-by-one",
+	GateDropsBoundary:      "gate-drops-boundary",
+	GateRepeatsWindow:      "gate-repeats-window",
+	SkippedBackfill:        "skipped-backfill",
+	ScanSkipsRow:           "scan-skips-row",
+	OverlappingChunks:      "overlapping-chunks",
+	LateStart:              "late-start",
+	ReleaseBeforeLastRow:   "release-before-last-row",
+	HighBeforeRead:         "high-before-read",
+}
+
+func (f Fault) String() string {
+	if int(f) < len(faultNames) {
+		return faultNames[f]
+	}
+	return "fault?"
+}

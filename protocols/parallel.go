@@ -1,0 +1,591 @@
+package protocols
+
+// Flink CDC parallel chunks under buffered range-merge (§7.5, Proposition 5;
+// the discipline is §6.3: Def. 6.3 and 6.4, Lemmas 6.2 and 6.3, Theorems 4
+// and 5, Proposition 3).
+//
+// The split assigner cuts the scope into C chunks (key ranges) up front, so the
+// plan's domains are fixed from the initial state and only the brackets and
+// reads are recorded as the run goes. Chunks progress concurrently and finish
+// in any order. Per chunk:
+//
+//   - record the low offset: lo = the current log length;
+//   - read the chunk's keys one by one, in key order (the select's cursor),
+//     each at its own log position (A-read is per-key bracket validity, O2);
+//   - record the high offset: hi = the current log length, once every key is read;
+//   - backfill the window (lo, hi] from the log into the buffer and emit the
+//     merged unit: one entry per key with M_i(k) ≠ ⊥, tagged hi (Def. 6.3,
+//     6.4); keys merged to ⊥ are emitted zero times. The buffer is M_i, which
+//     model.Unit.Merged derives from the log and the recorded unit, so the
+//     state holds no copy of it.
+//
+// Once every chunk has closed, the live (binlog) reader starts at the minimum
+// high offset (s0 = min hi, A-handoff's live floor) and consumes the log one
+// position per step. An event passes the gate only if its position is strictly
+// beyond the high offset of the chunk that owns its key (clause (a)); it is
+// emitted tagged with its position. Everything at or before that high edge —
+// window events and pre-low events alike — is withheld.
+//
+// Latent: where each key was read (Capture.ReadAt). The running connector
+// knows its offsets, not which committed state each returned row reflects.
+// The source commits at any time, until E row events exist. Flink records
+// offsets rather than writing markers, so the log holds row events only.
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/model"
+)
+
+func init() {
+	register(entry(&Protocol{
+		Name:     "parallel",
+		Doc:      "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
+		Cite:     "§7.5, Prop 5; §6.3",
+		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn},
+		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
+			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead},
+	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return parallel{cfg} }))
+}
+
+// chunkPhase is how far one chunk has progressed.
+type chunkPhase uint8
+
+const (
+	chunkIdle    chunkPhase = iota // not started
+	chunkReading                   // low offset recorded, the select is returning keys
+	chunkHigh                      // high offset recorded, window not yet backfilled
+	chunkClosed                    // backfilled and merged unit emitted
+)
+
+var chunkPhaseNames = [...]string{"idle", "reading", "high recorded", "closed"}
+
+func (p chunkPhase) String() string { return chunkPhaseNames[p&3] }
+
+// parallelState is the capture plus each chunk's phase. Chunk i is unit i of
+// Cap.Plan; Cap.Pos and Cap.Start stay 0 until the live reader starts.
+type parallelState struct {
+	Cap   model.Capture
+	Phase [model.MaxUnits]chunkPhase
+}
+
+// parallelKind is the kind of a step.
+type parallelKind uint8
+
+const (
+	parallelCommit  parallelKind = iota // the source commits a transaction (§2.1)
+	parallelLow                         // record the chunk's low binlog offset (§7.5)
+	parallelRead                        // the chunk select returns its next key (A-read)
+	parallelHigh                        // record the chunk's high binlog offset (§7.5)
+	parallelClose                       // backfill (lo, hi] into the buffer and emit the merged unit (Def. 6.3, 6.4)
+	parallelConsume                     // the live reader consumes one position through the gate (clause (a), A-handoff)
+)
+
+var parallelKindNames = [...]string{"commit", "record-low", "read", "record-high", "backfill-emit", "consume"}
+
+// parallelAction is one step: a commit carries its transaction, a chunk step
+// its chunk.
+type parallelAction struct {
+	Kind  parallelKind
+	Txn   Txn
+	Chunk uint8
+}
+
+// parallel is the model; cfg.Fault selects a mutation.
+type parallel struct{ cfg Config }
+
+// domain is chunk i's key range [i*K/C, (i+1)*K/C).
+func (m parallel) domain(i int) model.KeySet {
+	k, c := m.cfg.Keys, m.cfg.Chunks
+	d := model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
+	if m.cfg.Fault == OverlappingChunks && i+1 < c {
+		d = d.With(model.Key((i + 1) * k / c)) // also the first key of chunk i+1
+	}
+	return d
+}
+
+// Init is the empty store with every chunk split off and idle.
+func (m parallel) Init() []parallelState {
+	var s parallelState
+	s.Cap.Plan.Keys = uint8(m.cfg.Keys)
+	s.Cap.Log.Init = m.cfg.Initial
+	for i := 0; i < m.cfg.Chunks; i++ {
+		s.Cap.Plan.Add(model.Unit{Domain: m.domain(i)})
+	}
+	return []parallelState{s}
+}
+
+// Actions lists the source's commits, then each chunk's next step, then the
+// live reader.
+func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelAction {
+	var txns [64]Txn
+	for _, t := range Commits(&m.cfg, &s.Cap.Log, txns[:0]) {
+		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
+	}
+	for i := 0; i < m.cfg.Chunks; i++ {
+		u := &s.Cap.Plan.Units[i]
+		c := uint8(i)
+		switch s.Phase[i] {
+		case chunkIdle:
+			buf = append(buf, parallelAction{Kind: parallelLow, Chunk: c})
+		case chunkReading:
+			if u.Read != u.Domain {
+				buf = append(buf, parallelAction{Kind: parallelRead, Chunk: c})
+			}
+			if m.highAllowed(u) {
+				buf = append(buf, parallelAction{Kind: parallelHigh, Chunk: c})
+			}
+		case chunkHigh:
+			if u.Read != u.Domain { // only under HighBeforeRead
+				buf = append(buf, parallelAction{Kind: parallelRead, Chunk: c})
+			} else {
+				buf = append(buf, parallelAction{Kind: parallelClose, Chunk: c})
+			}
+		}
+	}
+	if s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos < s.Cap.Log.Len() {
+		buf = append(buf, parallelAction{Kind: parallelConsume})
+	}
+	return buf
+}
+
+// highAllowed: the high offset is recorded only after every key is read.
+func (m parallel) highAllowed(u *model.Unit) bool {
+	need := u.Domain
+	if m.cfg.Fault == HighBeforeRead {
+		need = need.Without(m.lastKey(u.Domain)) // the last key may still be read after the high offset
+	}
+	return u.Read&need == need
+}
+
+// Next applies a.
+func (m parallel) Next(s parallelState, a parallelAction) (parallelState, bool) {
+	i := int(a.Chunk)
+	switch a.Kind {
+	case parallelCommit:
+		return m.commit(s, a.Txn), true
+	case parallelLow:
+		return m.recordLow(s, i), true
+	case parallelRead:
+		return m.readKey(s, i), true
+	case parallelHigh:
+		return m.recordHigh(s, i), true
+	case parallelClose:
+		return m.backfillAndEmit(s, i), true
+	case parallelConsume:
+		return m.consume(s), true
+	}
+	return s, false
+}
+
+// commit appends the source's transaction to the log (S-LOG: whole).
+func (m parallel) commit(s parallelState, t Txn) parallelState {
+	s.Cap.Log.Commit(t.Events()...)
+	return s
+}
+
+// recordLow records chunk i's low offset: the current log length.
+func (m parallel) recordLow(s parallelState, i int) parallelState {
+	s.Cap.Plan.Units[i].Lo = s.Cap.Log.Len()
+	s.Phase[i] = chunkReading
+	return s
+}
+
+// readKey: the chunk select returns its next key at the current log end, R(k) = σ_len(k).
+func (m parallel) readKey(s parallelState, i int) parallelState {
+	u := &s.Cap.Plan.Units[i]
+	k := m.nextUnread(u)
+	at := s.Cap.Log.Len()
+	v := s.Cap.Log.Sigma(at, k)
+	if m.cfg.Fault == ScanSkipsRow && v != model.Absent && !m.readPresent(u) {
+		v = model.Absent // the scan silently drops the first row it would return (§9.1)
+	}
+	u.Refresh[k] = v
+	u.Read = u.Read.With(k)
+	s.Cap.ReadAt[k] = at
+	return s
+}
+
+// recordHigh records chunk i's high offset: the current log length.
+func (m parallel) recordHigh(s parallelState, i int) parallelState {
+	s.Cap.Plan.Units[i].Hi = s.Cap.Log.Len()
+	s.Phase[i] = chunkHigh
+	return s
+}
+
+// backfillAndEmit reads the window (lo, hi] into the buffer, emits the merged
+// unit (one entry per key with M(k) ≠ ⊥, tagged hi) and closes the chunk; the
+// last chunk to close starts the live reader at the minimum high offset.
+func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
+	u := &s.Cap.Plan.Units[i]
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+		if !u.Domain.Has(k) {
+			continue
+		}
+		if v := m.merged(u, &s.Cap.Log, k); v != model.Absent {
+			s.Cap.Emit(k, v, u.Hi)
+		}
+	}
+	s.Cap.Closed |= 1 << i
+	s.Phase[i] = chunkClosed
+	if s.Cap.AllClosed(m.cfg.Chunks) {
+		s.Cap.Start = m.minHigh(&s.Cap.Plan)
+		s.Cap.Pos = s.Cap.Start
+	}
+	return s
+}
+
+// merged is what the chunk emits for k: M(k) (Def. 6.3), or a faulty variant.
+func (m parallel) merged(u *model.Unit, l *model.Log, k model.Key) model.Value {
+	w := u.Window()
+	switch m.cfg.Fault {
+	case SkippedBackfill:
+		return u.Refresh[k] // no backfill: the raw read is emitted
+	case LowEdgeOffByOne:
+		w.Lo++ // (lo+1, hi]: misses the event just after the low edge
+	case HighEdgeOffByOne:
+		if w.Hi > w.Lo {
+			w.Hi-- // (lo, hi-1]: misses the event at the high edge
+		}
+	default:
+		return u.Merged(l, k)
+	}
+	if v, _, ok := l.Last(k, w); ok {
+		return v
+	}
+	return u.Refresh[k]
+}
+
+// consume: the live reader takes the next position; the gate passes its event
+// only beyond the owning chunk's high offset (clause (a)).
+func (m parallel) consume(s parallelState) parallelState {
+	s.Cap.Pos++
+	p := s.Cap.Pos
+	e := s.Cap.Log.At(p)
+	if m.passes(&s.Cap, e.Key, p) {
+		s.Cap.Emit(e.Key, e.Img, p)
+	}
+	return s
+}
+
+// passes is the live gate for the event at p on key k.
+func (m parallel) passes(c *model.Capture, k model.Key, p model.Coord) bool {
+	u := &c.Plan.Units[c.Plan.Owner(k)]
+	switch m.cfg.Fault {
+	case WindowOnlyWithholding:
+		return !u.Window().Contains(p) // Prop 3's narrowed gate: pre-low events stream
+	case GateDropsBoundary:
+		return p > u.Hi+1
+	case GateRepeatsWindow:
+		return p > c.Start // the minimum high instead of the owner's
+	}
+	return p > u.Hi
+}
+
+func (m parallel) minHigh(p *model.Plan) model.Coord {
+	h := p.Units[0].Hi
+	for i := 1; i < int(p.N); i++ {
+		h = min(h, p.Units[i].Hi)
+	}
+	return h
+}
+
+// nextUnread is the lowest key of the unit not read yet.
+func (m parallel) nextUnread(u *model.Unit) model.Key {
+	for k := model.Key(0); k < model.MaxKeys; k++ {
+		if u.Domain.Has(k) && !u.Read.Has(k) {
+			return k
+		}
+	}
+	return model.NoKey
+}
+
+// readPresent reports whether the unit has read some key present.
+func (m parallel) readPresent(u *model.Unit) bool {
+	for k := model.Key(0); k < model.MaxKeys; k++ {
+		if u.Read.Has(k) && u.Refresh[k] != model.Absent {
+			return true
+		}
+	}
+	return false
+}
+
+func (m parallel) lastKey(s model.KeySet) model.Key {
+	for k := model.Key(model.MaxKeys); k > 0; k-- {
+		if s.Has(k - 1) {
+			return k - 1
+		}
+	}
+	return model.NoKey
+}
+
+// Done: every chunk closed, the live reader at the end of the log, and the
+// source has committed all E events.
+func (m parallel) Done(s parallelState) bool {
+	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && DataEvents(&s.Cap.Log) >= m.cfg.Events
+}
+
+// Encode is the capture followed by the chunk phases, two bits each.
+func (m parallel) Encode(s parallelState, buf []byte) []byte {
+	buf = s.Cap.AppendTo(buf)
+	var ph byte
+	for i := 0; i < model.MaxUnits; i++ {
+		ph |= byte(s.Phase[i]&3) << (2 * i)
+	}
+	return append(buf, ph)
+}
+
+var errParallelShort = errors.New("parallel: encoded state too short")
+
+// Decode is the inverse of Encode.
+func (m parallel) Decode(b []byte) (parallelState, error) {
+	var s parallelState
+	c, rest, ok := model.DecodeCapture(b)
+	if !ok || len(rest) < 1 {
+		return s, errParallelShort
+	}
+	s.Cap = c
+	for i := 0; i < model.MaxUnits; i++ {
+		s.Phase[i] = chunkPhase(rest[0]>>(2*i)) & 3
+	}
+	return s, nil
+}
+
+// Describe renders a step in the words of §7.5.
+func (m parallel) Describe(s parallelState, a parallelAction) string {
+	c := &s.Cap
+	i := int(a.Chunk)
+	u := &c.Plan.Units[i]
+	switch a.Kind {
+	case parallelCommit:
+		return m.describeCommit(&c.Log, &a.Txn)
+	case parallelLow:
+		return fmt.Sprintf("chunk %d records low offset %d", i+1, c.Log.Len())
+	case parallelRead:
+		t := m.readKey(s, i)
+		k := m.nextUnread(u)
+		late := ""
+		if s.Phase[i] == chunkHigh {
+			late = fmt.Sprintf(", after its high offset %d", u.Hi)
+		}
+		return fmt.Sprintf("chunk %d reads %v = %v at position %d%s", i+1, k, t.Cap.Plan.Units[i].Refresh[k], c.Log.Len(), late)
+	case parallelHigh:
+		return fmt.Sprintf("chunk %d records high offset %d", i+1, c.Log.Len())
+	case parallelClose:
+		var out []string
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if u.Domain.Has(k) {
+				if v := m.merged(u, &c.Log, k); v != model.Absent {
+					out = append(out, fmt.Sprintf("%v=%v", k, v))
+				}
+			}
+		}
+		d := fmt.Sprintf("chunk %d backfills %v and emits merged {%s} at %d", i+1, u.Window(), strings.Join(out, " "), u.Hi)
+		if t := m.backfillAndEmit(s, i); t.Cap.AllClosed(m.cfg.Chunks) {
+			d += fmt.Sprintf("; live reader starts at %d (minimum high)", t.Cap.Start)
+		}
+		return d
+	case parallelConsume:
+		p := c.Pos + 1
+		e := c.Log.At(p)
+		o := c.Plan.Owner(e.Key)
+		verdict := "withheld"
+		if m.passes(c, e.Key, p) {
+			verdict = "emitted"
+		}
+		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d high %d, %s", p, e.Key, e.Img, o+1, c.Plan.Units[o].Hi, verdict)
+	}
+	return "?"
+}
+
+// describeCommit is "source commits k2 := ⊥ at position 5".
+func (m parallel) describeCommit(l *model.Log, t *Txn) string {
+	var ev []string
+	for _, e := range t.Events() {
+		ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
+	}
+	first := l.Len() + 1
+	if t.N == 1 {
+		return fmt.Sprintf("source commits %s at position %d", ev[0], first)
+	}
+	return fmt.Sprintf("source commits %s at positions %d..%d", strings.Join(ev, ", "), first, first+model.Coord(t.N)-1)
+}
+
+// ActionNames lists the kinds of steps.
+func (m parallel) ActionNames() []string { return parallelKindNames[:] }
+
+// ActionKind is a's index in ActionNames.
+func (m parallel) ActionKind(a parallelAction) int { return int(a.Kind) }
+
+// Fields is the capture plus each chunk's phase.
+func (m parallel) Fields(s parallelState) []explore.Field {
+	f := CaptureFields(&s.Cap, m.cfg.Keys)
+	return append(f, explore.Field{Name: "chunks", Value: m.phases(&s)})
+}
+
+func (m parallel) phases(s *parallelState) string {
+	var ph []string
+	for i := 0; i < m.cfg.Chunks; i++ {
+		ph = append(ph, fmt.Sprintf("%d:%v", i+1, s.Phase[i]))
+	}
+	return strings.Join(ph, " ")
+}
+
+// View is the capture's picture with each chunk's phase as control.
+func (m parallel) View(s parallelState) any {
+	v := CaptureView(&s.Cap, m.cfg.Keys)
+	v.Control = map[string]string{}
+	for i := 0; i < m.cfg.Chunks; i++ {
+		v.Control[fmt.Sprintf("chunk %d", i+1)] = s.Phase[i].String()
+	}
+	return v
+}
+
+// Properties: the shared invariants that apply to range-merge, then the
+// races that show they are not vacuous.
+func (m parallel) Properties() []explore.Property[parallelState, parallelAction] {
+	n := m.cfg.Chunks
+	type P = explore.Property[parallelState, parallelAction]
+	sometimes := func(name, cite string, f func(c *model.Capture) string) P {
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s parallelState) string { return f(&s.Cap) }}
+	}
+	return []P{
+		invariants.Prop[parallelState, parallelAction](invariants.FrontierReplay, func(s parallelState) string {
+			return invariants.CheckFrontierReplay(&s.Cap, n)
+		}),
+		invariants.Prop[parallelState, parallelAction](invariants.ClosedUnitCut, func(s parallelState) string {
+			return invariants.CheckClosedUnitCut(&s.Cap)
+		}),
+		invariants.StepProp[parallelState, parallelAction](invariants.Monotonic, func(s parallelState, _ parallelAction, t parallelState) string {
+			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.Prop[parallelState, parallelAction](invariants.CommittedOnly, func(s parallelState) string {
+			return invariants.CheckCommittedOnly(&s.Cap)
+		}),
+		invariants.Prop[parallelState, parallelAction](invariants.LatestHigh, func(s parallelState) string {
+			return invariants.CheckTrajectory(&s.Cap, n, s.Cap.Plan.LatestHigh())
+		}),
+		invariants.Prop[parallelState, parallelAction](invariants.Contract, func(s parallelState) string {
+			return invariants.CheckContract(&s.Cap, n)
+		}),
+		sometimes("brackets-overlap", "§7.5 (independence from bracket ordering)", m.bracketsOverlap),
+		sometimes("merge-changes-value", "Def. 6.3", m.mergeChangesValue),
+		sometimes("absent-read-inserted-in-window", "Def. 6.3, Thm 4", m.absentReadInserted),
+		sometimes("delete-races-read", "Def. 6.3, Lemma 6.2", m.deleteRacesRead),
+		sometimes("stale-read-corrected", "Lemma 6.2, Example 4.1", m.staleReadCorrected),
+		sometimes("live-event-withheld", "Def. 6.4 clause (a)", func(c *model.Capture) string { return m.liveWithheld(c, false) }),
+		sometimes("pre-low-event-withheld", "Prop 3, §7.5 A-handoff", func(c *model.Capture) string { return m.liveWithheld(c, true) }),
+	}
+}
+
+// bracketsOverlap: two closed chunks' windows share a log position.
+func (m parallel) bracketsOverlap(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		for j := i + 1; j < int(c.Plan.N); j++ {
+			a, b := &c.Plan.Units[i], &c.Plan.Units[j]
+			if c.UnitClosed(i) && c.UnitClosed(j) && max(a.Lo, b.Lo) < min(a.Hi, b.Hi) {
+				return fmt.Sprintf("chunk %d %v and chunk %d %v overlap", i+1, a.Window(), j+1, b.Window())
+			}
+		}
+	}
+	return ""
+}
+
+// closedKeys calls f for every key of every closed unit until f reports.
+func (m parallel) closedKeys(c *model.Capture, f func(i int, u *model.Unit, k model.Key) string) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		if !c.UnitClosed(i) {
+			continue
+		}
+		u := &c.Plan.Units[i]
+		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+			if u.Domain.Has(k) {
+				if r := f(i, u, k); r != "" {
+					return r
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// mergeChangesValue: a closed chunk's merged result differs from its read.
+func (m parallel) mergeChangesValue(c *model.Capture) string {
+	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
+		if mv := u.Merged(&c.Log, k); mv != u.Refresh[k] {
+			return fmt.Sprintf("chunk %d: %v read %v, merged %v", i+1, k, u.Refresh[k], mv)
+		}
+		return ""
+	})
+}
+
+// absentReadInserted: a key read absent is inserted (⊥ → value) inside its window.
+func (m parallel) absentReadInserted(c *model.Capture) string {
+	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
+		if u.Refresh[k] != model.Absent {
+			return ""
+		}
+		for p := u.Lo + 1; p <= u.Hi; p++ {
+			if e := c.Log.At(p); e.Key == k && e.Img != model.Absent && c.Log.Sigma(p-1, k) == model.Absent {
+				return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d in %v", i+1, k, p, u.Window())
+			}
+		}
+		return ""
+	})
+}
+
+// deleteRacesRead: a key read present is deleted after its read, inside its window.
+func (m parallel) deleteRacesRead(c *model.Capture) string {
+	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
+		if u.Refresh[k] == model.Absent {
+			return ""
+		}
+		for p := max(u.Lo, c.ReadAt[k]) + 1; p <= u.Hi; p++ {
+			if e := c.Log.At(p); e.Key == k && e.Img == model.Absent {
+				return fmt.Sprintf("chunk %d: %v read %v at %d, deleted at %d in %v", i+1, k, u.Refresh[k], c.ReadAt[k], p, u.Window())
+			}
+		}
+		return ""
+	})
+}
+
+// staleReadCorrected: a key read present is updated to another present value
+// after its read, inside its window, and the merged result carries the update.
+func (m parallel) staleReadCorrected(c *model.Capture) string {
+	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
+		r, mv := u.Refresh[k], u.Merged(&c.Log, k)
+		if r == model.Absent || mv == model.Absent || mv == r {
+			return ""
+		}
+		if _, at, ok := c.Log.Last(k, model.Window{Lo: max(u.Lo, c.ReadAt[k]), Hi: u.Hi}); ok {
+			return fmt.Sprintf("chunk %d: %v read %v at %d, updated at %d, merged %v", i+1, k, r, c.ReadAt[k], at, mv)
+		}
+		return ""
+	})
+}
+
+// liveWithheld: the live reader has consumed an event at or before its owning
+// chunk's high edge (preLow: at or before its low edge) — clause (a) withholds it.
+func (m parallel) liveWithheld(c *model.Capture, preLow bool) string {
+	for p := c.Start + 1; p <= c.Pos; p++ {
+		e := c.Log.At(p)
+		o := c.Plan.Owner(e.Key)
+		if o < 0 {
+			continue
+		}
+		u := &c.Plan.Units[o]
+		edge := u.Hi
+		if preLow {
+			edge = u.Lo
+		}
+		if p <= edge {
+			return fmt.Sprintf("position %d (%v) withheld: chunk %d bracket %v", p, e.Key, o+1, u.Window())
+		}
+	}
+	return ""
+}

@@ -1,0 +1,185 @@
+// Package protocols holds the capture protocols of the Generalized DBLog paper
+// (§7) as state machines the explorer can check: one file per protocol, each
+// reading like the paper's description of it.
+//
+// Every protocol lets the source commit transactions (atomically, 1..T row
+// events on distinct keys, each changing its key) at any point, interleaved
+// with every capture step, until E row events exist. Every state embeds a
+// model.Capture: the log, the plan recorded so far, the latent read
+// positions, the consumer's position and the replay of what was emitted.
+package protocols
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// Config holds the bounds of a run and the fault, if any, to inject.
+type Config struct {
+	Keys   int    // K: keys 0..K-1
+	Values int    // V: values 1..V
+	Events int    // E: row events the source commits at most
+	Chunks int    // C: units (chunks)
+	Txn    int    // T: row events per transaction at most
+	Mode   string // protocol-specific mode (dump: "trusted" or "uncertain")
+	// Initial is the store before the history starts (§2.1): rows that only a
+	// chunk read can supply. Empty by default, as in the paper's bounded runs.
+	Initial model.Store
+	Fault  Fault  // a mutation of the protocol or of its claim; None = the protocol as published
+}
+
+func (c Config) String() string {
+	s := fmt.Sprintf("keys=%d values=%d events=%d chunks=%d txn=%d", c.Keys, c.Values, c.Events, c.Chunks, c.Txn)
+	if c.Mode != "" {
+		s += " mode=" + c.Mode
+	}
+	if c.Initial != (model.Store{}) {
+		s += " initial=" + storeString(c.Initial, c.Keys)
+	}
+	if c.Fault != None {
+		s += " fault=" + c.Fault.String()
+	}
+	return s
+}
+
+// Limits are the largest bounds a protocol accepts.
+type Limits struct {
+	Keys, Values, Events, Chunks, Txn int
+	Modes                             []string // accepted modes; empty = no modes
+}
+
+// Prop describes one property for listings.
+type Prop struct {
+	Name, Cite string
+	Kind       explore.Kind
+}
+
+// Protocol is one registered protocol model.
+type Protocol struct {
+	Name     string
+	Doc      string // one line
+	Cite     string
+	Defaults Config
+	Limits   Limits
+	Faults   []Fault // the faults this protocol implements
+	// Properties lists the properties the model checks under cfg.
+	Properties func(cfg Config) []Prop
+	// Check explores the model under cfg.
+	Check func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error)
+}
+
+var registry []*Protocol
+
+// register adds a protocol; called from each protocol file's init.
+func register(p *Protocol) { registry = append(registry, p) }
+
+// order is the order protocols are listed in, as in §7.
+var order = []string{"classic", "readonly", "parallel", "dump", "composite"}
+
+// All returns the registered protocols in the paper's order.
+func All() []*Protocol {
+	out := make([]*Protocol, 0, len(registry))
+	for _, name := range order {
+		if p := lookup(name); p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func lookup(name string) *Protocol {
+	for _, p := range registry {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Lookup finds a protocol by name; the error lists the valid names.
+func Lookup(name string) (*Protocol, error) {
+	if p := lookup(name); p != nil {
+		return p, nil
+	}
+	var names []string
+	for _, p := range All() {
+		names = append(names, p.Name)
+	}
+	return nil, fmt.Errorf("unknown protocol %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// ConfigError is a bound, mode or fault a protocol does not accept.
+type ConfigError struct {
+	Protocol, Field, Problem string
+}
+
+func (e *ConfigError) Error() string { return e.Protocol + ": " + e.Field + ": " + e.Problem }
+
+// Validate checks cfg against the protocol's limits and faults.
+func (p *Protocol) Validate(cfg Config) error {
+	bad := func(field, format string, a ...any) error {
+		return &ConfigError{p.Name, field, fmt.Sprintf(format, a...)}
+	}
+	l := p.Limits
+	for _, b := range []struct {
+		name    string
+		v, hi   int
+		minimum int
+	}{
+		{"keys", cfg.Keys, l.Keys, 1},
+		{"values", cfg.Values, l.Values, 1},
+		{"events", cfg.Events, l.Events, 0},
+		{"chunks", cfg.Chunks, l.Chunks, 1},
+		{"txn", cfg.Txn, l.Txn, 1},
+	} {
+		if b.v < b.minimum || b.v > b.hi {
+			return bad(b.name, "%d is out of range %d..%d", b.v, b.minimum, b.hi)
+		}
+	}
+	for k, v := range cfg.Initial {
+		if k >= cfg.Keys && v != model.Absent || int(v) > cfg.Values {
+			return bad("initial", "key k%d = %d is outside keys 0..%d, values 0..%d", k, v, cfg.Keys-1, cfg.Values)
+		}
+	}
+	if cfg.Chunks > cfg.Keys {
+		return bad("chunks", "%d exceeds keys = %d (every unit owns at least one key)", cfg.Chunks, cfg.Keys)
+	}
+	if len(l.Modes) == 0 && cfg.Mode != "" {
+		return bad("mode", "this protocol has no modes (got %q)", cfg.Mode)
+	}
+	if len(l.Modes) > 0 && !slices.Contains(l.Modes, cfg.Mode) {
+		return bad("mode", "%q is not one of %s", cfg.Mode, strings.Join(l.Modes, ", "))
+	}
+	if cfg.Fault != None && !slices.Contains(p.Faults, cfg.Fault) {
+		return bad("mutation", "%s does not apply to this protocol", cfg.Fault)
+	}
+	return nil
+}
+
+// entry builds a Protocol's Check and Properties from a model constructor.
+func entry[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *Protocol {
+	p.Check = func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error) {
+		if err := p.Validate(cfg); err != nil {
+			return explore.Report{}, err
+		}
+		m := build(cfg)
+		r, err := explore.Run(ctx, m, opts)
+		if err != nil {
+			return explore.Report{}, err
+		}
+		return explore.NewReport(m, r), nil
+	}
+	p.Properties = func(cfg Config) []Prop {
+		var out []Prop
+		for _, q := range build(cfg).Properties() {
+			out = append(out, Prop{q.Name, q.Cite, q.Kind})
+		}
+		return out
+	}
+	return p
+}

@@ -1,0 +1,564 @@
+package protocols
+
+// Debezium read-only incremental snapshots for MySQL and MariaDB (§7.4:
+// Theorem 7, Proposition 4 and its assumption A-discard), reconciled by
+// window-discard (§6.2).
+//
+// No marker is written. The capture brackets each chunk with two samples of
+// the server's executed transaction set: before the read the low sample
+// G(lo), after it the high sample G(hi), each taken at the current log end (a
+// transaction boundary, since transactions are appended whole). Between the
+// samples every key of the chunk is read by its own select at its own
+// position, so different keys of one chunk may reflect different positions
+// (O2 is per key; Proposition 1). Chunks are taken one after another, in key
+// order.
+//
+// One consumer walks the log one event per step from s0 = 0 and decides window
+// membership by transaction labels only (Theorem 7): once the low sample
+// exists, an event is in the window iff its label is not in the low set and,
+// when the high set exists, is in it. An in-window event for a buffered key
+// discards the buffered row; every data event is emitted at its own place. The
+// buffer is released (survivors emitted, tagged with hi) only after every row
+// event of the window's last transaction has been processed (A-discard):
+// when the high sample exists and no unprocessed event carries a label of the
+// high set. The release comes before the consumer takes any later event.
+//
+// State: the shared capture, the loop's phase, the coordinates each chunk's
+// samples map to (the sets are derived from them with Executed), the buffer,
+// and — only under the split-transaction fault — the rest of a transaction
+// exposed in part. Latent (§10): each key's read position ReadAt, and the
+// positions the samples were taken at (the unit's Lo/Hi, the true log lengths).
+//
+// Faults: shared-read-instant (a claim: one read point explains every read of
+// a chunk — Proposition 1 refutes it); interior-executed-set (a sample is
+// taken as G(c-1), mapped to a prefix inside the last committed transaction,
+// when that has two rows or more); split-transaction (the source exposes a
+// multi-row transaction in two pieces, out of contract); no-discard (an
+// in-window event leaves the buffered row in place); release-before-last-row
+// (the buffer is released once the first row of the window's last transaction
+// has been processed, not every row).
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// readonlyPhase is where the capture stands in the current chunk.
+type readonlyPhase uint8
+
+const (
+	readonlyIdle        readonlyPhase = iota // no chunk in progress: the next step samples a low set
+	readonlyReading                          // low sampled: the chunk's keys are being read, one select each
+	readonlyHighSampled                      // high sampled: waiting for the window's last transaction, then release
+)
+
+var readonlyPhaseNames = [...]string{"idle", "reading", "high sampled"}
+
+// readonlyState is one state of the read-only capture.
+type readonlyState struct {
+	Cap   model.Capture
+	Phase readonlyPhase
+	// LowAt and HighAt are the coordinates chunk i's samples map to: the
+	// sets are G(LowAt[i]) and G(HighAt[i]). They equal the unit's Lo and Hi
+	// unless a sample is mapped inside a transaction (interior-executed-set).
+	LowAt, HighAt [model.MaxUnits]model.Coord
+	Buf           model.KeySet // buffered rows of the open window; values are the unit's Refresh
+	Pending       Txn          // split-transaction: the rows of the last transaction not yet appended
+}
+
+// readonlyKind is the kind of a step.
+type readonlyKind uint8
+
+const (
+	readonlyCommit     readonlyKind = iota // the source commits a transaction (§2.1); under split-transaction, one piece of it
+	readonlySampleLow                      // sample the executed set before the read: the low edge G(lo) (§7.4)
+	readonlyReadKey                        // read the chunk's next key at the current position (A-read: O2 per key)
+	readonlySampleHigh                     // sample the executed set after the read: the high edge G(hi)
+	readonlyConsume                        // the consumer processes the next event; membership by label (Thm 7)
+	readonlyRelease                        // release the buffer after the window's last transaction (A-discard)
+)
+
+var readonlyActionNames = []string{"commit", "sample-low", "read-key", "sample-high", "consume", "release"}
+
+// readonlyAction is one step; Txn is set for commits.
+type readonlyAction struct {
+	Kind readonlyKind
+	Txn  Txn
+}
+
+type readonly struct{ cfg Config }
+
+func newReadonly(cfg Config) explore.Model[readonlyState, readonlyAction] { return &readonly{cfg} }
+
+func init() {
+	register(entry(&Protocol{
+		Name:     "readonly",
+		Doc:      "Debezium read-only capture: brackets are executed-GTID-set samples, membership by label, window-discard",
+		Cite:     "§7.4, Thm 7, Prop 4",
+		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
+		Faults: []Fault{SharedReadInstant, InteriorExecutedSet, SplitTransaction, NoDiscard,
+			ReleaseBeforeLastRow},
+	}, newReadonly))
+}
+
+// Init is the empty store, the empty log and a consumer at s0 = 0.
+func (m *readonly) Init() []readonlyState {
+	var s readonlyState
+	s.Cap.Plan.Keys = uint8(m.cfg.Keys)
+	s.Cap.Log.Init = m.cfg.Initial
+	return []readonlyState{s}
+}
+
+// Actions: first the source, then the capture's next step, then the
+// consumer's. The consumer releases a finished window before it takes another
+// event.
+func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyAction {
+	if s.Cap.Partial {
+		// Only the rest of the exposed transaction may commit now.
+		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
+	} else {
+		var tb [64]Txn
+		for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+			buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: t})
+		}
+	}
+	switch s.Phase {
+	case readonlyIdle:
+		if int(s.Cap.Plan.N) < m.cfg.Chunks {
+			buf = append(buf, readonlyAction{Kind: readonlySampleLow})
+		}
+	case readonlyReading:
+		if u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]; u.Read != u.Domain {
+			buf = append(buf, readonlyAction{Kind: readonlyReadKey})
+		} else {
+			buf = append(buf, readonlyAction{Kind: readonlySampleHigh})
+		}
+	}
+	switch {
+	case m.windowDone(&s):
+		buf = append(buf, readonlyAction{Kind: readonlyRelease})
+	case s.Cap.Pos < s.Cap.Log.Len():
+		buf = append(buf, readonlyAction{Kind: readonlyConsume})
+	}
+	return buf
+}
+
+func (m *readonly) Next(s readonlyState, a readonlyAction) (readonlyState, bool) {
+	switch a.Kind {
+	case readonlyCommit:
+		return m.commit(s, a.Txn), true
+	case readonlySampleLow:
+		return m.sampleLow(s), true
+	case readonlyReadKey:
+		return m.readKey(s), true
+	case readonlySampleHigh:
+		return m.sampleHigh(s), true
+	case readonlyConsume:
+		return m.consume(s), true
+	case readonlyRelease:
+		return m.release(s), true
+	}
+	return s, false
+}
+
+// commit appends one whole transaction (S-LOG). Under split-transaction a
+// multi-row transaction is exposed in two pieces: its first row, then the
+// rest under the same label.
+func (m *readonly) commit(s readonlyState, t Txn) readonlyState {
+	l := &s.Cap.Log
+	switch {
+	case s.Cap.Partial:
+		label := l.Txns()
+		for _, e := range t.Events() {
+			e.Txn = label
+			l.Ev[l.N] = e
+			l.N++
+		}
+		s.Cap.Partial, s.Pending = false, Txn{}
+	case m.cfg.Fault == SplitTransaction && t.N >= 2:
+		l.Commit(t.Ev[0])
+		s.Pending.N = t.N - 1
+		copy(s.Pending.Ev[:], t.Ev[1:t.N])
+		s.Cap.Partial = true
+	default:
+		l.Commit(t.Events()...)
+	}
+	return s
+}
+
+// domain is chunk i's key range [i*K/C, (i+1)*K/C).
+func (m *readonly) domain(i int) model.KeySet {
+	k, c := m.cfg.Keys, m.cfg.Chunks
+	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
+}
+
+// sample is the coordinate an executed-set sample taken now maps to: the log
+// end c, a transaction boundary. Under interior-executed-set the sample is
+// taken as G(c-1) when the last transaction has two rows or more: c-1 lies
+// inside that committed transaction. As a set of labels G(c-1) is G(c) — the
+// transaction already has a row at c-1 — so the capture behaves exactly as
+// before; what breaks is the mapping of the set to a prefix (Theorem 7).
+func (m *readonly) sample(l *model.Log) model.Coord {
+	c := l.Len()
+	if m.cfg.Fault == InteriorExecutedSet && c >= 2 && l.Ev[c-1].Txn == l.Ev[c-2].Txn {
+		return c - 1
+	}
+	return c
+}
+
+// sampleLow installs the low sample before the chunk's read (A-discard) and
+// records the unit; its lo is the log length when sampled.
+func (m *readonly) sampleLow(s readonlyState) readonlyState {
+	i := int(s.Cap.Plan.N)
+	s.Cap.Plan.Add(model.Unit{Domain: m.domain(i), Lo: s.Cap.Log.Len()})
+	s.LowAt[i] = m.sample(&s.Cap.Log)
+	s.Phase = readonlyReading
+	return s
+}
+
+// nextKey is the lowest key of the chunk not yet read.
+func nextKey(u *model.Unit) model.Key {
+	for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+		if u.Domain.Has(k) && !u.Read.Has(k) {
+			return k
+		}
+	}
+	return model.NoKey
+}
+
+// readKey reads one key at the current log end; a present row goes into the
+// buffer.
+func (m *readonly) readKey(s readonlyState) readonlyState {
+	u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]
+	k, at := nextKey(u), s.Cap.Log.Len()
+	v := s.Cap.Log.Sigma(at, k)
+	u.Refresh[k], u.Read = v, u.Read.With(k)
+	s.Cap.ReadAt[k] = at
+	if v != model.Absent {
+		s.Buf = s.Buf.With(k)
+	}
+	return s
+}
+
+// sampleHigh takes the high sample once the buffer is complete (A-discard);
+// the unit's hi is the log length when sampled.
+func (m *readonly) sampleHigh(s readonlyState) readonlyState {
+	i := int(s.Cap.Plan.N) - 1
+	s.Cap.Plan.Units[i].Hi = s.Cap.Log.Len()
+	s.HighAt[i] = m.sample(&s.Cap.Log)
+	s.Phase = readonlyHighSampled
+	return s
+}
+
+// inWindow is the consumer's test for the event at p: its label is not in the
+// low set and, once the high set exists, is in it (Theorem 7).
+func (m *readonly) inWindow(s *readonlyState, p model.Coord) bool {
+	if s.Phase == readonlyIdle {
+		return false
+	}
+	i := int(s.Cap.Plan.N) - 1
+	t := s.Cap.Log.At(p).Txn
+	if s.Cap.Log.Executed(s.LowAt[i]).Has(t) {
+		return false
+	}
+	return s.Phase == readonlyReading || s.Cap.Log.Executed(s.HighAt[i]).Has(t)
+}
+
+// consume processes the next event: in the window it discards a buffered row
+// of its key; it is emitted at its own place either way.
+func (m *readonly) consume(s readonlyState) readonlyState {
+	p := s.Cap.Pos + 1
+	e := s.Cap.Log.At(p)
+	if m.inWindow(&s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard {
+		s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
+	}
+	s.Cap.Emit(e.Key, e.Img, p)
+	s.Cap.Pos = p
+	return s
+}
+
+// windowDone is the release condition of A-discard: the high sample exists
+// and every event whose label is in the high set has been processed, so
+// every row event of the window's last transaction has (and, when the window
+// is empty, so has everything before it: the close follows every consumed
+// event at or before hi, Def. 6.2). The test uses labels only.
+func (m *readonly) windowDone(s *readonlyState) bool {
+	if s.Phase != readonlyHighSampled {
+		return false
+	}
+	i := int(s.Cap.Plan.N) - 1
+	l := &s.Cap.Log
+	low, high := l.Executed(s.LowAt[i]), l.Executed(s.HighAt[i])
+	done := true
+	for p := s.Cap.Pos + 1; p <= l.Len(); p++ {
+		if high.Has(l.At(p).Txn) {
+			done = false
+			break
+		}
+	}
+	if m.cfg.Fault == ReleaseBeforeLastRow && !done {
+		// Released as soon as the window's last transaction has begun to be
+		// processed: one of its rows, not all of them.
+		var last uint8
+		for p := model.Coord(1); p <= l.Len(); p++ {
+			if l.InSampledWindow(p, low, high) {
+				last = l.At(p).Txn
+			}
+		}
+		return last != 0 && l.Executed(s.Cap.Pos).Has(last)
+	}
+	return done
+}
+
+// release emits the survivors, tagged with the unit's high edge, and closes
+// the chunk.
+func (m *readonly) release(s readonlyState) readonlyState {
+	i := int(s.Cap.Plan.N) - 1
+	u := &s.Cap.Plan.Units[i]
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+		if s.Buf.Has(k) {
+			s.Cap.Emit(k, u.Refresh[k], u.Hi)
+		}
+	}
+	s.Buf = 0
+	s.Cap.Closed |= 1 << i
+	s.Phase = readonlyIdle
+	return s
+}
+
+// Done: every chunk released, the consumer at the end of the log, the source
+// done committing.
+func (m *readonly) Done(s readonlyState) bool {
+	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() &&
+		DataEvents(&s.Cap.Log) == m.cfg.Events && !s.Cap.Partial
+}
+
+func (m *readonly) Encode(s readonlyState, buf []byte) []byte {
+	buf = s.Cap.AppendTo(buf)
+	buf = append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
+	for i := 0; i < model.MaxUnits; i++ {
+		buf = append(buf, byte(s.LowAt[i]), byte(s.HighAt[i]))
+	}
+	buf = append(buf, s.Pending.N)
+	for _, e := range s.Pending.Ev {
+		buf = append(buf, byte(e.Key), byte(e.Img))
+	}
+	return buf
+}
+
+func (m *readonly) Decode(b []byte) (readonlyState, error) {
+	var s readonlyState
+	c, rest, ok := model.DecodeCapture(b)
+	if n := 3 + 2*model.MaxUnits + 1 + 2*MaxTxn; !ok || len(rest) < n {
+		return s, fmt.Errorf("readonly: short state encoding (%d bytes)", len(b))
+	}
+	s.Cap, s.Phase, s.Buf = c, readonlyPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
+	rest = rest[3:]
+	for i := 0; i < model.MaxUnits; i++ {
+		s.LowAt[i], s.HighAt[i] = model.Coord(rest[2*i]), model.Coord(rest[2*i+1])
+	}
+	rest = rest[2*model.MaxUnits:]
+	s.Pending.N = rest[0]
+	for j := range s.Pending.Ev {
+		s.Pending.Ev[j] = model.Event{Key: model.Key(rest[1+2*j]), Img: model.Value(rest[2+2*j])}
+	}
+	return s, nil
+}
+
+func (m *readonly) ActionNames() []string { return readonlyActionNames }
+
+func (m *readonly) ActionKind(a readonlyAction) int { return int(a.Kind) }
+
+func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
+	l := &s.Cap.Log
+	i := int(s.Cap.Plan.N) - 1
+	switch a.Kind {
+	case readonlyCommit:
+		switch {
+		case s.Cap.Partial:
+			return fmt.Sprintf("source appends the rest of t%d (%d rows) at position %d", l.Txns(), a.Txn.N, l.Len()+1)
+		case m.cfg.Fault == SplitTransaction && a.Txn.N >= 2:
+			return describeCommit(l, a.Txn) + fmt.Sprintf(", exposing only its first row at position %d", l.Len()+1)
+		}
+		return describeCommit(l, a.Txn)
+	case readonlySampleLow:
+		c := m.sample(l)
+		return fmt.Sprintf("sample low for chunk %d at position %d: G(%d) = %s", i+2, l.Len(), c, txnSetString(l.Executed(c)))
+	case readonlyReadKey:
+		k := nextKey(&s.Cap.Plan.Units[i])
+		return fmt.Sprintf("read %v = %v at position %d (chunk %d)", k, l.Sigma(l.Len(), k), l.Len(), i+1)
+	case readonlySampleHigh:
+		c := m.sample(l)
+		return fmt.Sprintf("sample high for chunk %d at position %d: G(%d) = %s", i+1, l.Len(), c, txnSetString(l.Executed(c)))
+	case readonlyConsume:
+		p := s.Cap.Pos + 1
+		e := l.At(p)
+		t, _ := m.Next(s, a)
+		d := fmt.Sprintf("consume position %d: %v := %v (t%d)", p, e.Key, e.Img, e.Txn)
+		switch {
+		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
+			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
+		case m.inWindow(&s, p):
+			d += " in window"
+		}
+		return d + ", emitted"
+	case readonlyRelease:
+		t, _ := m.Next(s, a)
+		return fmt.Sprintf("release chunk %d: emit survivors %s", i+1, emitted(&s.Cap, &t.Cap, m.cfg.Keys))
+	}
+	return "?"
+}
+
+// txnSetString renders an executed set: "{t1 t2}".
+func txnSetString(s model.TxnSet) string {
+	var out []string
+	for t := uint8(1); t < 64; t++ {
+		if s.Has(t) {
+			out = append(out, fmt.Sprintf("t%d", t))
+		}
+	}
+	return "{" + strings.Join(out, " ") + "}"
+}
+
+func (m *readonly) control(s *readonlyState) map[string]string {
+	c := map[string]string{"phase": readonlyPhaseNames[s.Phase], "buffer": "{}"}
+	if i := int(s.Cap.Plan.N) - 1; i >= 0 && s.Phase != readonlyIdle {
+		l := &s.Cap.Log
+		c["buffer"] = bufferString(&s.Cap.Plan.Units[i], s.Buf, m.cfg.Keys)
+		c["low sample"] = fmt.Sprintf("G(%d) = %s", s.LowAt[i], txnSetString(l.Executed(s.LowAt[i])))
+		if s.Phase == readonlyHighSampled {
+			c["high sample"] = fmt.Sprintf("G(%d) = %s", s.HighAt[i], txnSetString(l.Executed(s.HighAt[i])))
+		}
+	}
+	if s.Cap.Partial {
+		var ev []string
+		for _, e := range s.Pending.Events() {
+			ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
+		}
+		c["pending"] = "{" + strings.Join(ev, ", ") + "}"
+	}
+	return c
+}
+
+func (m *readonly) Fields(s readonlyState) []explore.Field {
+	f := CaptureFields(&s.Cap, m.cfg.Keys)
+	c := m.control(&s)
+	for _, name := range []string{"phase", "low sample", "high sample", "buffer", "pending"} {
+		if v, ok := c[name]; ok {
+			f = append(f, explore.Field{Name: name, Value: v})
+		}
+	}
+	return f
+}
+
+func (m *readonly) View(s readonlyState) any {
+	v := CaptureView(&s.Cap, m.cfg.Keys)
+	v.Control = m.control(&s)
+	return v
+}
+
+// membership checks Theorem 7 for every chunk whose high has been sampled:
+// the sampled sets decide exactly the window between the coordinates the
+// samples map to. Those are the unit's Lo and Hi (the log lengths when
+// sampled) unless a sample was mapped inside a transaction.
+func (m *readonly) membership(s *readonlyState) string {
+	for i := 0; i < int(s.Cap.Plan.N); i++ {
+		if i == int(s.Cap.Plan.N)-1 && s.Phase != readonlyHighSampled && !s.Cap.UnitClosed(i) {
+			continue
+		}
+		l := &s.Cap.Log
+		if r := invariants.CheckMembership(&s.Cap, l.Executed(s.LowAt[i]), l.Executed(s.HighAt[i]), s.LowAt[i], s.HighAt[i]); r != "" {
+			return fmt.Sprintf("chunk %d: %s", i+1, r)
+		}
+	}
+	return ""
+}
+
+// Properties: the shared invariants of a window-discard capture with
+// executed-set brackets and per-key reads, then what must be reachable.
+// Under shared-read-instant the claim of one read point per chunk is added.
+func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction] {
+	units := m.cfg.Chunks
+	type P = explore.Property[readonlyState, readonlyAction]
+	sometimes := func(name, cite string, check func(s *readonlyState) string) P {
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s readonlyState) string { return check(&s) }}
+	}
+	ps := []P{
+		invariants.Prop[readonlyState, readonlyAction](invariants.FrontierReplay, func(s readonlyState) string {
+			return invariants.CheckFrontierReplay(&s.Cap, units)
+		}),
+		invariants.Prop[readonlyState, readonlyAction](invariants.ClosedUnitCut, func(s readonlyState) string {
+			return invariants.CheckClosedUnitCut(&s.Cap)
+		}),
+		invariants.StepProp[readonlyState, readonlyAction](invariants.Monotonic, func(s readonlyState, _ readonlyAction, t readonlyState) string {
+			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.Prop[readonlyState, readonlyAction](invariants.Membership, func(s readonlyState) string {
+			return m.membership(&s)
+		}),
+		invariants.Prop[readonlyState, readonlyAction](invariants.CommittedOnly, func(s readonlyState) string {
+			return invariants.CheckCommittedOnly(&s.Cap)
+		}),
+		invariants.Prop[readonlyState, readonlyAction](invariants.LatestHigh, func(s readonlyState) string {
+			return invariants.CheckTrajectory(&s.Cap, units, s.Cap.Plan.LatestHigh())
+		}),
+		invariants.Prop[readonlyState, readonlyAction](invariants.Contract, func(s readonlyState) string {
+			return invariants.CheckContract(&s.Cap, units)
+		}),
+	}
+	if m.cfg.Fault == SharedReadInstant {
+		ps = append(ps, invariants.Prop[readonlyState, readonlyAction](invariants.SingleReadPoint, func(s readonlyState) string {
+			return invariants.CheckSingleReadPoint(&s.Cap)
+		}))
+	}
+	return append(ps,
+		sometimes("buffered-row-discarded", "Def. 6.2, A-discard", func(s *readonlyState) string {
+			pending := -1
+			if s.Phase == readonlyReading {
+				pending = int(s.Cap.Plan.N) - 1
+			}
+			return bufferedRowDiscarded(&s.Cap, pending, true)
+		}),
+		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", func(s *readonlyState) string { return survivorEmitted(&s.Cap) }),
+		sometimes("reads-at-different-positions", "Prop 1, O2", func(s *readonlyState) string { return readsApart(&s.Cap) }),
+		sometimes("multi-row-transaction-in-window", "Thm 7, A-discard", func(s *readonlyState) string { return multiRowInWindow(&s.Cap) }),
+		sometimes("delete-races-read", "§1.2, Thm 2", func(s *readonlyState) string { return deleteRacesRead(&s.Cap) }),
+	)
+}
+
+// readsApart (Prop 1): two keys of one chunk were read at different positions.
+func readsApart(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		for a := model.Key(0); a < model.Key(c.Plan.Keys); a++ {
+			for b := a + 1; b < model.Key(c.Plan.Keys); b++ {
+				if u.Read.Has(a) && u.Read.Has(b) && c.ReadAt[a] != c.ReadAt[b] {
+					return fmt.Sprintf("chunk %d: %v read at %d, %v at %d", i+1, a, c.ReadAt[a], b, c.ReadAt[b])
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// multiRowInWindow (Thm 7): a closed chunk's window holds a transaction of two
+// rows or more.
+func multiRowInWindow(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		if !c.UnitClosed(i) {
+			continue
+		}
+		for p := u.Lo + 2; p <= u.Hi; p++ {
+			if c.Log.At(p).Txn == c.Log.At(p-1).Txn {
+				return fmt.Sprintf("chunk %d: transaction t%d spans positions %d–%d of window %v", i+1, c.Log.At(p).Txn, p-1, p, u.Window())
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,168 @@
+package protocols
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// Marker returns the out-of-scope event a protocol writes into the log as a
+// watermark for chunk (0-based): its image only names it for display.
+func Marker(chunk int, high bool) model.Event {
+	img := model.Value(2*chunk + 1)
+	if high {
+		img++
+	}
+	return model.Event{Key: model.NoKey, Img: img}
+}
+
+// MarkerName is "L1", "H1", ... for a marker event's image.
+func MarkerName(img model.Value) string {
+	if img == 0 {
+		return "M"
+	}
+	chunk := (int(img)-1)/2 + 1
+	if img%2 == 1 {
+		return fmt.Sprintf("L%d", chunk)
+	}
+	return fmt.Sprintf("H%d", chunk)
+}
+
+// EventString renders the event at position p: "3:k1=2/t2" or "4:H1".
+func EventString(l *model.Log, p model.Coord) string {
+	e := l.At(p)
+	if e.Key == model.NoKey {
+		return fmt.Sprintf("%d:%s", p, MarkerName(e.Img))
+	}
+	return fmt.Sprintf("%d:%v=%v/t%d", p, e.Key, e.Img, e.Txn)
+}
+
+// CaptureFields renders the shared part of a state as trace fields; a protocol
+// appends its control fields.
+func CaptureFields(c *model.Capture, keys int) []explore.Field {
+	var log []string
+	for p := model.Coord(1); p <= c.Log.Len(); p++ {
+		log = append(log, EventString(&c.Log, p))
+	}
+	f := []explore.Field{{Name: "log", Value: "[" + strings.Join(log, " ") + "]"}}
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		var reads []string
+		for k := model.Key(0); k < model.Key(keys); k++ {
+			if u.Read.Has(k) {
+				reads = append(reads, fmt.Sprintf("%v=%v@%d", k, u.Refresh[k], c.ReadAt[k]))
+			}
+		}
+		state := "open"
+		if c.UnitClosed(i) {
+			state = "closed"
+		}
+		f = append(f, explore.Field{Name: fmt.Sprintf("unit %d", i+1),
+			Value: fmt.Sprintf("%s bracket (%d, %d] reads {%s} %s", keySet(u.Domain, keys), u.Lo, u.Hi, strings.Join(reads, " "), state)})
+	}
+	var out []string
+	for k := model.Key(0); k < model.Key(keys); k++ {
+		out = append(out, fmt.Sprintf("%v=%v@%d", k, c.Out.Val[k], c.Out.Tag[k]))
+	}
+	f = append(f,
+		explore.Field{Name: "consumed", Value: fmt.Sprintf("%d (from %d)", c.Pos, c.Start)},
+		explore.Field{Name: "replay", Value: "{" + strings.Join(out, " ") + "}"},
+		explore.Field{Name: "σ", Value: storeString(c.Log.State(c.Pos), keys)},
+	)
+	return f
+}
+
+func keySet(s model.KeySet, keys int) string {
+	var ks []string
+	for k := model.Key(0); k < model.Key(keys); k++ {
+		if s.Has(k) {
+			ks = append(ks, k.String())
+		}
+	}
+	return "{" + strings.Join(ks, " ") + "}"
+}
+
+func storeString(s model.Store, keys int) string {
+	var out []string
+	for k := model.Key(0); k < model.Key(keys); k++ {
+		out = append(out, fmt.Sprintf("%v=%v", model.Key(k), s[k]))
+	}
+	return "{" + strings.Join(out, " ") + "}"
+}
+
+// View is a state as plain data, for JSON traces and the HTML picture.
+type View struct {
+	Log      []EventView       `json:"log"`
+	Units    []UnitView        `json:"units"`
+	Consumed int               `json:"consumed"`
+	Start    int               `json:"start"`
+	Replay   []KeyValue        `json:"replay"`
+	Source   []KeyValue        `json:"source"` // σ at the consumer's position
+	Control  map[string]string `json:"control,omitempty"`
+}
+
+// EventView is one log position.
+type EventView struct {
+	Pos    int    `json:"pos"`
+	Marker string `json:"marker,omitempty"` // "L1", "H1", ... for a watermark
+	Key    int    `json:"key"`              // -1 for a marker
+	Value  int    `json:"value"`            // 0 = ⊥ (a delete)
+	Txn    int    `json:"txn"`
+}
+
+// UnitView is one unit of the plan recorded so far.
+type UnitView struct {
+	Keys   []int      `json:"keys"`
+	Lo     int        `json:"lo"`
+	Hi     int        `json:"hi"`
+	Reads  []ReadView `json:"reads"`
+	Closed bool       `json:"closed"`
+}
+
+// ReadView is one read result and the latent position it reflects.
+type ReadView struct {
+	Key   int `json:"key"`
+	Value int `json:"value"`
+	At    int `json:"at"`
+}
+
+// KeyValue is one key's value (0 = ⊥) and, for replays, its last tag.
+type KeyValue struct {
+	Key   int `json:"key"`
+	Value int `json:"value"`
+	Tag   int `json:"tag,omitempty"`
+}
+
+// CaptureView builds the View of a state's shared part.
+func CaptureView(c *model.Capture, keys int) View {
+	v := View{Consumed: int(c.Pos), Start: int(c.Start)}
+	for p := model.Coord(1); p <= c.Log.Len(); p++ {
+		e := c.Log.At(p)
+		ev := EventView{Pos: int(p), Key: int(e.Key), Value: int(e.Img), Txn: int(e.Txn)}
+		if e.Key == model.NoKey {
+			ev.Key, ev.Value, ev.Marker = -1, 0, MarkerName(e.Img)
+		}
+		v.Log = append(v.Log, ev)
+	}
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		uv := UnitView{Lo: int(u.Lo), Hi: int(u.Hi), Closed: c.UnitClosed(i)}
+		for k := model.Key(0); k < model.Key(keys); k++ {
+			if u.Domain.Has(k) {
+				uv.Keys = append(uv.Keys, int(k))
+			}
+			if u.Read.Has(k) {
+				uv.Reads = append(uv.Reads, ReadView{int(k), int(u.Refresh[k]), int(c.ReadAt[k])})
+			}
+		}
+		v.Units = append(v.Units, uv)
+	}
+	src := c.Log.State(c.Pos)
+	for k := 0; k < keys; k++ {
+		v.Replay = append(v.Replay, KeyValue{k, int(c.Out.Val[k]), int(c.Out.Tag[k])})
+		v.Source = append(v.Source, KeyValue{Key: k, Value: int(src[k])})
+	}
+	return v
+}

@@ -1,0 +1,180 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+// Row is one line of the results table, as JSON.
+type Row struct {
+	Spec      string   `json:"spec"`
+	Protocol  string   `json:"protocol"`
+	Bounds    string   `json:"bounds"`
+	Mutation  string   `json:"mutation,omitempty"`
+	Generated uint64   `json:"generated"`
+	Distinct  uint64   `json:"distinct"`
+	Depth     int      `json:"depth"`
+	Verdict   string   `json:"verdict"`
+	Expected  string   `json:"expected"`
+	OK        bool     `json:"ok"`
+	Why       string   `json:"why,omitempty"`
+	Seconds   float64  `json:"seconds"`
+	Rate      float64  `json:"distinct_per_second"`
+	Unreached []string `json:"unreached_sometimes,omitempty"`
+	Note      string   `json:"note,omitempty"`
+}
+
+// TableJSON turns outcomes into rows.
+func TableJSON(out []Outcome) []Row {
+	rows := make([]Row, 0, len(out))
+	for _, o := range out {
+		st := o.Report.Stats
+		cfg := o.Config
+		cfg.Fault = protocols.None
+		r := Row{Spec: o.Spec.Name, Protocol: o.Spec.Protocol, Bounds: cfg.String(), Mutation: o.Spec.Mutation,
+			Generated: st.Generated, Distinct: st.Distinct, Depth: st.Depth, Verdict: o.Got, Expected: o.Spec.Expect,
+			OK: o.OK, Why: o.Why, Seconds: o.Elapsed.Seconds(), Note: o.Spec.Note}
+		if s := o.Elapsed.Seconds(); s > 0 {
+			r.Rate = float64(st.Distinct) / s
+		}
+		for _, reach := range o.Report.Sometimes {
+			if !reach.Reached {
+				r.Unreached = append(r.Unreached, reach.Name)
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// TableMarkdown renders the results table.
+func TableMarkdown(out []Outcome) string {
+	var b strings.Builder
+	b.WriteString("| spec | protocol | bounds | mutation | generated | distinct | depth | verdict | expected | ok | time |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---:|---|---|---|---:|\n")
+	var total time.Duration
+	for _, r := range TableJSON(out) {
+		ok := "yes"
+		if !r.OK {
+			ok = "**no**: " + r.Why
+		}
+		mut := r.Mutation
+		if mut == "" {
+			mut = "—"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %d | %s | %s | %s | %.2fs |\n",
+			r.Spec, r.Protocol, r.Bounds, mut, r.Generated, r.Distinct, r.Depth, r.Verdict, r.Expected, ok, r.Seconds)
+	}
+	for _, o := range out {
+		total += o.Elapsed
+	}
+	fmt.Fprintf(&b, "\n%d specs, %.1fs in all.\n", len(out), total.Seconds())
+	return b.String()
+}
+
+// Kill is one row of the kill matrix: a mutated spec and the invariants that
+// fail when each is checked alone.
+type Kill struct {
+	Spec     string   `json:"spec"`
+	Protocol string   `json:"protocol"`
+	Mutation string   `json:"mutation"`
+	Expected string   `json:"expected"`
+	Failing  []string `json:"failing"`
+	Checked  []string `json:"checked"`
+	Killed   bool     `json:"killed"` // the expected invariant fails
+}
+
+// KillMatrix re-runs every mutated spec once per invariant of its protocol,
+// with only that invariant checked, and records which fail.
+func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options) ([]Kill, error) {
+	var ks []Kill
+	for _, o := range out {
+		if o.Spec.Mutation == "" {
+			continue
+		}
+		_, p, err := o.Spec.Config()
+		if err != nil {
+			return nil, err
+		}
+		k := Kill{Spec: o.Spec.Name, Protocol: p.Name, Mutation: o.Spec.Mutation, Expected: o.Spec.Expect}
+		for _, prop := range p.Properties(o.Config) {
+			if prop.Kind == explore.Sometimes {
+				continue
+			}
+			one := opts
+			one.Only = []string{prop.Name}
+			one.OnProgress, one.Progress = nil, 0
+			rep, err := p.Check(ctx, o.Config, one)
+			if err != nil {
+				return nil, err
+			}
+			if ctx.Err() != nil {
+				return ks, ctx.Err()
+			}
+			k.Checked = append(k.Checked, prop.Name)
+			if rep.Verdict == explore.Violated {
+				k.Failing = append(k.Failing, rep.Violation.Property)
+			}
+		}
+		for _, f := range k.Failing {
+			k.Killed = k.Killed || f == k.Expected
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+// MatrixMarkdown renders the kill matrix: one row per mutated spec, one
+// column per invariant; ✗ = fails (kills), · = holds, blank = not checked.
+func MatrixMarkdown(ks []Kill) string {
+	var cols []string
+	seen := map[string]bool{}
+	for _, k := range ks {
+		for _, c := range k.Checked {
+			if !seen[c] {
+				seen[c] = true
+				cols = append(cols, c)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("Kill matrix: ✗ = the invariant fails when checked alone, · = it holds, blank = not checked.\n\n")
+	b.WriteString("| spec | mutation | expected | killed |")
+	for _, c := range cols {
+		b.WriteString(" " + c + " |")
+	}
+	b.WriteString("\n|---|---|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	for _, k := range ks {
+		killed := "yes"
+		if !k.Killed {
+			killed = "**no**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |", k.Spec, k.Mutation, k.Expected, killed)
+		for _, c := range cols {
+			cell := " "
+			if contains(k.Checked, c) {
+				cell = "·"
+			}
+			if contains(k.Failing, c) {
+				cell = "✗"
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
