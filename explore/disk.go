@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -12,43 +13,82 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 )
 
-// diskSeen is the disk tier of the seen-set. Every fingerprint ends up as a
-// key of a badger store (8 bytes, big-endian so that key order is numeric
-// order, with an empty value). In front of it:
+// diskSeen is the disk tier of the seen-set: a badger store holding every
+// fingerprint, with in front of it
 //
 //   - cache, an in-memory seen-set of the fingerprints not yet written:
 //     expansion consults it like the memory tier, and when it outgrows its
-//     share of the budget it is written to the store in one sorted batch
-//     and emptied;
-//   - one Bloom filter per such batch, about 1.25 bytes per stored
-//     fingerprint, so that checking a new fingerprint rarely reads the
-//     store: a badger lookup costs microseconds, a filter test one cache
-//     line.
+//     share of the budget it is written to the store as a new run and
+//     emptied;
+//   - one Bloom filter per run (2 bytes a fingerprint), so that checking a
+//     new fingerprint rarely reads the store.
 //
-// After each level the level's fingerprints, sorted, are tested against the
-// filters, and those that may be stored are looked up in the store in key
-// order.
+// A run is a sorted set of fingerprints cut into buckets by their top bits,
+// about runBucket to a bucket. Each bucket is one badger entry: an 8-byte
+// big-endian key (the run's id, then the bucket) whose value is the bucket's
+// fingerprints, sorted, 8 bytes each. Badger costs microseconds of CPU per
+// entry written (skiplist insert, flush, compaction), so one entry per
+// fingerprint would make the disk tier an order of magnitude slower than
+// memory; packing them makes writes cheap, and a lookup reads one small
+// value. Runs are merged like a binary counter (a run is merged into the
+// one before it once that one is no larger), so there are O(log n) runs and
+// filters, and a fingerprint is rewritten O(log n) times.
+//
+// After each level the level's new fingerprints are tested against the
+// filters; the few that may be stored are sorted by entry key and each entry
+// is read once, in key order.
 type diskSeen struct {
 	db         *badger.DB
 	cache      *seenSet
 	cacheLimit int64
-	filters    []*bloom
+	runs       []*diskRun // oldest first
+	nextID     uint64
 	stored     uint64
 }
 
-// badgerOptions sizes the store for budget (0 = unbounded). Keys are tiny
-// and random: no compression, values kept inline, bloom filters on every
-// table so that a lookup of an absent key rarely reads a block.
+// diskRun is one sorted batch of stored fingerprints.
+type diskRun struct {
+	id     uint64 // the top runIDBits bits of its entries' keys
+	bits   uint   // bucket bits: a bucket is the fingerprint's top bits
+	n      uint64
+	filter *bloom
+}
+
+const (
+	runIDBits     = 24
+	runBucketBits = 64 - runIDBits
+	runBucket     = 256 // fingerprints a bucket aims for
+)
+
+func (r *diskRun) key(fp uint64) uint64 {
+	if r.bits == 0 {
+		return r.id << runBucketBits
+	}
+	return r.id<<runBucketBits | fp>>(64-r.bits)
+}
+
+// bucketBits picks the bucket bits for a run of n fingerprints.
+func bucketBits(n uint64) uint {
+	if n <= runBucket {
+		return 0
+	}
+	return min(uint(bits.Len64((n-1)/runBucket)), runBucketBits)
+}
+
+// badgerOptions sizes the store for budget (0 = unbounded). Entries are
+// written in large sorted batches and read rarely, so the store is tuned
+// for cheap writes: no compression (fingerprints are random), values kept
+// in the tree rather than a value log, small memtables (8 MiB measured
+// fastest from 2 to 64 MiB) and a generous level 0, which halved badger's
+// compaction work in measurements.
 func badgerOptions(dir string, budget int64) badger.Options {
-	// Keys arrive in large sorted batches; small memtables keep the skiplist
-	// inserts cache-friendly (8 MiB measured fastest, from 2 to 64 MiB).
 	memtable := int64(8 << 20)
 	blockCache := int64(8 << 20)
 	indexCache := int64(0) // 0 = keep every table index and bloom filter in memory
 	if budget > 0 {
 		memtable = clamp(budget/16, 4<<20, 8<<20)
 		blockCache = clamp(budget/64, 1<<20, 8<<20)
-		indexCache = clamp(budget/8, 4<<20, 256<<20)
+		indexCache = clamp(budget/16, 4<<20, 64<<20)
 	}
 	return badger.DefaultOptions(dir).
 		WithLogger(nil).
@@ -59,11 +99,11 @@ func badgerOptions(dir string, budget int64) badger.Options {
 		WithCompression(options.None).
 		WithMemTableSize(memtable).
 		WithNumMemtables(2).
-		WithNumLevelZeroTables(4).
-		WithNumLevelZeroTablesStall(8).
-		WithBaseTableSize(memtable / 2).
-		WithBaseLevelSize(memtable * 4).
-		WithValueThreshold(64).
+		WithNumLevelZeroTables(32).
+		WithNumLevelZeroTablesStall(64).
+		WithBaseTableSize(memtable).
+		WithBaseLevelSize(memtable * 16).
+		WithValueThreshold(memtable / 8).
 		WithValueLogFileSize(16 << 20).
 		WithBloomFalsePositive(0.01).
 		WithBlockCacheSize(blockCache).
@@ -97,64 +137,131 @@ func (d *diskSeen) close() error {
 // bytes is the memory held by the cache and the filters.
 func (d *diskSeen) bytes() int64 {
 	n := d.cache.bytes()
-	for _, f := range d.filters {
-		n += f.bytes()
+	for _, r := range d.runs {
+		n += r.filter.bytes()
 	}
 	return n
 }
 
+// probe is a fingerprint that a run's filter says may be stored there.
+type probe struct {
+	key, fp uint64
+}
+
 // lookup returns the fingerprints of fps that are in the store (the cache
-// is not consulted). The filters rule out almost all absent ones; the rest
-// are sorted and looked up in key order by the workers, each taking a
-// contiguous range in one read transaction.
+// is not consulted).
 func (d *diskSeen) lookup(fps []uint64, workers int) ([]uint64, error) {
 	if len(fps) == 0 || d.stored == 0 {
 		return nil, nil
 	}
-	parts := make([][]uint64, workers)
+	parts := make([][]probe, workers)
 	forEachRange(len(fps), workers, func(w, lo, hi int) {
-		var maybe []uint64
+		var ps []probe
 		for _, fp := range fps[lo:hi] {
-			for _, f := range d.filters {
-				if f.has(fp) {
-					maybe = append(maybe, fp)
-					break
+			for _, r := range d.runs {
+				if r.filter.has(fp) {
+					ps = append(ps, probe{r.key(fp), fp})
 				}
 			}
 		}
-		parts[w] = maybe
+		parts[w] = ps
 	})
-	maybe := slices.Concat(parts...)
-	slices.Sort(maybe)
+	ps := slices.Concat(parts...)
+	slices.SortFunc(ps, func(a, b probe) int {
+		if a.key != b.key {
+			return cmpUint64(a.key, b.key)
+		}
+		return cmpUint64(a.fp, b.fp)
+	})
+	// Split into ranges that do not cut an entry's group of probes.
+	var cuts []int
+	for w := range workers {
+		c := len(ps) * w / workers
+		for c > 0 && c < len(ps) && ps[c].key == ps[c-1].key {
+			c++
+		}
+		cuts = append(cuts, c)
+	}
+	cuts = append(cuts, len(ps))
 	var (
 		mu    sync.Mutex
-		first error
 		found []uint64
+		first error
 	)
-	forEachRange(len(maybe), workers, func(_, lo, hi int) {
-		txn := d.db.NewTransaction(false)
-		defer txn.Discard()
-		var (
-			key [8]byte
-			got []uint64
-			err error
-		)
-		for _, fp := range maybe[lo:hi] {
-			binary.BigEndian.PutUint64(key[:], fp)
-			if _, err = txn.Get(key[:]); err == nil {
-				got = append(got, fp)
-			} else if !errors.Is(err, badger.ErrKeyNotFound) {
-				break
-			}
+	forEachRange(workers, workers, func(w, _, _ int) {
+		lo, hi := cuts[w], cuts[w+1]
+		if lo >= hi {
+			return
 		}
+		got, err := d.read(ps[lo:hi])
 		mu.Lock()
 		defer mu.Unlock()
 		found = append(found, got...)
-		if err != nil && !errors.Is(err, badger.ErrKeyNotFound) && first == nil {
-			first = fmt.Errorf("explore: reading the disk seen-set: %w", err)
+		if err != nil && first == nil {
+			first = err
 		}
 	})
 	return found, first
+}
+
+// read looks probes up, grouped by entry, in one read transaction.
+func (d *diskSeen) read(ps []probe) ([]uint64, error) {
+	txn := d.db.NewTransaction(false)
+	defer txn.Discard()
+	var (
+		found []uint64
+		val   []byte
+		key   [8]byte
+	)
+	for i := 0; i < len(ps); {
+		j := i
+		for j < len(ps) && ps[j].key == ps[i].key {
+			j++
+		}
+		binary.BigEndian.PutUint64(key[:], ps[i].key)
+		item, err := txn.Get(key[:])
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+		case err != nil:
+			return found, fmt.Errorf("explore: reading the disk seen-set: %w", err)
+		default:
+			if val, err = item.ValueCopy(val[:0]); err != nil {
+				return found, fmt.Errorf("explore: reading the disk seen-set: %w", err)
+			}
+			for _, p := range ps[i:j] {
+				if bucketHas(val, p.fp) {
+					found = append(found, p.fp)
+				}
+			}
+		}
+		i = j
+	}
+	return found, nil
+}
+
+// bucketHas reports whether the sorted 8-byte big-endian values in b
+// include fp.
+func bucketHas(b []byte, fp uint64) bool {
+	lo, hi := 0, len(b)/8
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if binary.BigEndian.Uint64(b[8*m:]) < fp {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(b)/8 && binary.BigEndian.Uint64(b[8*lo:]) == fp
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // remember adds a level's new fingerprints, writing the cache out when it
@@ -167,45 +274,171 @@ func (d *diskSeen) remember(ctx context.Context, fps [][]uint64, workers int) er
 	return d.flush(ctx)
 }
 
-// flush writes the cache to the store, in key order, and empties it.
+// flush writes the cache to the store as a new run, merges runs while the
+// one before the newest is no larger than it, and empties the cache.
 func (d *diskSeen) flush(ctx context.Context) error {
 	n := d.cache.len()
 	if n == 0 {
 		return nil
 	}
-	f := newBloom(int(n))
+	// Shards in order, each sorted: the whole cache in key order.
+	r, err := d.writeRun(ctx, n, func(yield func(uint64) bool) error {
+		d.cache.each(0, seenShards, func(fp uint64) { yield(fp) })
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d.runs = append(d.runs, r)
+	d.stored += n
+	d.cache = new(seenSet)
+	for k := len(d.runs); k >= 2 && d.runs[k-2].n <= d.runs[k-1].n; k = len(d.runs) {
+		if err := d.merge(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRun writes n sorted fingerprints, produced by each, as a new run.
+func (d *diskSeen) writeRun(ctx context.Context, n uint64, each func(yield func(uint64) bool) error) (*diskRun, error) {
+	if d.nextID >= 1<<runIDBits {
+		return nil, errors.New("explore: the disk seen-set has written too many runs")
+	}
+	r := &diskRun{id: d.nextID, bits: bucketBits(n), n: n, filter: newBloom(int(n))}
+	d.nextID++
 	wb := d.db.NewWriteBatch()
 	defer wb.Cancel()
-	const chunk = 1 << 16
-	keys := make([]byte, 0, 8*chunk)
-	var err error
-	// Shards in order, each sorted: the whole cache in key order.
-	d.cache.each(0, seenShards, func(fp uint64) {
-		if err != nil {
+	var (
+		slab   []byte // keys and values handed to the batch, kept until Flush
+		bucket []byte // the current bucket's fingerprints
+		key    uint64
+		werr   error
+	)
+	put := func() {
+		if werr != nil || len(bucket) == 0 {
 			return
 		}
-		f.add(fp)
-		if len(keys) == cap(keys) {
-			if err = ctx.Err(); err != nil {
+		if len(slab)+8+len(bucket) > cap(slab) {
+			if werr = ctx.Err(); werr != nil {
 				return
 			}
-			keys = make([]byte, 0, 8*chunk) // the batch holds on to the old keys
+			slab = make([]byte, 0, max(1<<20, 8+len(bucket)))
 		}
-		k := binary.BigEndian.AppendUint64(keys, fp)
-		keys = k
-		err = wb.Set(k[len(k)-8:], nil)
+		k := len(slab)
+		slab = binary.BigEndian.AppendUint64(slab, key)
+		slab = append(slab, bucket...)
+		werr = wb.Set(slab[k:k+8], slab[k+8:])
+		bucket = bucket[:0]
+	}
+	err := each(func(fp uint64) bool {
+		r.filter.add(fp)
+		if k := r.key(fp); k != key || len(bucket) == 0 {
+			put()
+			key = k
+		}
+		bucket = binary.BigEndian.AppendUint64(bucket, fp)
+		return werr == nil
 	})
+	put()
+	if err == nil {
+		err = werr
+	}
 	if err == nil {
 		err = wb.Flush()
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
+		return nil, fmt.Errorf("explore: writing the disk seen-set: %w", err)
+	}
+	return r, nil
+}
+
+// merge replaces the two newest runs by one holding both.
+func (d *diskSeen) merge(ctx context.Context) error {
+	k := len(d.runs)
+	a, b := d.runs[k-2], d.runs[k-1]
+	txn := d.db.NewTransaction(false)
+	defer txn.Discard()
+	ra, rb := newRunReader(txn, a), newRunReader(txn, b)
+	defer ra.close()
+	defer rb.close()
+	c, err := d.writeRun(ctx, a.n+b.n, func(yield func(uint64) bool) error {
+		x, okx := ra.next()
+		y, oky := rb.next()
+		for okx || oky {
+			var fp uint64
+			switch {
+			case !oky || (okx && x < y):
+				fp = x
+				x, okx = ra.next()
+			case !okx || y < x:
+				fp = y
+				y, oky = rb.next()
+			default: // in both: keep one
+				fp = x
+				x, okx = ra.next()
+				y, oky = rb.next()
+			}
+			if !yield(fp) {
+				return nil
+			}
+		}
+		return errors.Join(ra.err, rb.err)
+	})
+	if err != nil {
+		return err
+	}
+	wb := d.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, key := range slices.Concat(ra.keys, rb.keys) {
+		if err := wb.Delete(key); err != nil {
+			return fmt.Errorf("explore: writing the disk seen-set: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
 		return fmt.Errorf("explore: writing the disk seen-set: %w", err)
 	}
-	d.filters = append(d.filters, f)
-	d.stored += n
-	d.cache = new(seenSet)
+	d.runs = append(d.runs[:k-2], c)
 	return nil
 }
+
+// runReader streams a run's fingerprints in order and remembers its keys.
+type runReader struct {
+	it   *badger.Iterator
+	val  []byte
+	pos  int
+	keys [][]byte
+	err  error
+}
+
+func newRunReader(txn *badger.Txn, r *diskRun) *runReader {
+	prefix := binary.BigEndian.AppendUint64(nil, r.id<<runBucketBits)[:runIDBits/8]
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
+	it.Rewind()
+	return &runReader{it: it}
+}
+
+func (rr *runReader) next() (uint64, bool) {
+	for rr.pos == len(rr.val) {
+		if rr.err != nil || !rr.it.Valid() {
+			return 0, false
+		}
+		item := rr.it.Item()
+		rr.keys = append(rr.keys, item.KeyCopy(nil))
+		rr.val, rr.err = item.ValueCopy(rr.val[:0])
+		rr.pos = 0
+		if rr.err != nil {
+			rr.val = rr.val[:0]
+			return 0, false
+		}
+		rr.it.Next()
+	}
+	fp := binary.BigEndian.Uint64(rr.val[rr.pos:])
+	rr.pos += 8
+	return fp, true
+}
+
+func (rr *runReader) close() { rr.it.Close() }

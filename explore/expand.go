@@ -90,6 +90,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		if cap(out.data) == 0 && w.spare != nil {
 			out.data, w.spare = w.spare, nil
 		}
+		out.reserve(int(e.candRatio*float64(u.hi-u.lo))+16, e.encLen)
 		outs[u.ord] = out
 		if err := w.expandUnit(u, out); err != nil {
 			return err
@@ -122,6 +123,15 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	}
 	if e.front.n > 0 {
 		e.lmRatio = 1.25 * float64(claimed) / float64(e.front.n)
+		var cands, bytes int
+		for _, b := range outs {
+			cands += b.len()
+			bytes += len(b.data)
+		}
+		e.candRatio = 1.1 * float64(cands) / float64(e.front.n)
+		if cands > 0 {
+			e.encLen = bytes/cands + 1
+		}
 	}
 	return outs, best, nil
 }

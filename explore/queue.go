@@ -55,6 +55,14 @@ func (b *batch) add(fp, key uint64, enc []byte) {
 	b.ends = append(b.ends, uint32(len(b.data)))
 }
 
+// reserve makes room for n more states of about encLen bytes each.
+func (b *batch) reserve(n, encLen int) {
+	b.fps = slices.Grow(b.fps, n)
+	b.keys = slices.Grow(b.keys, n)
+	b.ends = slices.Grow(b.ends, n)
+	b.data = slices.Grow(b.data, n*encLen)
+}
+
 func (b *batch) bytes() int64 {
 	return int64(cap(b.fps)+cap(b.keys))*8 + int64(cap(b.ends))*4 + int64(cap(b.data)) + int64(cap(b.keep))*4
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,8 @@ type engine[S, A any] struct {
 	spilled bool
 
 	lmRatio    float64 // level map entries per frontier state, last level
+	candRatio  float64 // candidates kept per frontier state, last level
+	encLen     int     // bytes per encoding, last level
 	memBase    int64   // memory besides this level's candidates
 	levelBytes atomic.Int64
 	spillCands atomic.Bool
@@ -82,7 +85,15 @@ func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
 	if e.nw <= 0 {
 		e.nw = runtime.NumCPU()
 	}
+	for _, name := range opts.Only {
+		if !slices.ContainsFunc(e.props, func(p Property[S, A]) bool { return p.Name == name && p.Kind != Sometimes }) {
+			return nil, fmt.Errorf("explore: no always or transition property named %q", name)
+		}
+	}
 	for i, p := range e.props {
+		if p.Kind != Sometimes && len(opts.Only) > 0 && !slices.Contains(opts.Only, p.Name) {
+			continue // not selected: neither checked nor reported
+		}
 		switch {
 		case p.Kind == Always && p.Check != nil:
 			e.always = append(e.always, i)
@@ -117,6 +128,7 @@ func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
 	e.seen = new(seenSet)
 	e.look = e.seen
 	e.lmRatio = 4
+	e.candRatio, e.encLen = 1, 16
 	return e, nil
 }
 
@@ -162,6 +174,12 @@ func (e *engine[S, A]) explore(ctx context.Context) (*Result[S, A], error) {
 	if v != nil {
 		return e.violated(v)
 	}
+	return e.levels(ctx)
+}
+
+// levels explores level after level until the frontier is empty, a
+// violation is found, or a limit is reached.
+func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err

@@ -210,7 +210,11 @@ func (sh *seenShard) grow(pool *pagePool) {
 	if total <= pageSlots {
 		nsh.pages = [][]uint64{make([]uint64, n, total)}
 	} else {
-		for range (n + pageSlots - 1) / pageSlots {
+		// Whole pages, as many as make the nearest size to the target;
+		// every slot but the tail's is a home slot.
+		pages := max(2, (total+pageSlots/2)/pageSlots)
+		nsh.n = pages*pageSlots - tailRoom(n)
+		for range pages {
 			nsh.pages = append(nsh.pages, pool.get())
 		}
 	}

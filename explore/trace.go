@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // traceStore keeps, for every level, the discovery keys of its states in
@@ -40,26 +41,32 @@ type levelKeys struct {
 
 // add appends a level, given as runs of keys in order.
 func (t *traceStore) add(runs [][]uint64) error {
-	var lk levelKeys
+	total := 0
+	for _, keys := range runs {
+		total += len(keys)
+	}
+	blocks := (total + keyBlock - 1) / keyBlock
+	lk := levelKeys{first: make([]uint64, 0, blocks), offs: make([]int64, 0, blocks)}
+	data := make([]byte, 0, total*3)
 	var prev uint64
-	var tmp [binary.MaxVarintLen64]byte
 	for _, keys := range runs {
 		for _, k := range keys {
 			if lk.n%keyBlock == 0 {
 				lk.first = append(lk.first, k)
-				lk.offs = append(lk.offs, int64(len(lk.data)))
+				lk.offs = append(lk.offs, int64(len(data)))
 			} else {
-				lk.data = append(lk.data, tmp[:binary.PutUvarint(tmp[:], k>>16-prev>>16)]...)
-				lk.data = append(lk.data, tmp[:binary.PutUvarint(tmp[:], k&0xffff)]...)
+				data = binary.AppendUvarint(data, k>>16-prev>>16)
+				data = binary.AppendUvarint(data, k&0xffff)
 			}
 			prev = k
 			lk.n++
 		}
 	}
+	lk.data = slices.Clip(data)
 	lk.end = int64(len(lk.data))
 	t.levels = append(t.levels, lk)
+	t.mem += int64(cap(lk.data)) + int64(cap(lk.first))*8 + int64(cap(lk.offs))*8
 	if t.f == nil {
-		t.mem += int64(cap(lk.data)) + int64(cap(lk.first))*8 + int64(cap(lk.offs))*8
 		return nil
 	}
 	return t.write(len(t.levels) - 1)
@@ -96,7 +103,8 @@ func (t *traceStore) spill(f *os.File) error {
 
 func (t *traceStore) onDisk() bool { return t.f != nil }
 
-// bytes is the memory held by the store.
+// bytes is the memory held by the store: coded keys not yet in the file,
+// and the block index (1/16 byte a state).
 func (t *traceStore) bytes() int64 { return t.mem }
 
 // key returns the key of state i of level d.

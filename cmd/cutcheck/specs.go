@@ -7,9 +7,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -159,9 +159,12 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 func runAll(list []specs.Spec, opts explore.Options, stdout, stderr io.Writer) ([]specs.Outcome, int) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "spec\tgenerated\tdistinct\tdepth\tverdict\texpected\ttime\t")
-	tw.Flush()
+	w := 4
+	for _, s := range list {
+		w = max(w, len(s.Name))
+	}
+	row := fmt.Sprintf("%%-%ds  %%11s  %%11s  %%5s  %%-24s  %%-24s  %%9s  %%s\n", w)
+	fmt.Fprintf(stdout, row, "spec", "generated", "distinct", "depth", "verdict", "expected", "time", "")
 	var out []specs.Outcome
 	for _, s := range list {
 		o, err := specs.Run(ctx, s, opts)
@@ -175,8 +178,8 @@ func runAll(list []specs.Spec, opts explore.Options, stdout, stderr io.Writer) (
 			mark = "MISMATCH: " + o.Why
 		}
 		st := o.Report.Stats
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", s.Name, st.Generated, st.Distinct, st.Depth, o.Got, s.Expect, o.Elapsed.Round(time.Millisecond), mark)
-		tw.Flush()
+		fmt.Fprintf(stdout, row, s.Name, strconv.FormatUint(st.Generated, 10), strconv.FormatUint(st.Distinct, 10),
+			strconv.Itoa(st.Depth), o.Got, s.Expect, o.Elapsed.Round(time.Millisecond).String(), mark)
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "cutcheck: interrupted; remaining specs skipped")
 			return out, exitIncomplete

@@ -1,0 +1,105 @@
+// Package explore is cutcheck's explicit-state model checker: it explores
+// every state of a Model reachable from its initial states, breadth first,
+// checks the model's properties on every state and step, and returns a
+// shortest counterexample when one fails.
+//
+// The Model interface (model.go) is the whole contract; the engine knows
+// nothing else about the states it explores. Run returns a Result: Pass,
+// Violated (with a trace) or Incomplete (cancelled, or MaxDepth reached),
+// with statistics, per-action coverage and the Sometimes properties
+// reached. A failed property is a result, not an error; Run's error means
+// the run could not be carried out. NewReport renders a Result without its
+// type parameters, for printing (Report.Summary, TraceReport.Text) and for
+// saving as JSON.
+//
+// # Determinism
+//
+// The Result (apart from Stats.Elapsed and Stats.OnDisk) is the same for
+// any number of workers, and whether the seen-set and queue live in memory
+// or on disk. The search is level-synchronous and every level is kept in the
+// order single-threaded FIFO BFS would find it:
+//
+//   - Level 0 is m.Init() in order, duplicates dropped (the first wins).
+//   - State i of a level, taking the action at position j of its Actions
+//     (counting only actions; a Next with ok=false makes nothing), discovers
+//     its successor with key i<<16 | j.
+//   - While a level is expanded the seen-set is read-only. Successors not in
+//     it go to a per-level map from fingerprint to the smallest key that
+//     reached it (a lock-free table with a min-compare-and-swap). Workers
+//     take contiguous units of the level and keep their candidates in unit
+//     order; after the level, keeping only each fingerprint's smallest key
+//     and concatenating the units gives the next level, sorted by key.
+//   - Every check that fails is recorded with the length of its trace and
+//     its key (or, for a deadlock, its state's position); once the level is
+//     finished the smallest wins: shortest trace first, then smallest key,
+//     then the property's position in Properties.
+//
+// Always and Sometimes properties are checked on each new state, Transition
+// properties on every step, including steps to states already seen. A state
+// with no successor is a deadlock unless the model is a Doner and Done
+// holds, or Options.NoDeadlock is set. Initial states are checked too.
+//
+// Stats: Generated counts steps (successors with ok=true, duplicates
+// included), Distinct the states in the seen-set, Depth the levels
+// completed (for a violation, the depth of the trace's last state), and
+// QueuePeak the largest level. After a violation, Distinct and QueuePeak
+// cover the levels up to the one whose expansion found it, and Generated
+// includes that whole expansion; they are deterministic too.
+//
+// # Fingerprints and collisions
+//
+// A state is identified by the unseeded 64-bit xxhash of its encoding (0 is
+// stored as 1). Two distinct states with the same fingerprint would make the
+// second look seen, hiding its successors. For n distinct states the
+// probability of any collision is at most n(n-1)/2 · 2⁻⁶⁴ < n²/2⁶⁵, which
+// Run reports as Result.Collision: about 3·10⁻⁶ for 10⁸ states, 0.03 for
+// 10¹⁰.
+//
+// # Memory
+//
+// The in-memory seen-set is an ordered linear-probing table of fingerprints
+// in 256 independently growing shards: 10 to 15 bytes a state. Traces are
+// not stored as states: each level keeps its states' keys, delta-coded
+// (about 2 bytes a state), and a trace is rebuilt by walking keys back to
+// an initial state and re-running the recorded actions (which is why every
+// Model method must be deterministic). The frontier is kept as encodings.
+//
+// # Disk tier
+//
+// With ForceDisk, or once the estimated memory of the seen-set, queue and
+// trace keys exceeds MemBudget, the run moves to disk:
+//
+//   - fingerprints go to a badger store (8-byte keys, empty values), fronted
+//     by an in-memory cache of recent fingerprints (a quarter of the budget,
+//     or 32 MiB without one) that is written to the store in sorted
+//     batches, and by Bloom filters
+//     (2 bytes a stored state) that spare most lookups of new states; the
+//     store is consulted once per level, in key order;
+//   - after exceeding the budget, the frontier and the level's candidates
+//     spill to plain files of length-prefixed encodings (decoded with
+//     m.Decode), and the trace keys to a file.
+//
+// The files live in a new directory named cutcheck-* inside Options.Dir,
+// or inside the system's temporary directory when Dir is empty. That
+// directory is removed when Run returns, whatever the outcome (pass,
+// violation, cancellation or error); Options.Dir itself is created if
+// needed and never removed. Nothing is created when the run stays in memory.
+//
+// # Limits
+//
+// A state may have at most 65,536 actions and a level at most 2⁴⁷ states
+// (keys keep 16 bits for the action). The budget is an estimate of the
+// engine's own tables and buffers: the model's states being expanded,
+// badger's memtables and caches (a few tens of MiB), and the Go runtime's
+// overhead come on top. Cancellation is checked between units of 512
+// states, so a model whose Next is very slow delays it accordingly.
+//
+// # JSON
+//
+// A Report is saved with these keys: verdict ("pass", "violated",
+// "incomplete"); stats {generated, distinct, depth, queue, queue_peak,
+// on_disk, elapsed_ns}; coverage [{name, count}]; sometimes [{name, cite,
+// reached, depth}]; collision; violation {property, cite, kind, reason,
+// steps [{action, fields [{name, value}], view}]}, omitted when there is
+// none.
+package explore
