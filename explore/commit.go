@@ -74,7 +74,7 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 		for i, b := range outs {
 			keys[i], lists[i] = b.keys, b.fps
 		}
-		if err := e.trace.add(keys); err != nil {
+		if err := e.trace.add(keys, e.nw); err != nil {
 			e.release(outs)
 			return err
 		}
@@ -188,13 +188,25 @@ func (e *engine[S, A]) memEstimate() int64 {
 	return n
 }
 
-// checkBudget moves the run to disk once its memory exceeds the budget.
+// share is the part of the budget for the engine's own tables: three
+// quarters of it (the rest absorbs garbage not yet collected and the level
+// being built), less what the disk tier's store holds once it is open.
+func (e *engine[S, A]) share() int64 {
+	b := e.opts.MemBudget
+	s := b * 3 / 4
+	if e.disk != nil {
+		s -= badgerMemory(b)
+	}
+	return max(s, b/8)
+}
+
+// checkBudget moves the run to disk once its memory exceeds its share.
 func (e *engine[S, A]) checkBudget(ctx context.Context) error {
-	if e.opts.MemBudget <= 0 || e.memEstimate() <= e.opts.MemBudget {
+	if e.opts.MemBudget <= 0 || e.memEstimate() <= e.share() {
 		return nil
 	}
 	e.pool.drop()
-	if e.memEstimate() <= e.opts.MemBudget {
+	if e.memEstimate() <= e.share() {
 		return nil
 	}
 	return e.toDisk(ctx, true)

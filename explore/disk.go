@@ -20,8 +20,9 @@ import (
 //     expansion consults it like the memory tier, and when it outgrows its
 //     share of the budget it is written to the store as a new run and
 //     emptied;
-//   - one Bloom filter per run (2 bytes a fingerprint), so that checking a
-//     new fingerprint rarely reads the store.
+//   - one Bloom filter per run (up to 2 bytes a fingerprint, fewer when the
+//     budget's fifth for filters runs short), so that checking a new
+//     fingerprint rarely reads the store.
 //
 // A run is a sorted set of fingerprints cut into buckets by their top bits,
 // about runBucket to a bucket. Each bucket is one badger entry: an 8-byte
@@ -30,20 +31,22 @@ import (
 // entry written (skiplist insert, flush, compaction), so one entry per
 // fingerprint would make the disk tier an order of magnitude slower than
 // memory; packing them makes writes cheap, and a lookup reads one small
-// value. Runs are merged like a binary counter (a run is merged into the
-// one before it once that one is no larger), so there are O(log n) runs and
-// filters, and a fingerprint is rewritten O(log n) times.
+// value. Past a few runs, runs are merged like a binary counter (a run is
+// merged into the one before it while that one is no larger), so there are
+// O(log n) runs and filters, and a fingerprint is rewritten O(log n) times.
 //
 // After each level the level's new fingerprints are tested against the
 // filters; the few that may be stored are sorted by entry key and each entry
-// is read once, in key order.
+// is read once, in key order (or a run is read through, when at least one
+// in scanRatio of its entries would be).
 type diskSeen struct {
-	db         *badger.DB
-	cache      *seenSet
-	cacheLimit int64
-	runs       []*diskRun // oldest first
-	nextID     uint64
-	stored     uint64
+	db          *badger.DB
+	cache       *seenSet
+	cacheLimit  int64
+	filterLimit int64      // bytes for all filters; 0 = unbounded
+	runs        []*diskRun // oldest first
+	nextID      uint64
+	stored      uint64
 }
 
 // diskRun is one sorted batch of stored fingerprints.
@@ -79,18 +82,13 @@ func bucketBits(n uint64) uint {
 // written in large sorted batches and read rarely, so the store is tuned
 // for cheap writes: no compression (fingerprints are random), values kept
 // in the tree rather than a value log, small memtables (8 MiB measured
-// fastest from 2 to 64 MiB) and a generous level 0, which halved badger's
-// compaction work in measurements.
+// fastest from 2 to 64 MiB). Badger builds each table it writes in memory,
+// so tables keep one size at every level (by default they double at each
+// level: 256 MiB buffers at the last), and level 0 holds few tables (it
+// merges its tables into a single one when it cannot compact downwards).
 func badgerOptions(dir string, budget int64) badger.Options {
-	memtable := int64(8 << 20)
-	blockCache := int64(8 << 20)
-	indexCache := int64(0) // 0 = keep every table index and bloom filter in memory
-	if budget > 0 {
-		memtable = clamp(budget/16, 4<<20, 8<<20)
-		blockCache = clamp(budget/64, 1<<20, 8<<20)
-		indexCache = clamp(budget/16, 4<<20, 64<<20)
-	}
-	return badger.DefaultOptions(dir).
+	memtable, blockCache, indexCache := badgerSizes(budget)
+	o := badger.DefaultOptions(dir).
 		WithLogger(nil).
 		WithSyncWrites(false).
 		WithDetectConflicts(false).
@@ -99,9 +97,9 @@ func badgerOptions(dir string, budget int64) badger.Options {
 		WithCompression(options.None).
 		WithMemTableSize(memtable).
 		WithNumMemtables(2).
-		WithNumLevelZeroTables(32).
-		WithNumLevelZeroTablesStall(64).
-		WithBaseTableSize(memtable).
+		WithNumLevelZeroTables(4).
+		WithNumLevelZeroTablesStall(16).
+		WithBaseTableSize(memtable / 4).
 		WithBaseLevelSize(memtable * 16).
 		WithValueThreshold(memtable / 8).
 		WithValueLogFileSize(16 << 20).
@@ -109,7 +107,31 @@ func badgerOptions(dir string, budget int64) badger.Options {
 		WithBlockCacheSize(blockCache).
 		WithIndexCacheSize(indexCache).
 		WithNumCompactors(2)
+	o.TableSizeMultiplier = 1
+	return o
 }
+
+// badgerSizes are the store's memtable, block cache and index cache sizes
+// for budget. An index cache of 0 keeps every table index in memory.
+func badgerSizes(budget int64) (memtable, blockCache, indexCache int64) {
+	if budget <= 0 {
+		return 8 << 20, 8 << 20, 0
+	}
+	return clamp(budget/32, 1<<20, 8<<20), clamp(budget/64, 256<<10, 8<<20), clamp(budget/32, 1<<20, 64<<20)
+}
+
+// badgerMemory estimates the memory the store holds for budget: two
+// memtables, a level-0 table being built (twice a memtable), the tables
+// compactions build (two compactors, a few tables each, each buffered
+// twice), its caches, and the write batches in flight (maxPending, each at
+// most 15% of a memtable).
+func badgerMemory(budget int64) int64 {
+	memtable, blockCache, indexCache := badgerSizes(budget)
+	return 4*memtable + 16*memtable/4 + blockCache + indexCache + maxPending*memtable*15/100
+}
+
+// maxPending bounds the transactions a write batch has in flight.
+const maxPending = 2
 
 func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 
@@ -118,11 +140,26 @@ func openDisk(dir string, budget int64) (*diskSeen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("explore: opening the disk seen-set: %w", err)
 	}
-	limit := int64(32 << 20)
+	d := &diskSeen{db: db, cache: new(seenSet), cacheLimit: 32 << 20}
 	if budget > 0 {
-		limit = clamp(budget/4, 64<<10, 1<<30)
+		d.cacheLimit = clamp(budget/5, 64<<10, 1<<30)
+		d.filterLimit = budget / 5
 	}
-	return &diskSeen{db: db, cache: new(seenSet), cacheLimit: limit}, nil
+	return d, nil
+}
+
+// bloomBits is the bits per key for a new run's filter of n keys: the
+// most that keeps all filters within filterLimit once it is added (runs
+// rebuilt by merges get fewer bits as the store grows).
+func (d *diskSeen) bloomBits(n uint64) int {
+	if d.filterLimit <= 0 {
+		return maxBloomBits
+	}
+	var other int64
+	for _, r := range d.runs {
+		other += r.filter.bytes()
+	}
+	return int(min(maxBloomBits, max(0, d.filterLimit-other)*8/int64(n)))
 }
 
 func (d *diskSeen) close() error {
@@ -149,63 +186,87 @@ type probe struct {
 }
 
 // lookup returns the fingerprints of fps that are in the store (the cache
-// is not consulted).
+// is not consulted). Each run's filter picks the fingerprints that may be
+// in it; those are sorted by entry key. A run whose entries are mostly
+// probed is read through in key order, merging; otherwise each probed
+// entry is read once, in key order. The workers share the runs.
 func (d *diskSeen) lookup(fps []uint64, workers int) ([]uint64, error) {
 	if len(fps) == 0 || d.stored == 0 {
 		return nil, nil
 	}
-	parts := make([][]probe, workers)
-	forEachRange(len(fps), workers, func(w, lo, hi int) {
+	probes := make([][]probe, len(d.runs))
+	forEachIndex(len(d.runs), workers, nil, func(_, i int) error {
+		r := d.runs[i]
 		var ps []probe
-		for _, fp := range fps[lo:hi] {
-			for _, r := range d.runs {
-				if r.filter.has(fp) {
-					ps = append(ps, probe{r.key(fp), fp})
-				}
+		for _, fp := range fps {
+			if r.filter.has(fp) {
+				ps = append(ps, probe{r.key(fp), fp})
 			}
 		}
-		parts[w] = ps
+		slices.SortFunc(ps, func(a, b probe) int {
+			if a.key != b.key {
+				return cmpUint64(a.key, b.key)
+			}
+			return cmpUint64(a.fp, b.fp)
+		})
+		probes[i] = ps
+		return nil
 	})
-	ps := slices.Concat(parts...)
-	slices.SortFunc(ps, func(a, b probe) int {
-		if a.key != b.key {
-			return cmpUint64(a.key, b.key)
-		}
-		return cmpUint64(a.fp, b.fp)
-	})
-	// Split into ranges that do not cut an entry's group of probes.
-	var cuts []int
-	for w := range workers {
-		c := len(ps) * w / workers
-		for c > 0 && c < len(ps) && ps[c].key == ps[c-1].key {
-			c++
-		}
-		cuts = append(cuts, c)
-	}
-	cuts = append(cuts, len(ps))
 	var (
 		mu    sync.Mutex
 		found []uint64
-		first error
 	)
-	forEachRange(workers, workers, func(w, _, _ int) {
-		lo, hi := cuts[w], cuts[w+1]
-		if lo >= hi {
-			return
+	err := forEachIndex(len(d.runs), workers, nil, func(_, i int) error {
+		var got []uint64
+		var err error
+		if ps := probes[i]; uint64(len(ps)) >= d.runs[i].entries()/scanRatio {
+			got, err = d.scan(d.runs[i], ps)
+		} else {
+			got, err = d.read(ps)
 		}
-		got, err := d.read(ps[lo:hi])
 		mu.Lock()
-		defer mu.Unlock()
 		found = append(found, got...)
-		if err != nil && first == nil {
-			first = err
-		}
+		mu.Unlock()
+		return err
 	})
-	return found, first
+	return found, err
+}
+
+// scanRatio: a run is read through when at least 1/scanRatio of its
+// entries are probed; a lookup of one entry costs about as much as reading
+// that many entries in order.
+const scanRatio = 8
+
+// entries is about how many badger entries the run has.
+func (r *diskRun) entries() uint64 { return max(1, min(r.n, 1<<r.bits)) }
+
+// scan merges sorted probes with the run's entries, read in key order.
+func (d *diskSeen) scan(r *diskRun, ps []probe) ([]uint64, error) {
+	txn := d.db.NewTransaction(false)
+	defer txn.Discard()
+	rr := newRunReader(txn, r)
+	defer rr.close()
+	var found []uint64
+	x, ok := rr.next()
+	for _, p := range ps {
+		for ok && x < p.fp {
+			x, ok = rr.next()
+		}
+		if ok && x == p.fp {
+			found = append(found, p.fp)
+		}
+	}
+	if rr.err != nil {
+		return found, fmt.Errorf("explore: reading the disk seen-set: %w", rr.err)
+	}
+	return found, nil
 }
 
 // read looks probes up, grouped by entry, in one read transaction.
 func (d *diskSeen) read(ps []probe) ([]uint64, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
 	txn := d.db.NewTransaction(false)
 	defer txn.Discard()
 	var (
@@ -274,16 +335,30 @@ func (d *diskSeen) remember(ctx context.Context, fps [][]uint64, workers int) er
 	return d.flush(ctx)
 }
 
-// flush writes the cache to the store as a new run, merges runs while the
-// one before the newest is no larger than it, and empties the cache.
+// flush writes the cache to the store as a new run and empties the cache.
+// Past maxRuns runs, it merges the newest run into the one before while
+// that one is no larger.
 func (d *diskSeen) flush(ctx context.Context) error {
 	n := d.cache.len()
 	if n == 0 {
 		return nil
 	}
-	// Shards in order, each sorted: the whole cache in key order.
+	// Shards in order, each sorted: the whole cache in key order. Each
+	// shard's memory is let go once written, so that moving a full
+	// in-memory seen-set to disk does not need room for two copies.
 	r, err := d.writeRun(ctx, n, func(yield func(uint64) bool) error {
-		d.cache.each(0, seenShards, func(fp uint64) { yield(fp) })
+		for i := range d.cache.shards {
+			sh := &d.cache.shards[i]
+			for _, pg := range sh.pages {
+				for _, v := range pg {
+					if v != 0 && !yield(v) {
+						return nil
+					}
+				}
+			}
+			*sh = seenShard{}
+		}
+		d.cache.pool = pagePool{}
 		return nil
 	})
 	if err != nil {
@@ -292,6 +367,9 @@ func (d *diskSeen) flush(ctx context.Context) error {
 	d.runs = append(d.runs, r)
 	d.stored += n
 	d.cache = new(seenSet)
+	if len(d.runs) <= maxRuns {
+		return nil
+	}
 	for k := len(d.runs); k >= 2 && d.runs[k-2].n <= d.runs[k-1].n; k = len(d.runs) {
 		if err := d.merge(ctx); err != nil {
 			return err
@@ -300,14 +378,19 @@ func (d *diskSeen) flush(ctx context.Context) error {
 	return nil
 }
 
+// maxRuns is how many runs the store keeps before merging: a few filters
+// cost little to test, and until then every fingerprint is written once.
+const maxRuns = 8
+
 // writeRun writes n sorted fingerprints, produced by each, as a new run.
 func (d *diskSeen) writeRun(ctx context.Context, n uint64, each func(yield func(uint64) bool) error) (*diskRun, error) {
 	if d.nextID >= 1<<runIDBits {
 		return nil, errors.New("explore: the disk seen-set has written too many runs")
 	}
-	r := &diskRun{id: d.nextID, bits: bucketBits(n), n: n, filter: newBloom(int(n))}
+	r := &diskRun{id: d.nextID, bits: bucketBits(n), n: n, filter: newBloom(int(n), d.bloomBits(n))}
 	d.nextID++
 	wb := d.db.NewWriteBatch()
+	wb.SetMaxPendingTxns(maxPending)
 	defer wb.Cancel()
 	var (
 		slab   []byte // keys and values handed to the batch, kept until Flush

@@ -23,21 +23,27 @@
 //   - State i of a level, taking the action at position j of its Actions
 //     (counting only actions; a Next with ok=false makes nothing), discovers
 //     its successor with key i<<16 | j.
-//   - While a level is expanded the seen-set is read-only. Successors not in
-//     it go to a per-level map from fingerprint to the smallest key that
-//     reached it (a lock-free table with a min-compare-and-swap). Workers
-//     take contiguous units of the level and keep their candidates in unit
-//     order; after the level, keeping only each fingerprint's smallest key
-//     and concatenating the units gives the next level, sorted by key.
+//   - While a level is expanded the seen-set is read-only. Each successor
+//     is offered to a per-level map from fingerprint to the smallest key
+//     that reached it (a lock-free table with a min-compare-and-swap); an
+//     offer holding the smallest key so far is looked up in the seen-set
+//     and kept as a candidate unless seen (the map then marks the
+//     fingerprint seen, so later offers of it are dropped at once). Workers
+//     take contiguous units of the level and keep their candidates in
+//     unit order; after the level, keeping only each fingerprint's
+//     smallest key and concatenating the units gives the next level,
+//     sorted by key.
 //   - Every check that fails is recorded with the length of its trace and
 //     its key (or, for a deadlock, its state's position); once the level is
 //     finished the smallest wins: shortest trace first, then smallest key,
 //     then the property's position in Properties.
 //
 // Always and Sometimes properties are checked on each new state, Transition
-// properties on every step, including steps to states already seen. A state
-// with no successor is a deadlock unless the model is a Doner and Done
-// holds, or Options.NoDeadlock is set. Initial states are checked too.
+// properties on every step, including steps to states already seen
+// (Options.Only narrows the Always and Transition properties checked). A
+// state with no successor is a deadlock unless the model is a Doner and
+// Done holds, or Options.NoDeadlock is set. Initial states are checked
+// too.
 //
 // Stats: Generated counts steps (successors with ok=true, duplicates
 // included), Distinct the states in the seen-set, Depth the levels
@@ -52,8 +58,8 @@
 // stored as 1). Two distinct states with the same fingerprint would make the
 // second look seen, hiding its successors. For n distinct states the
 // probability of any collision is at most n(n-1)/2 · 2⁻⁶⁴ < n²/2⁶⁵, which
-// Run reports as Result.Collision: about 3·10⁻⁶ for 10⁸ states, 0.03 for
-// 10¹⁰.
+// Run reports as Result.Collision: about 3·10⁻⁶ for 10⁷ states, 3·10⁻⁴ for
+// 10⁸ and 0.03 for 10⁹.
 //
 // # Memory
 //
@@ -66,18 +72,21 @@
 //
 // # Disk tier
 //
-// With ForceDisk, or once the estimated memory of the seen-set, queue and
-// trace keys exceeds MemBudget, the run moves to disk:
+// With ForceDisk, or once the engine's memory would exceed its share of
+// MemBudget (see below), the run moves to disk:
 //
-//   - fingerprints go to a badger store (8-byte keys, empty values), fronted
-//     by an in-memory cache of recent fingerprints (a quarter of the budget,
-//     or 32 MiB without one) that is written to the store in sorted
-//     batches, and by Bloom filters
-//     (2 bytes a stored state) that spare most lookups of new states; the
-//     store is consulted once per level, in key order;
-//   - after exceeding the budget, the frontier and the level's candidates
-//     spill to plain files of length-prefixed encodings (decoded with
-//     m.Decode), and the trace keys to a file.
+//   - fingerprints go to a badger store, fronted by an in-memory cache of
+//     recent fingerprints (a fifth of the budget, or 32 MiB without one)
+//     that is written to the store in sorted runs, and by a Bloom filter per
+//     run (up to 2 bytes a stored state) that spares most lookups of new
+//     states. A run is stored as 8-byte keys (run, then bucket of top bits)
+//     whose values hold about 256 sorted fingerprints each: badger spends
+//     microseconds on every entry written, too much to spend per state.
+//     After each level, the level's fingerprints that the filters cannot
+//     rule out are looked up in key order;
+//   - the trace keys go to a file, and once the budget is exceeded the
+//     frontier and the level's candidates spill to plain files of
+//     length-prefixed encodings (decoded with m.Decode).
 //
 // The files live in a new directory named cutcheck-* inside Options.Dir,
 // or inside the system's temporary directory when Dir is empty. That
@@ -85,14 +94,26 @@
 // violation, cancellation or error); Options.Dir itself is created if
 // needed and never removed. Nothing is created when the run stays in memory.
 //
+// # Memory budget
+//
+// MemBudget bounds the process's heap during the run. The engine moves to
+// disk once its own tables (seen-set or cache and filters, queue, trace
+// keys, level map) would exceed three quarters of the budget less the
+// store's buffers, and Run sets the Go runtime's soft memory limit
+// (debug.SetMemoryLimit) to the budget, or 64 MiB if that is more, for the
+// duration of the run, unless the program or GOMEMLIMIT has set one.
+// Badger's own buffers (memtables, tables being built, caches) are sized
+// from the budget but have floors of a few MiB each, so budgets under about
+// 256 MiB can be exceeded by tens of MiB; the states being expanded and
+// mmapped files come on top.
+//
 // # Limits
 //
 // A state may have at most 65,536 actions and a level at most 2⁴⁷ states
-// (keys keep 16 bits for the action). The budget is an estimate of the
-// engine's own tables and buffers: the model's states being expanded,
-// badger's memtables and caches (a few tens of MiB), and the Go runtime's
-// overhead come on top. Cancellation is checked between units of 512
-// states, so a model whose Next is very slow delays it accordingly.
+// (keys keep 16 bits for the action). Cancellation is checked between units
+// of 512 states, so a model whose Next is very slow delays it accordingly.
+// With a tight budget the disk tier's filters get fewer bits per state and
+// more lookups reach the store, so it slows down.
 //
 // # JSON
 //

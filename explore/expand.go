@@ -53,7 +53,6 @@ type worker[S, A any] struct {
 	full    bool // the level map overflowed: store every candidate
 	best    *violation
 	scratch batch  // a unit read from a spilled frontier
-	buf     []byte // encodings of a spilled batch, read back
 	spare   []byte // a data slab freed by spilling, for the next unit
 }
 
@@ -76,6 +75,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	e.lm.reset(int(float64(e.front.n)*e.lmRatio), e.nw)
 	e.levelBytes.Store(0)
 	e.memBase = e.memEstimate()
+	e.budgetShare = e.share()
 	for _, w := range e.workers {
 		w.best, w.claims, w.full = nil, 0, false
 	}
@@ -90,7 +90,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		if cap(out.data) == 0 && w.spare != nil {
 			out.data, w.spare = w.spare, nil
 		}
-		out.reserve(int(e.candRatio*float64(u.hi-u.lo))+16, e.encLen)
+		out.reserve(int(e.candRatio*float64(u.len()))+16, e.encLen)
 		outs[u.ord] = out
 		if err := w.expandUnit(u, out); err != nil {
 			return err
@@ -159,58 +159,71 @@ func (p *pending[S]) reset() {
 // expandUnit generates the successors of one unit of the frontier into out.
 func (w *worker[S, A]) expandUnit(u unit, out *batch) error {
 	e := w.e
-	m := e.m
-	props := e.props
-	depth := e.depth
-	p := &w.pend
 	w.full = e.lm.overflow.Load()
 	var gen uint64
-	for i := u.lo; i < u.hi; i++ {
-		idx := u.base + uint64(i-u.lo)
-		s, err := m.Decode(u.b.state(u.b.data, i))
-		if err != nil {
-			return fmt.Errorf("explore: decoding a queued state: %w", err)
-		}
-		w.acts = m.Actions(s, w.acts[:0])
-		if len(w.acts) > maxActions {
-			return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
-		}
-		succ := 0
-		for j := range w.acts {
-			a := w.acts[j]
-			t, ok := m.Next(s, a)
-			if !ok {
-				continue
+	idx := u.base
+	for _, seg := range u.segs {
+		for i := seg.lo; i < seg.hi; i++ {
+			if err := w.expandState(seg.b.state(seg.b.data, i), idx, out, &gen); err != nil {
+				return err
 			}
-			succ++
-			key := idx<<16 | uint64(j)
-			k := m.ActionKind(a)
-			if k < 0 || k >= len(w.cov) {
-				return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
-			}
-			w.cov[k]++
-			for _, pi := range e.transition {
-				if r := props[pi].CheckStep(s, a, t); r != "" {
-					w.violate(depth+1, true, key, pi, r)
-				}
-			}
-			start := len(p.enc)
-			p.enc = m.Encode(t, p.enc)
-			p.fps = append(p.fps, fingerprint(p.enc[start:]))
-			p.ends = append(p.ends, uint32(len(p.enc)))
-			p.keys = append(p.keys, key)
-			p.ts = append(p.ts, t)
-			if len(p.fps) == group {
-				w.flush(out)
-			}
-		}
-		gen += uint64(succ)
-		if succ == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
-			w.violate(depth, false, idx, -1, deadlockReason(len(w.acts)))
+			idx++
 		}
 	}
 	w.flush(out)
 	e.generated.Add(gen)
+	return nil
+}
+
+// expandState generates the successors of frontier state idx, given by its
+// encoding.
+func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint64) error {
+	e := w.e
+	m := e.m
+	props := e.props
+	depth := e.depth
+	p := &w.pend
+	s, err := m.Decode(enc)
+	if err != nil {
+		return fmt.Errorf("explore: decoding a queued state: %w", err)
+	}
+	w.acts = m.Actions(s, w.acts[:0])
+	if len(w.acts) > maxActions {
+		return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
+	}
+	succ := 0
+	for j := range w.acts {
+		a := w.acts[j]
+		t, ok := m.Next(s, a)
+		if !ok {
+			continue
+		}
+		succ++
+		key := idx<<16 | uint64(j)
+		k := m.ActionKind(a)
+		if k < 0 || k >= len(w.cov) {
+			return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
+		}
+		w.cov[k]++
+		for _, pi := range e.transition {
+			if r := props[pi].CheckStep(s, a, t); r != "" {
+				w.violate(depth+1, true, key, pi, r)
+			}
+		}
+		start := len(p.enc)
+		p.enc = m.Encode(t, p.enc)
+		p.fps = append(p.fps, fingerprint(p.enc[start:]))
+		p.ends = append(p.ends, uint32(len(p.enc)))
+		p.keys = append(p.keys, key)
+		p.ts = append(p.ts, t)
+		if len(p.fps) == group {
+			w.flush(out)
+		}
+	}
+	*gen += uint64(succ)
+	if succ == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
+		w.violate(depth, false, idx, -1, deadlockReason(len(w.acts)))
+	}
 	return nil
 }
 
@@ -317,7 +330,7 @@ func (e *engine[S, A]) afterUnit(w *worker[S, A], out *batch) error {
 		return nil
 	}
 	n := e.levelBytes.Add(out.bytes())
-	if !e.spillCands.Load() && e.memBase+n <= e.opts.MemBudget {
+	if !e.spillCands.Load() && e.memBase+n <= e.budgetShare {
 		return nil
 	}
 	e.spillCands.Store(true)

@@ -512,3 +512,23 @@ func TestSummaryNeverEnabled(t *testing.T) {
 		}
 	}
 }
+
+// Options.Only checks just the named Always and Transition properties;
+// Sometimes properties are still reported. The rotor with bad=6 fails
+// "sum-not-bad" at depth 6 when it is checked, and passes when only
+// "inc-adds-one" is.
+func TestOnly(t *testing.T) {
+	m := Model[rotorState, int](rotor{n: 4, bad: 6})
+	r := run(t, m, Options{Only: []string{"sum-not-bad"}})
+	if r.Verdict != Violated || r.Violation.Property != "sum-not-bad" || r.Stats.Depth != 6 {
+		t.Fatalf("only sum-not-bad: %v %+v", r.Verdict, r.Violation)
+	}
+	r = run(t, m, Options{Only: []string{"inc-adds-one"}})
+	mustPass(t, r)
+	if len(r.Sometimes) != 1 || !r.Sometimes[0].Reached {
+		t.Fatalf("sometimes %+v", r.Sometimes)
+	}
+	if _, err := Run(context.Background(), m, Options{Only: []string{"no-such"}}); err == nil {
+		t.Fatal("unknown property: no error")
+	}
+}

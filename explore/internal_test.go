@@ -99,7 +99,7 @@ func TestLevelMap(t *testing.T) {
 func TestBloom(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	const n = 100000
-	b := newBloom(n)
+	b := newBloom(n, maxBloomBits)
 	in := make([]uint64, n)
 	for i := range in {
 		in[i] = r.Uint64()
@@ -131,7 +131,7 @@ func TestDiskSeen(t *testing.T) {
 	defer d.close()
 	r := rand.New(rand.NewPCG(7, 8))
 	var all []uint64
-	for range 8 {
+	for range 3 * maxRuns {
 		level := make([]uint64, 10000)
 		for i := range level {
 			level[i] = r.Uint64() | 1
@@ -141,9 +141,9 @@ func TestDiskSeen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Each flush writes a run and merges make more: with 3 flushes or more
+	// Each flush writes a run and each merge another: past maxRuns flushes
 	// there are fewer runs than written.
-	if d.nextID < 4 || len(d.runs) >= int(d.nextID) || d.stored+d.cache.len() != uint64(len(all)) {
+	if d.nextID <= maxRuns+1 || len(d.runs) >= int(d.nextID) || d.stored+d.cache.len() != uint64(len(all)) {
 		t.Fatalf("%d runs written, %d left, %d stored + %d cached, want %d", d.nextID, len(d.runs), d.stored, d.cache.len(), len(all))
 	}
 	var runs uint64
@@ -204,7 +204,7 @@ func TestTraceStore(t *testing.T) {
 	var ts traceStore
 	for _, keys := range levels[:3] {
 		mid := len(keys) / 3
-		if err := ts.add([][]uint64{keys[:mid], nil, keys[mid:]}); err != nil {
+		if err := ts.add([][]uint64{keys[:mid], nil, keys[mid:]}, 2); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -217,14 +217,14 @@ func TestTraceStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, keys := range levels[3:] {
-		if err := ts.add([][]uint64{keys}); err != nil {
+		if err := ts.add([][]uint64{keys}, 2); err != nil {
 			t.Fatal(err)
 		}
 	}
 	check(&ts)
 	index := int64(0)
-	for _, keys := range levels {
-		index += int64(len(keys)+keyBlock-1) / keyBlock * 16
+	for _, lk := range ts.levels {
+		index += int64(len(lk.first)) * 24
 	}
 	if ts.bytes() != index {
 		t.Fatalf("%d bytes in memory, want the %d of the index", ts.bytes(), index)
@@ -270,5 +270,32 @@ func TestSpillBetweenLevels(t *testing.T) {
 	}
 	if g, w := zeroTimes(got), zeroTimes(want); !reflect.DeepEqual(g, w) {
 		t.Fatalf("got %+v\nwant %+v", g, w)
+	}
+}
+
+// Fingerprints crowded at the top of one shard's range pile up past its
+// home slots, into the overflow tail, which grows page by page and forces
+// the table to grow when exhausted.
+func TestSeenSetCrowdedTail(t *testing.T) {
+	var s seenSet
+	r := rand.New(rand.NewPCG(11, 12))
+	want := map[uint64]bool{}
+	for range 12000 {
+		fp := 3<<56 | (1<<56 - 1 - r.Uint64()>>20) // the top 2⁻¹² of shard 3
+		s.insert(fp)
+		want[fp] = true
+	}
+	for fp := range want {
+		if !s.has(fp) {
+			t.Fatalf("lost %x", fp)
+		}
+	}
+	if s.len() != uint64(len(want)) {
+		t.Fatalf("len %d, want %d", s.len(), len(want))
+	}
+	var all []uint64
+	s.each(0, seenShards, func(fp uint64) { all = append(all, fp) })
+	if !slices.IsSorted(all) || len(all) != len(want) {
+		t.Fatal("each is not the sorted set")
 	}
 }

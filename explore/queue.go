@@ -181,12 +181,25 @@ type region struct {
 	_    [48]byte
 }
 
-// unit is states [lo, hi) of b; the first is state base of its level.
+// unit is a run of consecutive states of the level, the first of which is
+// state base: states [lo, hi) of each of its segments in turn.
 type unit struct {
-	ord    int
-	base   uint64
+	ord  int
+	base uint64
+	segs []segment
+}
+
+type segment struct {
 	b      *batch
 	lo, hi int
+}
+
+func (u *unit) len() int {
+	n := 0
+	for _, s := range u.segs {
+		n += s.hi - s.lo
+	}
+	return n
 }
 
 func newSource(f *frontier, workers int) (*source, error) {
@@ -198,13 +211,28 @@ func newSource(f *frontier, workers int) (*source, error) {
 		src.r = bufio.NewReaderSize(f.file, 1<<20)
 		return src, nil
 	}
-	base := uint64(0)
+	// Cut the level into units of unitSize states, across batch
+	// boundaries: batches shrink as levels do, and units should not.
+	var (
+		base uint64
+		cur  unit
+		n    int
+	)
 	for _, b := range f.batches {
-		for lo := 0; lo < b.len(); lo += unitSize {
-			hi := min(lo+unitSize, b.len())
-			src.units = append(src.units, unit{ord: len(src.units), base: base, b: b, lo: lo, hi: hi})
-			base += uint64(hi - lo)
+		for lo := 0; lo < b.len(); {
+			hi := min(b.len(), lo+unitSize-n)
+			cur.segs = append(cur.segs, segment{b, lo, hi})
+			n += hi - lo
+			lo = hi
+			if n == unitSize {
+				src.units = append(src.units, cur)
+				base += uint64(n)
+				cur, n = unit{ord: len(src.units), base: base}, 0
+			}
 		}
+	}
+	if n > 0 {
+		src.units = append(src.units, cur)
 	}
 	src.regions = make([]region, workers)
 	for w := range src.regions {
@@ -240,7 +268,7 @@ func (s *source) take(w int, scratch *batch) (u unit, ok bool, err error) {
 		return unit{}, false, s.err
 	}
 	scratch.reset()
-	u = unit{ord: int(s.read / unitSize), base: s.read, b: scratch}
+	u = unit{ord: int(s.read / unitSize), base: s.read}
 	for scratch.len() < unitSize && s.read < s.f.n {
 		if err := readState(s.r, scratch); err != nil {
 			s.err = fmt.Errorf("explore: reading the spilled queue: %w", err)
@@ -248,7 +276,7 @@ func (s *source) take(w int, scratch *batch) (u unit, ok bool, err error) {
 		}
 		s.read++
 	}
-	u.hi = scratch.len()
+	u.segs = []segment{{scratch, 0, scratch.len()}}
 	return u, true, nil
 }
 

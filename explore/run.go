@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,12 +28,26 @@ func Run[S, A any](ctx context.Context, m Model[S, A], opts Options) (*Result[S,
 	if err != nil {
 		return nil, err
 	}
+	if opts.MemBudget > 0 {
+		// Without a limit the collector lets the heap reach twice what is
+		// live; with one it collects harder as the budget nears. Below
+		// minMemoryLimit the fixed costs of the runtime and the store would
+		// keep the collector running all the time. A limit set by the
+		// program (or GOMEMLIMIT) is left alone.
+		if old := debug.SetMemoryLimit(-1); old == math.MaxInt64 {
+			debug.SetMemoryLimit(max(opts.MemBudget, minMemoryLimit))
+			defer debug.SetMemoryLimit(old)
+		}
+	}
 	res, err := e.run(ctx)
 	if cerr := e.close(); err == nil && cerr != nil {
 		res, err = nil, cerr
 	}
 	return res, err
 }
+
+// minMemoryLimit is the least soft memory limit a budgeted run sets.
+const minMemoryLimit = 64 << 20
 
 type engine[S, A any] struct {
 	m          Model[S, A]
@@ -60,12 +75,13 @@ type engine[S, A any] struct {
 	// spilled: the frontier lives in files (the budget was exceeded).
 	spilled bool
 
-	lmRatio    float64 // level map entries per frontier state, last level
-	candRatio  float64 // candidates kept per frontier state, last level
-	encLen     int     // bytes per encoding, last level
-	memBase    int64   // memory besides this level's candidates
-	levelBytes atomic.Int64
-	spillCands atomic.Bool
+	lmRatio     float64 // level map entries per frontier state, last level
+	candRatio   float64 // candidates kept per frontier state, last level
+	encLen      int     // bytes per encoding, last level
+	memBase     int64   // memory besides this level's candidates
+	budgetShare int64   // share() when the level started
+	levelBytes  atomic.Int64
+	spillCands  atomic.Bool
 
 	coverage   []uint64
 	reached    []atomic.Bool // by property index
@@ -232,7 +248,7 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	}
 	v := w.best
 	w.best = nil
-	if err := e.trace.add([][]uint64{b.keys}); err != nil {
+	if err := e.trace.add([][]uint64{b.keys}, 1); err != nil {
 		return nil, err
 	}
 	if err := e.addSeen(ctx, [][]uint64{b.fps}); err != nil {

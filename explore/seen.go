@@ -111,8 +111,8 @@ func (s *seenSet) peek(fp uint64) uint64 {
 	return pg[j] + pg[min(j+3, uint64(len(pg)-1))]
 }
 
-// peekRun loads the three cache lines from fp's home slot on: an insert
-// scans from there to the next empty slot.
+// peekRun loads the two cache lines from fp's home slot on: an insert scans
+// from there to the next empty slot.
 func (s *seenSet) peekRun(fp uint64) uint64 {
 	sh := &s.shards[shardOf(fp)]
 	if sh.n == 0 {
@@ -121,7 +121,7 @@ func (s *seenSet) peekRun(fp uint64) uint64 {
 	h := sh.home(fp)
 	pg := sh.pages[h>>pageBits]
 	j, last := h&pageMask, uint64(len(pg)-1)
-	return pg[j] + pg[min(j+8, last)] + pg[min(j+16, last)]
+	return pg[j] + pg[min(j+8, last)]
 }
 
 // insert adds fp to the set and reports whether it was new.
@@ -140,6 +140,28 @@ func (sh *seenShard) slot(i uint64) *uint64 {
 func (sh *seenShard) insert(fp uint64, pool *pagePool) bool {
 	if sh.count+1 > sh.n*seenMaxLoadNum/seenMaxLoadDen {
 		sh.grow(pool)
+	}
+	// Fast path: the probe and the shift stay within fp's home page.
+	h := sh.home(fp)
+	pg := sh.pages[h>>pageBits]
+	k := int(h & pageMask)
+	for k < len(pg) && pg[k] != 0 && pg[k] < fp {
+		k++
+	}
+	if k < len(pg) {
+		if pg[k] == fp {
+			return false
+		}
+		e := k
+		for e < len(pg) && pg[e] != 0 {
+			e++
+		}
+		if e < len(pg) {
+			copy(pg[k+1:e+1], pg[k:e])
+			pg[k] = fp
+			sh.count++
+			return true
+		}
 	}
 	for {
 		i := sh.home(fp)
@@ -219,18 +241,24 @@ func (sh *seenShard) grow(pool *pagePool) {
 		}
 	}
 	next := uint64(0)
+	pages := nsh.pages
 	for _, pg := range old {
 		for _, v := range pg {
 			if v == 0 {
 				continue
 			}
 			i := max(nsh.home(v), next)
-			for nsh.slot(i) == nil {
-				if !nsh.extend(pool) {
-					panic("explore: seen-set overflow tail exhausted while growing")
+			if p, j := i>>pageBits, i&pageMask; p < uint64(len(pages)) && j < uint64(len(pages[p])) {
+				pages[p][j] = v
+			} else {
+				for nsh.slot(i) == nil {
+					if !nsh.extend(pool) {
+						panic("explore: seen-set overflow tail exhausted while growing")
+					}
 				}
+				*nsh.slot(i) = v
+				pages = nsh.pages
 			}
-			*nsh.slot(i) = v
 			next = i + 1
 		}
 	}

@@ -15,14 +15,16 @@ import (
 // names its parent (key>>16, an index into level d-1) and the action taken
 // there (key&0xffff); a level-0 key is the state's position in Init.
 //
-// A level's keys are increasing, so they are delta-coded: in blocks of 256,
-// each block's first key is kept whole and every other key as two uvarints,
-// the parent's distance from the previous key's parent and the action. That
-// is about 2 bytes a state instead of 8. The coded bytes live in memory, or
-// in a file once the run has spilled; the block index stays in memory.
+// A level's keys are increasing, so they are delta-coded: in blocks of at
+// most 256, each block's first key is kept whole and every other key as two
+// uvarints, the parent's distance from the previous key's parent and the
+// action. That is about 2 bytes a state instead of 8. Blocks start at every
+// run of keys handed to add (so that runs are coded in parallel) and every
+// 256 keys within a run. The coded bytes live in memory, or in a file once
+// the run has spilled; the block index stays in memory.
 type traceStore struct {
 	levels []levelKeys
-	mem    int64 // coded bytes held in memory
+	mem    int64 // coded bytes and index held in memory
 
 	f   *os.File
 	w   *bufio.Writer
@@ -32,40 +34,58 @@ type traceStore struct {
 const keyBlock = 256
 
 type levelKeys struct {
-	n     uint64
-	first []uint64 // per block: its first key
-	offs  []int64  // per block: where its coded keys start (in data or the file)
-	data  []byte   // nil once written to the file
-	end   int64    // where the level's coded keys end
+	n      uint64
+	starts []uint64 // per block: the level index of its first key
+	first  []uint64 // per block: its first key
+	offs   []int64  // per block: where its coded keys start (in data or the file)
+	data   []byte   // nil once written to the file
+	end    int64    // where the level's coded keys end
 }
 
-// add appends a level, given as runs of keys in order.
-func (t *traceStore) add(runs [][]uint64) error {
-	total := 0
-	for _, keys := range runs {
-		total += len(keys)
-	}
-	blocks := (total + keyBlock - 1) / keyBlock
-	lk := levelKeys{first: make([]uint64, 0, blocks), offs: make([]int64, 0, blocks)}
-	data := make([]byte, 0, total*3)
-	var prev uint64
-	for _, keys := range runs {
-		for _, k := range keys {
-			if lk.n%keyBlock == 0 {
-				lk.first = append(lk.first, k)
-				lk.offs = append(lk.offs, int64(len(data)))
+// add appends a level, given as runs of keys in order, coding the runs on
+// workers goroutines.
+func (t *traceStore) add(runs [][]uint64, workers int) error {
+	parts := make([]levelKeys, len(runs))
+	forEachIndex(len(runs), workers, nil, func(_, r int) error {
+		keys, p := runs[r], &parts[r]
+		p.data = make([]byte, 0, 3*len(keys))
+		var prev uint64
+		for i, k := range keys {
+			if i%keyBlock == 0 {
+				p.starts = append(p.starts, uint64(i))
+				p.first = append(p.first, k)
+				p.offs = append(p.offs, int64(len(p.data)))
 			} else {
-				data = binary.AppendUvarint(data, k>>16-prev>>16)
-				data = binary.AppendUvarint(data, k&0xffff)
+				p.data = binary.AppendUvarint(p.data, k>>16-prev>>16)
+				p.data = binary.AppendUvarint(p.data, k&0xffff)
 			}
 			prev = k
-			lk.n++
 		}
+		return nil
+	})
+	var blocks, size int
+	for _, p := range parts {
+		blocks += len(p.first)
+		size += len(p.data)
 	}
-	lk.data = slices.Clip(data)
+	lk := levelKeys{
+		starts: make([]uint64, 0, blocks),
+		first:  make([]uint64, 0, blocks),
+		offs:   make([]int64, 0, blocks),
+		data:   make([]byte, 0, size),
+	}
+	for r, p := range parts {
+		for b := range p.first {
+			lk.starts = append(lk.starts, lk.n+p.starts[b])
+			lk.first = append(lk.first, p.first[b])
+			lk.offs = append(lk.offs, int64(len(lk.data))+p.offs[b])
+		}
+		lk.data = append(lk.data, p.data...)
+		lk.n += uint64(len(runs[r]))
+	}
 	lk.end = int64(len(lk.data))
 	t.levels = append(t.levels, lk)
-	t.mem += int64(cap(lk.data)) + int64(cap(lk.first))*8 + int64(cap(lk.offs))*8
+	t.mem += int64(len(lk.data)) + int64(blocks)*24
 	if t.f == nil {
 		return nil
 	}
@@ -83,7 +103,7 @@ func (t *traceStore) write(d int) error {
 	}
 	lk.end += t.end
 	t.end += int64(len(lk.data))
-	t.mem -= int64(cap(lk.data))
+	t.mem -= int64(len(lk.data))
 	lk.data = nil
 	return nil
 }
@@ -104,7 +124,7 @@ func (t *traceStore) spill(f *os.File) error {
 func (t *traceStore) onDisk() bool { return t.f != nil }
 
 // bytes is the memory held by the store: coded keys not yet in the file,
-// and the block index (1/16 byte a state).
+// and the block index (24 bytes a block).
 func (t *traceStore) bytes() int64 { return t.mem }
 
 // key returns the key of state i of level d.
@@ -113,13 +133,14 @@ func (t *traceStore) key(d int, i uint64) (uint64, error) {
 		return 0, fmt.Errorf("explore: no state %d at level %d", i, d)
 	}
 	lk := &t.levels[d]
-	b := i / keyBlock
+	b, _ := slices.BinarySearch(lk.starts, i+1)
+	b-- // the last block starting at or before i
 	k := lk.first[b]
-	if i%keyBlock == 0 {
+	if i == lk.starts[b] {
 		return k, nil
 	}
 	end := lk.end
-	if b+1 < uint64(len(lk.offs)) {
+	if b+1 < len(lk.offs) {
 		end = lk.offs[b+1]
 	}
 	coded := lk.data
@@ -134,7 +155,7 @@ func (t *traceStore) key(d int, i uint64) (uint64, error) {
 	} else {
 		coded = coded[lk.offs[b]:end]
 	}
-	for range i % keyBlock {
+	for range i - lk.starts[b] {
 		dp, n := binary.Uvarint(coded)
 		j, m := binary.Uvarint(coded[max(n, 0):])
 		if n <= 0 || m <= 0 {

@@ -37,9 +37,9 @@ func unit(lo, hi model.Coord, a, b model.Value) model.Unit {
 func TestChecks(t *testing.T) {
 	a1, b2 := model.Event{Key: 0, Img: 1}, model.Event{Key: 1, Img: 2}
 	prop1 := capture([]model.Event{a1, b2}, unit(0, 2, model.Absent, 2), [2]model.Coord{0, 2}, 2,
-		[]model.Entry{{0, 1, 1}, {1, 2, 2}}, true)
+		[]model.Entry{{Key: 0, Val: 1, Tag: 1}, {Key: 1, Val: 2, Tag: 2}}, true)
 	stale := capture([]model.Event{a1, b2}, unit(0, 2, model.Absent, 2), [2]model.Coord{0, 2}, 2,
-		[]model.Entry{{0, 1, 1}, {1, 2, 2}, {0, model.Absent, 2}}, true) // a wrongly re-emitted as read
+		[]model.Entry{{Key: 0, Val: 1, Tag: 1}, {Key: 1, Val: 2, Tag: 2}, {Key: 0, Val: model.Absent, Tag: 2}}, true) // a wrongly re-emitted as read
 	open := stale
 	open.Closed = 0
 	tests := []struct {

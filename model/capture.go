@@ -69,50 +69,44 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 // DecodeCapture reads what AppendTo wrote and returns the rest of b; ok is
 // false if b is too short.
 func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
-	r := reader{b: b}
-	for k := 0; k < MaxKeys; k++ {
-		c.Log.Init[k] = Value(r.byte())
-	}
-	c.Log.N = r.byte()
-	if int(c.Log.N) > MaxLog {
+	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 4
+	if len(b) < head {
 		return c, nil, false
 	}
-	for i := 0; i < int(c.Log.N); i++ {
-		c.Log.Ev[i] = Event{Key(r.byte()), Value(r.byte()), r.byte()}
+	for k := range MaxKeys {
+		c.Log.Init[k] = Value(b[k])
 	}
+	n := int(b[MaxKeys])
+	if n > MaxLog || len(b) < head+3*n+3 {
+		return c, nil, false
+	}
+	c.Log.N = uint8(n)
+	b = b[head:]
+	for i := range n {
+		c.Log.Ev[i] = Event{Key(b[3*i]), Value(b[3*i+1]), b[3*i+2]}
+	}
+	b = b[3*n:]
 	p := &c.Plan
-	p.Keys, p.N, p.Frontier = r.byte(), r.byte(), Coord(r.byte())
-	if int(p.N) > MaxUnits {
+	p.Keys, p.N, p.Frontier = b[0], b[1], Coord(b[2])
+	units := int(p.N)
+	if units > MaxUnits || len(b) < 3+unitLen*units+tail {
 		return c, nil, false
 	}
-	for i := 0; i < int(p.N); i++ {
-		u := &p.Units[i]
-		u.Domain = KeySet(r.byte()) | KeySet(r.byte())<<8
-		u.Lo, u.Hi = Coord(r.byte()), Coord(r.byte())
-		u.Read = KeySet(r.byte()) | KeySet(r.byte())<<8
-		for k := 0; k < MaxKeys; k++ {
-			u.Refresh[k] = Value(r.byte())
+	b = b[3:]
+	for i := range units {
+		u, ub := &p.Units[i], b[i*unitLen:]
+		u.Domain = KeySet(ub[0]) | KeySet(ub[1])<<8
+		u.Lo, u.Hi = Coord(ub[2]), Coord(ub[3])
+		u.Read = KeySet(ub[4]) | KeySet(ub[5])<<8
+		for k := range MaxKeys {
+			u.Refresh[k] = Value(ub[6+k])
 		}
 	}
-	for k := 0; k < MaxKeys; k++ {
-		c.ReadAt[k], c.Out.Val[k], c.Out.Tag[k] = Coord(r.byte()), Value(r.byte()), Coord(r.byte())
+	b = b[unitLen*units:]
+	for k := range MaxKeys {
+		c.ReadAt[k], c.Out.Val[k], c.Out.Tag[k] = Coord(b[3*k]), Value(b[3*k+1]), Coord(b[3*k+2])
 	}
-	c.Pos, c.Start, c.Closed = Coord(r.byte()), Coord(r.byte()), r.byte()
-	c.Partial = r.byte() == 1
-	return c, r.b, !r.short
-}
-
-type reader struct {
-	b     []byte
-	short bool
-}
-
-func (r *reader) byte() byte {
-	if len(r.b) == 0 {
-		r.short = true
-		return 0
-	}
-	v := r.b[0]
-	r.b = r.b[1:]
-	return v
+	b = b[3*MaxKeys:]
+	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
+	return c, b[4:], true
 }

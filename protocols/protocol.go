@@ -30,7 +30,7 @@ type Config struct {
 	// Initial is the store before the history starts (§2.1): rows that only a
 	// chunk read can supply. Empty by default, as in the paper's bounded runs.
 	Initial model.Store
-	Fault  Fault  // a mutation of the protocol or of its claim; None = the protocol as published
+	Fault   Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {

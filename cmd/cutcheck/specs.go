@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -122,14 +123,18 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "reproduce", "%v", err)
 	}
 	outcomes, code := runAll(list, opts, stdout, stderr)
-	if code != exitOK {
+	if code == exitError {
 		return code
 	}
 	var matrix []specs.Kill
-	if o.matrix {
+	if o.matrix && code == exitOK {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		matrix, err = specs.KillMatrix(ctx, outcomes, opts)
 		stop()
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "cutcheck reproduce: interrupted; the kill matrix is partial")
+			code, err = exitIncomplete, nil
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck reproduce: %v\n", err)
 			return exitError
@@ -142,6 +147,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 		fmt.Fprintf(stdout, "\nresults written to %s\n", o.out)
+	}
+	if code != exitOK { // interrupted: the rows so far were kept
+		return code
 	}
 	if c := outcomesCode(outcomes); c != exitOK {
 		return c

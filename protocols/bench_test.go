@@ -1,0 +1,49 @@
+package protocols
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
+)
+
+// BenchmarkProtocols explores each protocol at the paper's largest bounds
+// (3 keys, 2 values, 4 events, 2 chunks; T = 2 for readonly, one unit for
+// dump) and reports distinct states per second, for 1 and 2 workers.
+func BenchmarkProtocols(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"classic", Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1}},
+		{"readonly", Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2}},
+		{"parallel", Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1}},
+		{"dump", Config{Keys: 3, Values: 2, Events: 4, Chunks: 1, Txn: 1, Mode: "uncertain"}},
+		{"composite", Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1, Mode: "mixed"}},
+	} {
+		p, err := Lookup(tc.name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", tc.name, workers), func(b *testing.B) {
+				var distinct uint64
+				var secs float64
+				for b.Loop() {
+					rep, err := p.Check(context.Background(), tc.cfg, explore.Options{Workers: workers})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if rep.Verdict != explore.Pass {
+						b.Fatalf("verdict %v", rep.Verdict)
+					}
+					distinct += rep.Stats.Distinct
+					secs += rep.Stats.Elapsed.Seconds()
+				}
+				b.ReportMetric(float64(distinct)/secs, "states/s")
+				b.ReportMetric(float64(distinct)/float64(b.N), "distinct")
+			})
+		}
+	}
+}
