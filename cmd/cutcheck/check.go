@@ -26,6 +26,7 @@ type checkOpts struct {
 	mode, mutation, initial           string
 	jsonOut, traceJSON, html          string
 	fullStates                        bool
+	only                              []string
 }
 
 func checkFlags() (*pflag.FlagSet, *checkOpts) {
@@ -43,6 +44,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.StringVar(&o.traceJSON, "trace-json", "", "write the counterexample trace as JSON to this file")
 	fs.StringVar(&o.html, "html", "", "write the counterexample as a self-contained HTML picture to this file")
 	fs.BoolVar(&o.fullStates, "full-states", false, "print whole states in traces instead of what changed")
+	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from 'cutcheck list'); sometimes-properties are always reported")
 	o.engine.register(fs)
 	return fs, o
 }
@@ -103,6 +105,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
+	for _, name := range o.only {
+		known := false
+		for _, q := range p.Properties(cfg) {
+			known = known || q.Name == name && q.Kind != explore.Sometimes
+		}
+		if !known {
+			return usageErr(stderr, "check", "--only: %s has no invariant %q", p.Name, name)
+		}
+	}
+	opts.Only = o.only
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(stdout, "cutcheck %s: checking %s %s\n", version, p.Name, cfg)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ type engineFlags struct {
 
 func (e *engineFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&e.workers, "workers", 0, "worker goroutines (0 = all CPUs)")
-	fs.StringVar(&e.mem, "mem", "", "memory budget for the seen-set and queue, e.g. 512MiB or 4GiB; past it they spill to --dir (default: unbounded)")
+	fs.StringVar(&e.mem, "mem", "", "memory budget, e.g. 512MiB or 4GiB; past it the seen-set and queue spill to --dir (default: 3/4 of the machine's memory)")
 	fs.StringVar(&e.dir, "dir", "", "directory for the disk tier (default: a temporary directory, removed at the end)")
 	fs.StringVar(&e.seen, "seen", "mem", "seen-set tier: mem (spill only past --mem) or disk (disk from the start)")
 	fs.DurationVar(&e.progress, "progress", 10*time.Second, "interval between progress lines on stderr (0 = none)")
@@ -58,6 +59,8 @@ func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
 			return o, fmt.Errorf("--mem: %v", err)
 		}
 		o.MemBudget = n
+	} else {
+		o.MemBudget = defaultBudget()
 	}
 	if e.progress > 0 {
 		o.OnProgress = func(s explore.Stats) { fmt.Fprintln(stderr, progressLine(s)) }
@@ -105,4 +108,24 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size like 512MiB or 4GiB", s)
 	}
 	return int64(f * mult), nil
+}
+
+// defaultBudget is three quarters of the machine's memory, so that a run too
+// large for it spills to disk instead of being killed; 0 (unbounded) where
+// /proc/meminfo cannot be read.
+func defaultBudget() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb * 1024 / 4 * 3
+		}
+	}
+	return 0
 }

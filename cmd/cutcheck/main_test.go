@@ -32,6 +32,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad seen", []string{"check", "classic", "--seen", "cloud"}, "--seen must be mem or disk"},
 		{"bad mem", []string{"check", "classic", "--mem", "lots"}, `--mem: "lots" is not a size`},
 		{"list args", []string{"list", "x"}, "takes no arguments"},
+		{"unknown invariant", []string{"check", "dump", "--only", "executed-set-membership"}, `dump has no invariant "executed-set-membership"`},
 		{"help unknown", []string{"help", "x"}, `unknown command "x"`},
 		{"run nothing", []string{"run"}, "expected one or more spec files"},
 	}
@@ -93,5 +94,35 @@ func TestRunBadSpec(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("run", filepath.Join(dir, "missing.json")); code != exitError || !strings.Contains(stderr, "missing.json") {
 		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// check's verdicts map to the documented exit codes, and a counterexample
+// is printed and saved as text, JSON and HTML.
+func TestCheckEndToEnd(t *testing.T) {
+	small := []string{"--keys", "2", "--values", "1", "--events", "2", "--progress", "0"}
+	if code, out, stderr := runCLI(append([]string{"check", "classic"}, small...)...); code != exitOK || !strings.Contains(out, "verdict:     pass") {
+		t.Errorf("pass: exit %d\n%s%s", code, out, stderr)
+	}
+	dir := t.TempDir()
+	js, trace, html := filepath.Join(dir, "r.json"), filepath.Join(dir, "t.json"), filepath.Join(dir, "t.html")
+	args := append([]string{"check", "parallel", "--chunks", "2", "--mutation", "window-only-withholding", "--only", "frontier-replay",
+		"--json", js, "--trace-json", trace, "--html", html}, small...)
+	code, out, stderr := runCLI(args...)
+	if code != exitViolated {
+		t.Fatalf("violation: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"Counterexample (12 steps)", "violated: frontier-replay", "replayed 1, expected σ_2 = ⊥"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{js, trace, html} {
+		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if code, _, _ := runCLI(append([]string{"check", "classic", "--max-depth", "2"}, small...)...); code != exitIncomplete {
+		t.Errorf("max-depth: exit %d, want %d", code, exitIncomplete)
 	}
 }
