@@ -59,8 +59,12 @@ func CaptureFields(c *model.Capture, keys int) []explore.Field {
 		if c.UnitClosed(i) {
 			state = "closed"
 		}
+		hi := fmt.Sprint(u.Hi)
+		if u.Hi < u.Lo {
+			hi = "?" // the high edge is not recorded yet
+		}
 		f = append(f, explore.Field{Name: fmt.Sprintf("unit %d", i+1),
-			Value: fmt.Sprintf("%s bracket (%d, %d] reads {%s} %s", keySet(u.Domain, keys), u.Lo, u.Hi, strings.Join(reads, " "), state)})
+			Value: fmt.Sprintf("%s bracket (%d, %s] reads {%s} %s", keySet(u.Domain, keys), u.Lo, hi, strings.Join(reads, " "), state)})
 	}
 	var out []string
 	for k := model.Key(0); k < model.Key(keys); k++ {
