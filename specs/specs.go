@@ -29,20 +29,53 @@ var embedded embed.FS
 
 // Spec is one run and its expectation.
 type Spec struct {
-	Name     string `json:"-"` // file name without .json
-	Protocol string `json:"protocol"`
-	Keys     *int   `json:"keys,omitempty"` // omitted bounds take the protocol's defaults
-	Values   *int   `json:"values,omitempty"`
-	Events   *int   `json:"events,omitempty"`
-	Chunks   *int   `json:"chunks,omitempty"`
-	Txn      *int   `json:"txn,omitempty"`
-	Mode     string `json:"mode,omitempty"`
-	Initial  []int  `json:"initial,omitempty"` // the store before the history, one value per key (0 = absent)
-	Mutation string `json:"mutation,omitempty"`
-	Expect   string `json:"expect"`          // "pass", "deadlock", or the invariant that must fail (checked alone)
-	Reach    bool   `json:"reach,omitempty"` // every sometimes-property must be reached too
-	Quick    bool   `json:"quick,omitempty"` // part of the quick set (about a minute in all)
-	Note     string `json:"note,omitempty"`  // where the run comes from, e.g. "§10 run 3"
+	Name     string   `json:"-"` // file name without .json
+	Protocol string   `json:"protocol"`
+	Keys     *int     `json:"keys,omitempty"` // omitted bounds take the protocol's defaults
+	Values   *int     `json:"values,omitempty"`
+	Events   *int     `json:"events,omitempty"`
+	Chunks   *int     `json:"chunks,omitempty"`
+	Txn      *int     `json:"txn,omitempty"`
+	Mode     string   `json:"mode,omitempty"`
+	Initial  *Initial `json:"initial,omitempty"` // the store before the history: one value per key (0 = absent), or "any"
+	Mutation string   `json:"mutation,omitempty"`
+	Expect   string   `json:"expect"`          // "pass", "deadlock", or the invariant that must fail (checked alone)
+	Reach    bool     `json:"reach,omitempty"` // every sometimes-property must be reached too
+	Quick    bool     `json:"quick,omitempty"` // part of the quick set (about a minute in all)
+	Note     string   `json:"note,omitempty"`  // where the run comes from, e.g. "§10 run 3"
+}
+
+// Initial is a spec's base store b0: one value per key, or "any" for every
+// store over the keys and values (§2.1).
+type Initial struct {
+	Any    bool
+	Values []int
+}
+
+// UnmarshalJSON accepts a list of values or the string "any".
+func (i *Initial) UnmarshalJSON(b []byte) error {
+	var word string
+	if json.Unmarshal(b, &word) == nil {
+		if word != "any" {
+			return fmt.Errorf(`%q is neither "any" nor a list of values`, word)
+		}
+		*i = Initial{Any: true}
+		return nil
+	}
+	var vs []int
+	if err := json.Unmarshal(b, &vs); err != nil {
+		return fmt.Errorf(`expected "any" or a list of values, one per key (0 = absent)`)
+	}
+	*i = Initial{Values: vs}
+	return nil
+}
+
+// MarshalJSON writes what UnmarshalJSON reads.
+func (i Initial) MarshalJSON() ([]byte, error) {
+	if i.Any {
+		return []byte(`"any"`), nil
+	}
+	return json.Marshal(i.Values)
 }
 
 // Error is a problem with one spec file.
@@ -108,10 +141,14 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 	if s.Mode != "" {
 		cfg.Mode = s.Mode
 	}
-	if len(s.Initial) > model.MaxKeys {
-		return cfg, p, &Error{s.Name, "initial", fmt.Sprintf("%d values for at most %d keys", len(s.Initial), model.MaxKeys)}
+	var initial []int
+	if s.Initial != nil {
+		initial, cfg.InitialAny = s.Initial.Values, s.Initial.Any
 	}
-	for k, v := range s.Initial {
+	if len(initial) > model.MaxKeys {
+		return cfg, p, &Error{s.Name, "initial", fmt.Sprintf("%d values for at most %d keys", len(initial), model.MaxKeys)}
+	}
+	for k, v := range initial {
 		if v < 0 || v > 255 {
 			return cfg, p, &Error{s.Name, "initial", fmt.Sprintf("%d is not a value (0 = absent, 1..V)", v)}
 		}

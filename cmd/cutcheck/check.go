@@ -39,7 +39,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.IntVar(&o.txn, "txn", 0, "row events per transaction T (default: the protocol's)")
 	fs.StringVar(&o.mode, "mode", "", "protocol mode (dump: trusted or uncertain; composite: mixed or tablesync)")
 	fs.StringVar(&o.mutation, "mutation", "", "inject a named mutation (see 'cutcheck list')")
-	fs.StringVar(&o.initial, "initial", "", "the store before the history starts, one value per key (0 = absent), e.g. 1,0,2 (default: empty)")
+	fs.StringVar(&o.initial, "initial", "", "the store before the history starts, one value per key (0 = absent), e.g. 1,0,2, or any: every store (default: empty)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the machine-readable result to this file")
 	fs.StringVar(&o.traceJSON, "trace-json", "", "write the counterexample trace as JSON to this file")
 	fs.StringVar(&o.html, "html", "", "write the counterexample as a self-contained HTML picture to this file")
@@ -75,7 +75,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if o.mode != "" {
 		cfg.Mode = o.mode
 	}
-	if o.initial != "" {
+	if o.initial == "any" {
+		cfg.InitialAny = true
+	} else if o.initial != "" {
 		init, err := parseInitial(o.initial)
 		if err != nil {
 			return usageErr(stderr, "check", "--initial: %v", err)
