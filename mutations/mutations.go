@@ -57,7 +57,7 @@ var All = []Mutation{
 		"Def. 6.4 clause (a), Thm 5", []string{"parallel"}, "", "per-key-monotonicity", false},
 	{protocols.SkippedBackfill, "The window is not backfilled: the unit emits its raw read (the documented at-least-once mode).",
 		"§7.5, Def. 6.3", []string{"parallel"}, "", "frontier-replay", false},
-	{protocols.ScanSkipsRow, "The chunk scan silently omits a present row, recording it as absent. Frontier replay sees it only when the row exists before the history (an initial store): otherwise the log alone rebuilds it.",
+	{protocols.ScanSkipsRow, "The chunk scan silently omits a present row, recording it as absent: a row whose last write precedes the consumption start (or the history) never reaches the sink.",
 		"§9.1, O2+O3", []string{"classic", "parallel"}, "", "frontier-replay", false},
 	{protocols.OverlappingChunks, "Two chunks own a common key.",
 		"O1", []string{"classic", "parallel"}, "", "contract", false},

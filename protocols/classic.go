@@ -402,6 +402,8 @@ func (m *classic) describeConsume(s, t *classicState) string {
 	if e.Key == model.NoKey {
 		i, high := markerChunk(e)
 		switch {
+		case m.cfg.Fault == LostWatermark:
+			return fmt.Sprintf("position %d: %s filtered out of the consumed log (never seen)", p, MarkerName(e.Img))
 		case s.Cap.UnitClosed(i):
 			return fmt.Sprintf("position %d: %s of closed chunk %d, ignored", p, MarkerName(e.Img), i+1)
 		case !high:

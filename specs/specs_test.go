@@ -35,6 +35,37 @@ func TestQuickSpecs(t *testing.T) {
 	}
 }
 
+// Reference: S-OBS, Thm 1 — a pass means the copy was checked: every quick
+// positive spec fails frontier replay once its capture drops its copy.
+func TestCopyDroppedKillsQuickSpecs(t *testing.T) {
+	all, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Outcome
+	for _, s := range all {
+		if s.Quick && s.Mutation == "" {
+			cfg, _, err := s.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, Outcome{Spec: s, Config: cfg})
+		}
+	}
+	ks, err := copyKills(context.Background(), out, explore.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != len(out) || len(ks) < 5 {
+		t.Fatalf("%d copy-dropped runs for %d quick positive specs", len(ks), len(out))
+	}
+	for _, k := range ks {
+		if !k.Killed {
+			t.Errorf("%s: not killed (failing: %v)", k.Spec, k.Failing)
+		}
+	}
+}
+
 // The spec set covers what the paper ran: five bounded runs per protocol
 // (25 in all) and, for every mutation, one spec per protocol it applies to.
 func TestCoverage(t *testing.T) {
@@ -90,6 +121,8 @@ func TestParseErrors(t *testing.T) {
 		{`{"protocol":"classic","initial":[1,9],"keys":2,"values":2,"expect":"pass"}`, `x.json: field "initial":`},
 		{`{"protocol":"dump","mode":"fuzzy","expect":"pass"}`, `x.json: field "mode": "fuzzy" is not one of`},
 		{`protocol: classic`, `x.json: not valid JSON`},
+		{`{"protocol":"classic","initial":"some","expect":"pass"}`, `x.json: "some" is neither "any" nor a list of values`},
+		{`{"protocol":"classic","initial":[1],"expect":"pass","keys":1,"values":0}`, `x.json: field "values": 0 is out of range`},
 	}
 	for _, tt := range tests {
 		_, err := Parse("specs/x.json", []byte(tt.body))
