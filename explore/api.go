@@ -13,6 +13,7 @@ type Options struct {
 	Only       []string      // check only these Always/Transition properties (all when empty); Sometimes are always reported
 	Progress   time.Duration // interval between OnProgress calls; 0 = never
 	OnProgress func(Stats)   // called from one goroutine, never concurrently
+	Shard      Shard         // explore only this shard's part (the model must be a Sharder); zero = all
 }
 
 // Verdict is the outcome of a run.
@@ -84,6 +85,10 @@ type Violation[S, A any] struct {
 	Kind     Kind
 	Reason   string // the property's one-line reason
 	Trace    []Step[S, A]
+	// Path is the trace as positions: the initial state's index in Init,
+	// then each action's position in Actions. BFS order is the
+	// lexicographic order of these paths among traces of one length.
+	Path []int
 }
 
 // Result is the outcome of Run.
@@ -96,4 +101,7 @@ type Result[S, A any] struct {
 	// Collision is the estimated probability that a fingerprint collision hid
 	// a state: n²/2⁶⁵ for n distinct states (birthday bound over 64-bit hashes).
 	Collision float64
+	// Levels is what a sharded run explored at each level (nil unless
+	// Options.Shard is set): what Merge needs to add shards up exactly.
+	Levels []ShardLevel
 }

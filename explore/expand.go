@@ -42,18 +42,22 @@ func (v *violation) less(o *violation) bool {
 // worker holds one goroutine's scratch space, reused across states and
 // levels so the hot loop does not allocate.
 type worker[S, A any] struct {
-	e       *engine[S, A]
-	acts    []A
-	enc     []byte
-	pend    pending[S]
-	wins    []win
-	sink    uint64 // keeps the compiler from dropping the prefetching loads
-	cov     []uint64
-	claims  int64
-	full    bool // the level map overflowed: store every candidate
-	best    *violation
-	scratch batch  // a unit read from a spilled frontier
-	spare   []byte // a data slab freed by spilling, for the next unit
+	e      *engine[S, A]
+	acts   []A
+	enc    []byte
+	pend   pending[S]
+	wins   []win
+	sink   uint64 // keeps the compiler from dropping the prefetching loads
+	cov    []uint64
+	claims int64
+	// Sharded runs only: this level's undetermined states and what they
+	// generated, counted apart (shard.go).
+	lvStates, lvShared, genShared uint64
+	covShared                     []uint64
+	full                          bool // the level map overflowed: store every candidate
+	best                          *violation
+	scratch                       batch  // a unit read from a spilled frontier
+	spare                         []byte // a data slab freed by spilling, for the next unit
 }
 
 func (w *worker[S, A]) violate(depth int, step bool, index uint64, prop int, reason string) {
@@ -106,7 +110,29 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	}
 	var best *violation
 	claimed := e.lm.claimed.Load()
+	var lv *ShardLevel
+	if e.sharder != nil {
+		if e.depth == len(e.shardLevels) {
+			e.shardLevels = append(e.shardLevels, ShardLevel{})
+		}
+		lv = &e.shardLevels[e.depth]
+		lv.Coverage, lv.SharedCoverage = make([]uint64, len(e.names)), make([]uint64, len(e.names))
+	}
 	for _, w := range e.workers {
+		if lv != nil {
+			if e.depth > 0 {
+				lv.States += w.lvStates
+				lv.Shared += w.lvShared
+			}
+			lv.SharedGenerated += w.genShared
+			for k, c := range w.cov {
+				lv.Coverage[k] += c
+				lv.SharedCoverage[k] += w.covShared[k]
+				lv.Generated += c
+				w.covShared[k] = 0
+			}
+			w.lvStates, w.lvShared, w.genShared = 0, 0, 0
+		}
 		for k, c := range w.cov {
 			e.coverage[k] += c
 			w.cov[k] = 0
@@ -191,6 +217,14 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	if len(w.acts) > maxActions {
 		return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
 	}
+	shared := false
+	if e.sharder != nil {
+		shared, _ = e.owns(s)
+		w.lvStates++
+		if shared {
+			w.lvShared++
+		}
+	}
 	succ := 0
 	for j := range w.acts {
 		a := w.acts[j]
@@ -205,9 +239,17 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
 		}
 		w.cov[k]++
+		if shared {
+			w.covShared[k]++
+		}
 		for _, pi := range e.transition {
 			if r := props[pi].CheckStep(s, a, t); r != "" {
 				w.violate(depth+1, true, key, pi, r)
+			}
+		}
+		if e.sharder != nil {
+			if _, mine := e.owns(t); !mine {
+				continue // another shard's state: it explores it
 			}
 		}
 		start := len(p.enc)
@@ -221,6 +263,9 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 	}
 	*gen += uint64(succ)
+	if shared {
+		w.genShared += uint64(succ)
+	}
 	if succ == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
 		w.violate(depth, false, idx, -1, deadlockReason(len(w.acts)))
 	}

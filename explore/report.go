@@ -17,6 +17,7 @@ type Report struct {
 	Sometimes   []Reach       `json:"sometimes"`
 	Collision   float64       `json:"collision"`
 	Violation   *TraceReport  `json:"violation,omitempty"`
+	Levels      []ShardLevel  `json:"levels,omitempty"` // a shard's run only
 }
 
 // TraceReport is a violation with its trace rendered step by step.
@@ -26,6 +27,7 @@ type TraceReport struct {
 	Kind     string      `json:"kind"`
 	Reason   string      `json:"reason"`
 	Steps    []TraceStep `json:"steps"`
+	Path     []int       `json:"path,omitempty"` // Violation.Path
 }
 
 // TraceStep is one state of a trace and the action that led to it.
@@ -44,9 +46,10 @@ func NewReport[S, A any](m Model[S, A], r *Result[S, A]) Report {
 		Coverage:    r.Coverage,
 		Sometimes:   r.Sometimes,
 		Collision:   r.Collision,
+		Levels:      r.Levels,
 	}
 	if v := r.Violation; v != nil {
-		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Reason: v.Reason}
+		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Reason: v.Reason, Path: v.Path}
 		fielder, _ := m.(Fielder[S])
 		viewer, _ := m.(Viewer[S])
 		for i, st := range v.Trace {

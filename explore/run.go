@@ -50,16 +50,18 @@ func Run[S, A any](ctx context.Context, m Model[S, A], opts Options) (*Result[S,
 const minMemoryLimit = 64 << 20
 
 type engine[S, A any] struct {
-	m          Model[S, A]
-	opts       Options
-	nw         int
-	props      []Property[S, A]
-	always     []int // indexes into props, by kind
-	transition []int
-	sometimes  []int
-	doner      Doner[S]
-	names      []string
-	workers    []*worker[S, A]
+	m           Model[S, A]
+	opts        Options
+	nw          int
+	props       []Property[S, A]
+	always      []int // indexes into props, by kind
+	transition  []int
+	sometimes   []int
+	doner       Doner[S]
+	sharder     Sharder[S]   // set when the run is one shard of a search
+	shardLevels []ShardLevel // per level, when sharded
+	names       []string
+	workers     []*worker[S, A]
 
 	start time.Time
 	dir   workDir
@@ -122,6 +124,15 @@ func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
 		}
 	}
 	e.doner, _ = m.(Doner[S])
+	if sh := opts.Shard; sh.Count != 0 {
+		var ok bool
+		if e.sharder, ok = m.(Sharder[S]); !ok {
+			return nil, fmt.Errorf("explore: the model declares no shard key (Sharder), so a sharded search of it would not be exact")
+		}
+		if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+			return nil, fmt.Errorf("explore: shard %v: want 0 ≤ index < count", sh)
+		}
+	}
 	e.coverage = make([]uint64, len(e.names))
 	e.reached = make([]atomic.Bool, len(e.props))
 	e.reachDepth = make([]int, len(e.props))
@@ -129,7 +140,7 @@ func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
 		e.reachDepth[i] = -1
 	}
 	for range e.nw {
-		e.workers = append(e.workers, &worker[S, A]{e: e, cov: make([]uint64, len(e.names))})
+		e.workers = append(e.workers, &worker[S, A]{e: e, cov: make([]uint64, len(e.names)), covShared: make([]uint64, len(e.names))})
 	}
 	if opts.Dir != "" {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -231,13 +242,22 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	w := e.workers[0]
 	b := e.pool.get()
 	dup := make(map[uint64]bool)
+	var level0 ShardLevel
 	for idx, s := range e.m.Init() {
+		shared, mine := e.owns(s)
+		if !mine {
+			continue
+		}
 		w.enc = e.m.Encode(s, w.enc[:0])
 		fp := fingerprint(w.enc)
 		if dup[fp] {
 			continue
 		}
 		dup[fp] = true
+		level0.States++
+		if shared {
+			level0.Shared++
+		}
 		w.checkState(s, 0, uint64(b.len()))
 		b.add(fp, uint64(idx), w.enc)
 	}
@@ -253,6 +273,9 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	}
 	if err := e.addSeen(ctx, [][]uint64{b.fps}); err != nil {
 		return nil, err
+	}
+	if e.sharder != nil {
+		e.shardLevels = append(e.shardLevels, level0)
 	}
 	e.front = frontier{n: uint64(b.len()), batches: []*batch{b}}
 	e.distinct.Store(e.front.n)
@@ -274,24 +297,25 @@ func (e *engine[S, A]) release(bs []*batch) {
 func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
 	var (
 		steps []Step[S, A]
+		path  []int
 		err   error
 	)
 	if v.step {
-		steps, err = e.path(v.depth-1, v.index>>16)
+		steps, path, err = e.pathOf(v.depth-1, v.index>>16)
 		if err == nil {
 			var st Step[S, A]
 			st, err = e.step(steps[len(steps)-1].State, int(v.index&0xffff))
-			steps = append(steps, st)
+			steps, path = append(steps, st), append(path, int(v.index&0xffff))
 		}
 	} else {
-		steps, err = e.path(v.depth, v.index)
+		steps, path, err = e.pathOf(v.depth, v.index)
 	}
 	if err != nil {
 		return nil, err
 	}
 	res := e.result(Violated)
 	res.Stats.Depth = v.depth
-	viol := &Violation[S, A]{Property: "deadlock", Kind: Always, Reason: v.reason, Trace: steps}
+	viol := &Violation[S, A]{Property: "deadlock", Kind: Always, Reason: v.reason, Trace: steps, Path: path}
 	if v.prop >= 0 {
 		p := e.props[v.prop]
 		viol.Property, viol.Cite, viol.Kind = p.Name, p.Cite, p.Kind
@@ -322,6 +346,9 @@ func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
 		res.Sometimes = append(res.Sometimes, Reach{Name: e.props[p].Name, Cite: e.props[p].Cite, Reached: d >= 0, Depth: max(d, 0)})
 	}
 	res.Collision = collision(res.Stats.Distinct)
+	if e.sharder != nil {
+		res.Levels = e.shardLevels
+	}
 	return res
 }
 

@@ -232,36 +232,49 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if s.Expect != "pass" && s.Expect != "deadlock" {
-		// "expect: X" claims X fails: check X alone, so its own shortest
-		// counterexample is the one reported (the kill matrix shows the rest).
-		opts.Only = []string{s.Expect}
-	}
+	// "expect: X" claims X fails: check X alone, so its own shortest
+	// counterexample is the one reported (the kill matrix shows the rest).
+	opts = s.Options(opts)
 	start := time.Now()
 	rep, err := p.Check(ctx, cfg, opts)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	o := Outcome{Spec: s, Config: cfg, Report: rep, Elapsed: time.Since(start)}
+	o.Got, o.OK, o.Why = s.Judge(rep)
+	return o, nil
+}
+
+// Options returns opts as Run uses them for s: a spec expecting an
+// invariant to fail checks that invariant alone.
+func (s Spec) Options(opts explore.Options) explore.Options {
+	if s.Expect != "pass" && s.Expect != "deadlock" {
+		opts.Only = []string{s.Expect}
+	}
+	return opts
+}
+
+// Judge compares a run's report with the spec's expectation: what came out
+// ("pass", "incomplete" or the failed property), whether that is what was
+// expected (with every sometimes-property reached, if Reach), and if not, why.
+func (s Spec) Judge(rep explore.Report) (got string, ok bool, why string) {
 	switch rep.Verdict {
 	case explore.Pass:
-		o.Got = "pass"
+		got = "pass"
 	case explore.Violated:
-		o.Got = rep.Violation.Property
+		got = rep.Violation.Property
 	default:
-		o.Got = "incomplete"
+		got = "incomplete"
 	}
-	o.OK = o.Got == s.Expect
-	if !o.OK {
-		o.Why = fmt.Sprintf("expected %s, got %s", s.Expect, o.Got)
+	if got != s.Expect {
+		return got, false, fmt.Sprintf("expected %s, got %s", s.Expect, got)
 	}
-	if o.OK && s.Reach {
+	if s.Reach {
 		for _, r := range rep.Sometimes {
 			if !r.Reached {
-				o.OK, o.Why = false, "sometimes-property "+r.Name+" never reached"
-				break
+				return got, false, "sometimes-property " + r.Name + " never reached"
 			}
 		}
 	}
-	return o, nil
+	return got, true, ""
 }

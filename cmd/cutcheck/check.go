@@ -27,6 +27,7 @@ type checkOpts struct {
 	jsonOut, traceJSON, html          string
 	fullStates                        bool
 	only                              []string
+	shard                             shardFlags
 }
 
 func checkFlags() (*pflag.FlagSet, *checkOpts) {
@@ -46,6 +47,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.BoolVar(&o.fullStates, "full-states", false, "print whole states in traces instead of what changed")
 	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from 'cutcheck list'); sometimes-properties are always reported")
 	o.engine.register(fs)
+	o.shard.register(fs)
 	return fs, o
 }
 
@@ -117,13 +119,26 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	opts.Only = o.only
+	what := p.Name + " " + cfg.String()
+	if o.shard.spec != "" {
+		if opts.Shard, err = o.shard.parse(); err != nil {
+			return usageErr(stderr, "check", "%v", err)
+		}
+		what += onlyString(o.only)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(stdout, "cutcheck %s: checking %s %s\n", version, p.Name, cfg)
+	fmt.Fprintf(stdout, "cutcheck %s: checking %s\n", version, what)
+	if opts.Shard.Count > 0 {
+		fmt.Fprintf(stdout, "shard %v: exploring the states whose key it owns, and the undetermined ones\n", opts.Shard)
+	}
 	rep, err := p.Check(ctx, cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
 		return exitError
+	}
+	if opts.Shard.Count > 0 {
+		return finishShard(shardFile{Model: what, ShardReport: explore.ShardReport{Shard: opts.Shard, Report: rep}}, o.shard.dir, "check", stdout, stderr)
 	}
 	fmt.Fprint(stdout, rep.Summary())
 	if rep.Violation != nil {

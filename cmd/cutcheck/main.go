@@ -43,6 +43,7 @@ func init() {
 	commands = []command{
 		{"check", "<protocol> [flags]", "explore one protocol at the given bounds and check its invariants", runCheck},
 		{"run", "FILE... [flags]", "check spec files and compare each verdict with its expectation", runSpecs},
+		{"merge", "DIR [flags]", "combine the shard results of one split search (check --shard) into its single-run report", runMerge},
 		{"reproduce", "[--quick] [--out DIR] [--specs DIR]", "run every spec (the paper's bounded and mutated runs) and write the results table", runReproduce},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
 		{"version", "", "print the version", func(_ []string, stdout, _ io.Writer) int { fmt.Fprintln(stdout, "cutcheck", version); return exitOK }},
@@ -109,6 +110,9 @@ func flagsFor(name string) *pflag.FlagSet {
 		return fs
 	case "reproduce":
 		fs, _ := reproduceFlags()
+		return fs
+	case "merge":
+		fs, _ := mergeFlags()
 		return fs
 	}
 	return nil
