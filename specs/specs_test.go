@@ -31,6 +31,9 @@ func TestQuickSpecs(t *testing.T) {
 			if s.Expect != "pass" && (o.Report.Violation == nil || len(o.Report.Violation.Steps) < 1) {
 				t.Errorf("%s: no counterexample trace", s.Name)
 			}
+			if s.Mutation == "" && !reached(o.Report, "copy-decides-frontier") {
+				t.Errorf("%s: copy-decides-frontier never reached: the run never depended on its copy", s.Name)
+			}
 		})
 	}
 }
@@ -64,6 +67,15 @@ func TestCopyDroppedKillsQuickSpecs(t *testing.T) {
 			t.Errorf("%s: not killed (failing: %v)", k.Spec, k.Failing)
 		}
 	}
+}
+
+func reached(r explore.Report, name string) bool {
+	for _, s := range r.Sometimes {
+		if s.Name == name {
+			return s.Reached
+		}
+	}
+	return false
 }
 
 // The spec set covers what the paper ran: five bounded runs per protocol
