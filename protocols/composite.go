@@ -221,11 +221,12 @@ func (m *composite) startBound(c *model.Capture) model.Coord {
 	return b
 }
 
+// Actions: the capture's steps (records, the chunk's read and high edge,
+// closes), then the source's commits, then the consumer's step, and under
+// early-common-onset the claims. The order only breaks ties between equally
+// short traces: capture steps first lets the shortest early-common-onset
+// counterexample show Proposition 2's shape (a splice before the commits).
 func (m *composite) Actions(s compositeState, buf []compositeAction) []compositeAction {
-	var tb [128]Txn
-	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
-		buf = append(buf, compositeAction{Kind: compCommit, Txn: t})
-	}
 	c := &s.Cap
 	done := m.recorded(&s)
 	for ch := 0; ch < m.cfg.Chunks; ch++ {
@@ -248,6 +249,10 @@ func (m *composite) Actions(s compositeState, buf []compositeAction) []composite
 		if !c.UnitClosed(i) && m.complete(&s, i) && c.Pos >= c.Plan.Units[i].Hi {
 			buf = append(buf, compositeAction{Kind: compClose, Unit: uint8(i)})
 		}
+	}
+	var tb [128]Txn
+	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+		buf = append(buf, compositeAction{Kind: compCommit, Txn: t})
 	}
 	if m.consumerMay(&s) {
 		buf = append(buf, compositeAction{Kind: compConsume})
@@ -475,10 +480,15 @@ func (m *composite) Describe(s compositeState, a compositeAction) string {
 	case compClose:
 		u := &c.Plan.Units[a.Unit]
 		what := bufferString(u, s.Buf&u.Domain, m.cfg.Keys)
-		if m.cfg.Fault == CopyDropped {
+		switch {
+		case s.Buf&u.Domain == 0:
+			what = "nothing (no row buffered)"
+		case m.cfg.Fault == CopyDropped:
 			what = "nothing (the copy is dropped; buffered " + what + ")"
+		default:
+			what += fmt.Sprintf(" tagged %d", u.Hi)
 		}
-		return fmt.Sprintf("close chunk %d at %d: emit %s tagged %d", s.Chunk[a.Unit]+1, u.Hi, what, u.Hi)
+		return fmt.Sprintf("close chunk %d at %d: emit %s", s.Chunk[a.Unit]+1, u.Hi, what)
 	case compConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
@@ -699,7 +709,7 @@ func init() {
 		Name:     "composite",
 		Doc:      "heterogeneous composition: a chunked scan plus point splices at their own coordinates, one window-discard consumer",
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
-		Defaults: Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 1, Mode: CompositeMixed},
+		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{CompositeMixed, CompositeTablesync}},
 		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped},
 	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return newComposite(cfg) }))

@@ -171,15 +171,16 @@ func TestCompositeFaults(t *testing.T) {
 		steps  int
 	}{
 		// A claim needs f ⊒ 1: a commit, two splices, one consume, two
-		// closes and the claim, 7 steps at least. The first found: commit
-		// k0 := 1; both splices at 1; consume 1; close both; claim c* = 0:
-		// sink_0(k0) = 1 ≠ ⊥ (Prop 2's own shape is asserted below).
+		// closes and the claim, 7 steps at least. Prop 2's shape is one of
+		// them: splice chunk 1 at 0 (k0=⊥); close it; commit k1 := 1; splice
+		// chunk 2 at 1 (k1=1); consume 1; close it; claim c* = 0:
+		// sink_0(k1) = 1 ≠ ⊥ (its shape is asserted below).
 		{"early-common-onset tablesync", Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeTablesync, Fault: EarlyCommonOnset}, "latest-high-trajectory", 7},
 		// The same with chunk 1 a scan: record lo, read and record hi take
 		// the place of one splice (9 steps).
 		{"early-common-onset mixed", Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeMixed, Fault: EarlyCommonOnset}, "latest-high-trajectory", 9},
-		// One scanned key: record lo 0; read k0=⊥; commit k0 := 1; record hi
-		// 1; the start moves past 1 (bound lo+1); close emits nothing: ⊥ ≠ 1.
+		// One scanned key: record lo 0; read k0=⊥; record hi 0; close; commit
+		// k0 := 1; the start moves past 1 (bound lo+1): ⊥ ≠ σ_1 = 1.
 		{"late-start one unit", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeMixed, Fault: LateStart}, "frontier-replay", 6},
 		// A stored row, its copy dropped: splice at 0 reads k0=1; close.
 		{"copy-dropped stored row", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeTablesync, Fault: CopyDropped, InitialAny: true}, "frontier-replay", 2},
