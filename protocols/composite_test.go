@@ -240,6 +240,57 @@ func TestCompositeStartBound(t *testing.T) {
 	}
 }
 
+// Reference: Def. 6.2, Thm 2, §7.4 A-discard — the buffer the model keeps step
+// by step holds, at every close, exactly the unit's survivors (keys read
+// present with no event in (lo, hi]), and the close emits each of them tagged
+// with the high edge; with copy-dropped it emits none.
+func TestCompositeBufferIsSurvivors(t *testing.T) {
+	for _, fault := range []Fault{None, CopyDropped} {
+		cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 2, Mode: CompositeMixed, Initial: model.Store{1, 2}, Fault: fault}
+		m := newComposite(cfg)
+		seen := map[compositeState]bool{}
+		closes, survivors := 0, 0
+		var walk func(s compositeState)
+		walk = func(s compositeState) {
+			if seen[s] {
+				return
+			}
+			seen[s] = true
+			for _, a := range m.Actions(s, nil) {
+				t2, ok := m.Next(s, a)
+				if !ok {
+					continue
+				}
+				if a.Kind == compClose {
+					u := &s.Cap.Plan.Units[a.Unit]
+					if got, want := s.Buf&u.Domain, u.Survivors(&s.Cap.Log); got != want {
+						t.Fatalf("close of unit %d: buffer %b, survivors %b\n%+v", a.Unit+1, got, want, s)
+					}
+					closes++
+					for k := model.Key(0); k < model.Key(cfg.Keys); k++ {
+						if !u.Survivors(&s.Cap.Log).Has(k) {
+							continue
+						}
+						out := t2.Cap.Out.Val[k] == u.Refresh[k] && t2.Cap.Out.Tag[k] == u.Hi
+						if fault == None && !out {
+							t.Fatalf("close of unit %d did not emit survivor %v=%v@%d", a.Unit+1, k, u.Refresh[k], u.Hi)
+						}
+						if fault == CopyDropped && t2.Cap.Out != s.Cap.Out {
+							t.Fatalf("close of unit %d emitted with the copy dropped", a.Unit+1)
+						}
+						survivors++
+					}
+				}
+				walk(t2)
+			}
+		}
+		walk(m.Init()[0])
+		if closes == 0 || survivors == 0 {
+			t.Errorf("%v: %d closes, %d survivors: nothing checked", fault, closes, survivors)
+		}
+	}
+}
+
 // compositeScript restricts the model's steps (the engine still explores every
 // interleaving of what it allows).
 type compositeScript struct {
