@@ -40,9 +40,8 @@ package protocols
 // Faults: early-common-onset (once every unit has closed the capture claims
 // the trajectory from an onset c* strictly below the frontier, any c* the
 // model chooses: Proposition 2 exhibits a composite where every such claim
-// fails); late-start (s0
-// may move one position past the earliest lo or splice, S-OBS); copy-dropped
-// (the close emits none of its buffered rows).
+// fails); late-start (s0 may move one position past the earliest lo or
+// splice, S-OBS); copy-dropped (the close emits none of its buffered rows).
 
 import (
 	"fmt"
