@@ -33,7 +33,7 @@ var All = []Mutation{
 		"Prop 1, §10", []string{"readonly"}, "", "single-read-point", true},
 	{protocols.WindowOnlyWithholding, "The live gate withholds only the owning chunk's window and streams every other event, pre-low events included.",
 		"Prop 3, §6.3 clause (a), §10", []string{"parallel"}, "", "frontier-replay", true},
-	{protocols.EarlyCommonOnset, "Claims the composite's trajectory from the earliest splice or low edge instead of the latest high edge.",
+	{protocols.EarlyCommonOnset, "Claims the composite's trajectory from an onset c* below the frontier (any c* the model chooses, the earliest splice included) instead of the latest high edge.",
 		"Prop 2, Example 5.1, §10", []string{"composite"}, "", "latest-high-trajectory", true},
 	{protocols.FalseRecoveryPoint, "The restore is consistent at a view earlier than the recorded, trusted recovery point r: a stale splice.",
 		"Prop 6, O4, §10", []string{"dump"}, "trusted", "frontier-replay", true},

@@ -12,7 +12,7 @@ const (
 	// The paper's mutated runs (§10).
 	SharedReadInstant      // claim: one read instant explains every read of a chunk (Prop 1)
 	WindowOnlyWithholding  // parallel: gate withholds only the window's events (Prop 3)
-	EarlyCommonOnset       // composite: trajectory claimed from the earliest splice (Prop 2)
+	EarlyCommonOnset       // composite: trajectory claimed from an onset c* below the frontier, not the latest high (Prop 2)
 	FalseRecoveryPoint     // dump trusted: the restore is consistent at a view other than the recorded r
 	ClaimInsideUncertainty // dump uncertain: trajectory claimed from inside (b, e)
 	InteriorExecutedSet    // readonly: a sample maps to a prefix inside a committed transaction
