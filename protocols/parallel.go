@@ -26,7 +26,8 @@ package protocols
 // every unit, and §6.3 notes that range-merge "needs the stream only from
 // s0 ⊑ hi_i" (A-handoff, §7.5: the reader starts at or before every chunk
 // high). Flink starts at exactly the minimum; every earlier start is lawful
-// too, and only it lets pre-low events reach the gate of a single chunk. The
+// too, and only an earlier start lets a lone chunk's gate meet the events
+// before its low edge (Prop 3). The
 // reader is created when the last chunk finishes, as Flink assigns the binlog
 // split, so every high edge is known when s0 is chosen; what lies at or
 // before s0 it never sees. An event passes the gate only if its position is

@@ -101,7 +101,7 @@ func TestParallelPasses(t *testing.T) {
 // Reference: §6.3, §7.5 — every race the invariants are about happens, and
 // every action is taken.
 func TestParallelSometimes(t *testing.T) {
-	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1}
+	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, InitialAny: true}
 	r := runParallel(t, parallel{cfg}, 2)
 	if r.Verdict != explore.Pass {
 		t.Fatalf("verdict %v: %s", r.Verdict, describeViolation(parallel{cfg}, r))
@@ -123,7 +123,7 @@ func TestParallelSometimes(t *testing.T) {
 // emits nothing, so they stay unreached, while the delete race (whose merged
 // result is emitted zero times anyway) is still seen.
 func TestParallelSometimesNeedEmission(t *testing.T) {
-	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1, Fault: CopyDropped}
+	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, InitialAny: true, Fault: CopyDropped}
 	r := runParallel(t, parallelReach{parallel{cfg}}, 2)
 	if r.Verdict != explore.Pass {
 		t.Fatalf("verdict %v", r.Verdict)
@@ -352,7 +352,7 @@ func TestParallelProposition3(t *testing.T) {
 
 // Decode inverts Encode on every reachable state, and refuses short input.
 func TestParallelEncoding(t *testing.T) {
-	m := parallel{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, InitialAny: true, Fault: HighBeforeRead}}
+	m := parallel{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, InitialAny: true, Fault: HighBeforeRead}}
 	seen := map[string]bool{}
 	queue := m.Init()
 	var buf []parallelAction
