@@ -1,0 +1,99 @@
+package certify
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// ModelRun is a capture of the model package written out as evidence: the
+// log, the plan (its units' domains, brackets and reads), the consumption
+// start and frontier, the discipline and the stream it emitted. It lets the
+// verifier be checked against the model checker's own semantics.
+type ModelRun struct {
+	Log        *model.Log
+	Plan       *model.Plan // Plan.Keys is the scope {0..Keys-1}
+	Start      model.Coord
+	Frontier   model.Coord
+	Discipline string
+	Stream     model.Stream
+}
+
+// WriteModelBundle writes r as a position-coordinate bundle with integer
+// keys 0..K-1, integer values (⊥ as null), a complete base (the log's
+// initial store) and key-list domains; each emitted entry follows the log
+// event its tag names.
+func WriteModelBundle(w io.Writer, r ModelRun) error {
+	bw := bufio.NewWriter(w)
+	p := r.Plan
+	var scope ScopeSpec
+	scope.Keys = []json.RawMessage{}
+	for k := 0; k < int(p.Keys); k++ {
+		scope.Keys = append(scope.Keys, json.RawMessage(strconv.Itoa(k)))
+	}
+	n := int64(len(r.Stream))
+	h := Header{Format: Format, Version: Version, Coordinates: "position", Keys: "integer", Base: "complete",
+		Discipline:  r.Discipline,
+		Certificate: Certificate{Scope: scope, Frontier: int64(r.Frontier), PrefixEntries: &n},
+		Run:         Run{Scope: scope, Start: int64(r.Start), Consumed: int64(r.Frontier)},
+	}
+	for i := 0; i < int(p.N); i++ {
+		u := &p.Units[i]
+		var d ScopeSpec
+		d.Keys = []json.RawMessage{}
+		for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+			if u.Domain.Has(k) {
+				d.Keys = append(d.Keys, json.RawMessage(strconv.Itoa(int(k))))
+			}
+		}
+		lo, hi := int64(u.Lo), int64(u.Hi)
+		h.Units = append(h.Units, UnitSpec{Domain: d, Lo: &lo, Hi: &hi})
+	}
+	head, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	bw.Write(head)
+	bw.WriteByte('\n')
+	for k := model.Key(0); k < model.Key(p.Keys); k++ {
+		if v := r.Log.Init[k]; v != model.Absent {
+			bw.WriteString(`{"base":` + strconv.Itoa(int(k)) + `,"v":` + modelValue(v) + "}\n")
+		}
+	}
+	for i := 0; i < int(p.N); i++ {
+		u := &p.Units[i]
+		for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+			if u.Domain.Has(k) && u.Read.Has(k) {
+				bw.WriteString(`{"read":` + strconv.Itoa(i+1) + `,"k":` + strconv.Itoa(int(k)) + `,"v":` + modelValue(u.Refresh[k]) + "}\n")
+			}
+		}
+	}
+	written := model.Coord(0)
+	logTo := func(c model.Coord) {
+		for ; written < c && written < r.Log.Len(); written++ {
+			e := r.Log.At(written + 1)
+			pos := strconv.Itoa(int(written) + 1)
+			if e.Key == model.NoKey {
+				bw.WriteString(`{"p":` + pos + `,"x":` + strconv.Itoa(int(e.Txn)) + "}\n")
+				continue
+			}
+			bw.WriteString(`{"p":` + pos + `,"k":` + strconv.Itoa(int(e.Key)) + `,"v":` + modelValue(e.Img) + `,"x":` + strconv.Itoa(int(e.Txn)) + "}\n")
+		}
+	}
+	for _, e := range r.Stream {
+		logTo(e.Tag)
+		bw.WriteString(`{"out":` + strconv.Itoa(int(e.Key)) + `,"v":` + modelValue(e.Val) + `,"tag":` + strconv.Itoa(int(e.Tag)) + "}\n")
+	}
+	logTo(r.Log.Len())
+	return bw.Flush()
+}
+
+func modelValue(v model.Value) string {
+	if v == model.Absent {
+		return "null"
+	}
+	return strconv.Itoa(int(v))
+}
