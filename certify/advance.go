@@ -26,7 +26,7 @@ func (v *verifier) advance(r io.Reader) (*Failure, error) {
 	cont := func(format string, a ...any) *Failure {
 		return &Failure{Obligation: "ContSeg", Clause: "continuation segment for (f, f'] (§11.1)", Detail: fmt.Sprintf(format, a...)}
 	}
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 16<<10)
 	var h *SegmentHeader
 	last := v.f
 	lineNo := int64(0)
