@@ -30,6 +30,11 @@ type Header struct {
 	Keys        string `json:"keys"`        // "string" or "integer"
 	Base        string `json:"base"`        // "complete" or "from-reads"
 	Discipline  string `json:"discipline"`  // window-discard, range-merge or point-splice
+	// Reads is "all" (the default: every read result is recorded) or
+	// "survivors" (window-discard only: the reads a window event discarded
+	// are not recorded; their refreshes are dominated by newer same-key log
+	// evidence and suppressed from the clean prefix, 003 §5.4).
+	Reads string `json:"reads,omitempty"`
 
 	Certificate Certificate `json:"certificate"`
 	Run         Run         `json:"run"`
@@ -217,6 +222,15 @@ func parseHeader(line []byte) (*Header, *Failure) {
 	case WindowDiscard, RangeMerge, PointSplice:
 	default:
 		return nil, unsupported("discipline", "unknown discipline %q", h.Discipline)
+	}
+	switch h.Reads {
+	case "", "all":
+	case "survivors":
+		if h.Discipline != WindowDiscard {
+			return nil, unsupported("reads", "survivor-only reads are defined for window-discard only")
+		}
+	default:
+		return nil, unsupported("reads", "unknown read-evidence kind %q", h.Reads)
 	}
 	return &h, nil
 }

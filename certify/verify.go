@@ -293,6 +293,9 @@ func (v *verifier) start(h *Header) *Failure {
 		if err != nil {
 			return s1(1, "%v", err)
 		}
+		if h.Reads == "survivors" && !dom.ranges {
+			return unsupported("reads", "survivor-only reads need range domains (unit %d's is a key list)", i+1)
+		}
 		u := unitState{dom: dom}
 		switch h.Coordinates {
 		case "position":
@@ -892,6 +895,9 @@ func (v *verifier) finish() *Failure {
 		u := &v.units[i]
 		v.sortMembers(u)
 		for _, ks := range u.members {
+			if ks.touched && h.Reads == "survivors" {
+				continue // a discarded read: suppressed from the clean prefix, not evidenced
+			}
 			if !ks.matched && u.loDone && u.hi <= n {
 				v.fail(rO2, &Failure{Obligation: "S4", Clause: "O2 bracket-local validity (§3.3)", Unit: i + 1, Key: ks.k.String(), Coord: coord(u.lo),
 					Expected: fmt.Sprintf("σ_c(%s) for some c in [%d, %d]", ks.k, u.lo, u.hi), Observed: showValue(ks.r),
