@@ -97,3 +97,24 @@ func modelValue(v model.Value) string {
 	}
 	return strconv.Itoa(int(v))
 }
+
+// WriteModelSegment writes the continuation segment (from, to] of a model
+// log (§11.1 of 003): every event in the interval, markers included.
+func WriteModelSegment(w io.Writer, l *model.Log, from, to model.Coord) error {
+	bw := bufio.NewWriter(w)
+	head, err := json.Marshal(SegmentHeader{Format: SegmentFormat, Version: Version, From: int64(from), To: int64(to)})
+	if err != nil {
+		return err
+	}
+	bw.Write(head)
+	bw.WriteByte('\n')
+	for p := from + 1; p <= to && p <= l.Len(); p++ {
+		e := l.At(p)
+		if e.Key == model.NoKey {
+			bw.WriteString(`{"p":` + strconv.Itoa(int(p)) + "}\n")
+			continue
+		}
+		bw.WriteString(`{"p":` + strconv.Itoa(int(p)) + `,"k":` + strconv.Itoa(int(e.Key)) + `,"v":` + modelValue(e.Img) + "}\n")
+	}
+	return bw.Flush()
+}

@@ -44,6 +44,7 @@ func init() {
 		{"check", "<protocol> [flags]", "explore one protocol at the given bounds and check its invariants", runCheck},
 		{"run", "FILE... [flags]", "check spec files and compare each verdict with its expectation", runSpecs},
 		{"reproduce", "[--quick] [--out DIR] [--specs DIR]", "run every spec (the paper's bounded and mutated runs) and write the results table", runReproduce},
+		{"certify", "BUNDLE [flags]", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
 		{"version", "", "print the version", func(_ []string, stdout, _ io.Writer) int { fmt.Fprintln(stdout, "cutcheck", version); return exitOK }},
 		{"help", "[command]", "show help for cutcheck or one command", runHelp},
