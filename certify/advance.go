@@ -115,10 +115,10 @@ func (v *verifier) segmentEvent(line []byte, lineNo int64, last *int64, to int64
 	if !v.scope.has(k) {
 		return nil
 	}
-	ks := v.keys[k.s]
+	ks := v.keys.get(k)
 	if ks == nil {
 		ks = &keyState{k: k, unit: -1}
-		v.keys[k.s] = ks
+		v.keys.put(ks)
 	}
 	ks.out = canonValue(val)
 	return nil

@@ -1,8 +1,10 @@
 package certify
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strconv"
@@ -346,4 +348,111 @@ func (s *keySet) String() string {
 		return "∅"
 	}
 	return out
+}
+
+// keyTable holds the per-key states of the scope, hashed by key: integer
+// keys hash their number, string keys their bytes, so a lookup from a raw
+// JSON key neither allocates nor reparses (the verifier's hot path).
+type keyTable struct {
+	kind keyKind
+	seed maphash.Seed
+	m    map[uint64]*keyState
+	n    int
+}
+
+func newKeyTable(kind keyKind) *keyTable {
+	return &keyTable{kind: kind, seed: maphash.MakeSeed(), m: make(map[uint64]*keyState)}
+}
+
+func mix(x uint64) uint64 { // splitmix64's finalizer
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func (t *keyTable) hash(k key) uint64 {
+	if t.kind == kindInteger {
+		return mix(uint64(k.n))
+	}
+	return maphash.String(t.seed, k.s)
+}
+
+func (t *keyTable) get(k key) *keyState {
+	for ks := t.m[t.hash(k)]; ks != nil; ks = ks.next {
+		if t.kind == kindInteger && ks.k.n == k.n || t.kind == kindString && ks.k.s == k.s {
+			return ks
+		}
+	}
+	return nil
+}
+
+func (t *keyTable) put(ks *keyState) {
+	h := t.hash(ks.k)
+	ks.next = t.m[h]
+	t.m[h] = ks
+	t.n++
+}
+
+func (t *keyTable) each(f func(*keyState)) {
+	for _, ks := range t.m {
+		for ; ks != nil; ks = ks.next {
+			f(ks)
+		}
+	}
+}
+
+// find looks a raw JSON key up; on a miss it returns the parsed key.
+func (t *keyTable) find(raw []byte) (*keyState, key, error) {
+	if t.kind == kindInteger {
+		digits := raw
+		if len(digits) >= 2 && digits[0] == '"' {
+			digits = digits[1 : len(digits)-1]
+		}
+		if n, ok := fastInt(digits); ok {
+			for ks := t.m[mix(uint64(n))]; ks != nil; ks = ks.next {
+				if ks.k.n == n {
+					return ks, ks.k, nil
+				}
+			}
+			return nil, key{s: strconv.FormatInt(n, 10), n: n}, nil
+		}
+	} else if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		inner := raw[1 : len(raw)-1]
+		for ks := t.m[maphash.Bytes(t.seed, inner)]; ks != nil; ks = ks.next {
+			if ks.k.s == string(inner) {
+				return ks, ks.k, nil
+			}
+		}
+		return nil, key{s: string(inner)}, nil
+	}
+	k, err := t.kind.parse(raw)
+	if err != nil {
+		return nil, k, err
+	}
+	return t.get(k), k, nil
+}
+
+// fastInt parses a plain decimal integer (no sign but '-', no leading zeros
+// beyond "0", at most 18 digits); ok is false for anything else.
+func fastInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || len(b) > 1 && b[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }

@@ -30,7 +30,7 @@ func scanObject(line []byte, buf []field) ([]field, error) {
 	}
 	for {
 		s.space()
-		name, err := s.str()
+		name, err := s.name()
 		if err != nil {
 			return nil, err
 		}
@@ -85,6 +85,34 @@ func (s *scanner) end() error {
 		return errors.New("text after the record's closing brace")
 	}
 	return nil
+}
+
+// name reads a member name; the record fields' names are interned.
+func (s *scanner) name() (string, error) {
+	start := s.i
+	if err := s.skipString(); err != nil {
+		return "", err
+	}
+	tok := s.b[start:s.i]
+	switch string(tok) {
+	case `"p"`:
+		return "p", nil
+	case `"k"`:
+		return "k", nil
+	case `"v"`:
+		return "v", nil
+	case `"x"`:
+		return "x", nil
+	case `"out"`:
+		return "out", nil
+	case `"tag"`:
+		return "tag", nil
+	case `"read"`:
+		return "read", nil
+	case `"base"`:
+		return "base", nil
+	}
+	return decodeString(tok)
 }
 
 // str reads a string token and returns its decoded value.
@@ -250,7 +278,7 @@ func canonValue(raw []byte) string {
 	if string(raw) == "null" {
 		return ""
 	}
-	if bytes.ContainsAny(raw, " \t\r\n") {
+	if (raw[0] == '{' || raw[0] == '[') && bytes.ContainsAny(raw, " \t\r\n") {
 		var b bytes.Buffer
 		if json.Compact(&b, raw) == nil {
 			return b.String()

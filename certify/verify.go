@@ -29,14 +29,16 @@ type Options struct {
 // the recorded emitted stream lags the log), not with the length of the log.
 // The error is only for failing to read r.
 func Verify(r io.Reader, opt Options) (*Result, error) {
-	v := &verifier{opt: opt, keys: make(map[string]*keyState)}
+	v := &verifier{opt: opt}
 	res, err := v.run(r)
 	if err != nil {
 		return nil, err
 	}
 	res.Stats = v.stats
 	res.Stats.Units = len(v.units)
-	res.Stats.ScopeKeys = len(v.keys)
+	if v.keys != nil {
+		res.Stats.ScopeKeys = v.keys.n
+	}
 	return res, nil
 }
 
@@ -82,8 +84,9 @@ type keyState struct {
 	out      string // replay of the emitted stream at k
 	outTag   int64
 	outSeen  bool
-	member   bool // listed in its unit's members
-	based    bool // a base observation was recorded
+	member   bool      // listed in its unit's members
+	based    bool      // a base observation was recorded
+	next     *keyState // the next state with the same hash
 }
 
 type unitState struct {
@@ -119,7 +122,7 @@ type verifier struct {
 	scope keySet // the effective scope: scope(C), or the restriction K'
 	f, s0 int64
 	units []unitState
-	keys  map[string]*keyState
+	keys  *keyTable
 
 	listOwner map[string]int // key-list domains
 	rangeOwn  []interval     // range domains, sorted by lo
@@ -140,6 +143,8 @@ type verifier struct {
 	fails     [nRanks]*Failure
 	stats     Stats
 	fieldsBuf []field
+	lastRaw   []byte    // the raw key of the last lookup
+	lastKS    *keyState // and its state
 }
 
 func (v *verifier) fail(rank int, f *Failure) {
@@ -149,20 +154,23 @@ func (v *verifier) fail(rank int, f *Failure) {
 }
 
 func (v *verifier) run(r io.Reader) (*Result, error) {
-	br := bufio.NewReaderSize(r, 16<<10)
-	for {
-		line, err := readLine(br)
-		if len(line) > 0 || err == nil {
+	batches, free := make(chan *batch, 4), make(chan *batch, 4)
+	done := make(chan struct{})
+	defer close(done)
+	go scanLines(r, batches, free, done)
+	for b := range batches {
+		for i := range b.lines {
 			v.stats.Lines++
-			if f := v.line(line); f != nil {
+			if f := v.line(&b.lines[i]); f != nil {
 				return stop(f), nil
 			}
 		}
-		if errors.Is(err, io.EOF) {
-			break
+		if b.err != nil {
+			return nil, b.err
 		}
-		if err != nil {
-			return nil, err
+		select {
+		case free <- b:
+		default:
 		}
 	}
 	if v.h == nil {
@@ -205,25 +213,96 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		}
 		line = long
 	}
-	return bytes.TrimRight(line, "\r\n"), err
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line, err
 }
 
-func (v *verifier) line(line []byte) *Failure {
-	if len(bytes.TrimSpace(line)) == 0 {
+// batch is a run of lines read and split into fields by scanLines, so that
+// reading and scanning proceed on another core than the checks.
+type batch struct {
+	buf   []byte
+	lines []scanned
+	ends  []int
+	fbuf  []field
+	err   error // a read error after the lines (not io.EOF)
+}
+
+type scanned struct {
+	raw    []byte
+	fields []field
+	err    error
+}
+
+func scanLines(r io.Reader, out chan<- *batch, free <-chan *batch, done <-chan struct{}) {
+	defer close(out)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		var b *batch
+		select {
+		case b = <-free:
+			b.buf, b.lines, b.ends, b.fbuf = b.buf[:0], b.lines[:0], b.ends[:0], b.fbuf[:0]
+		default:
+			b = &batch{}
+		}
+		var err error
+		for len(b.ends) < 4096 && len(b.buf) < 1<<20 {
+			var line []byte
+			line, err = readLine(br)
+			if len(line) > 0 || err == nil {
+				b.buf = append(b.buf, line...)
+				b.ends = append(b.ends, len(b.buf))
+			}
+			if err != nil {
+				break
+			}
+		}
+		start := 0
+		for _, end := range b.ends {
+			rec := scanned{raw: b.buf[start:end]}
+			first := len(b.fbuf)
+			if fs, e := scanObject(rec.raw, b.fbuf); e != nil {
+				rec.err = e
+			} else {
+				b.fbuf, rec.fields = fs, fs[first:]
+			}
+			b.lines = append(b.lines, rec)
+			start = end
+		}
+		last := err != nil
+		if last && !errors.Is(err, io.EOF) {
+			b.err = err
+		}
+		select {
+		case out <- b:
+		case <-done:
+			return
+		}
+		if last {
+			return
+		}
+	}
+}
+
+func (v *verifier) line(rec *scanned) *Failure {
+	if len(bytes.TrimSpace(rec.raw)) == 0 {
 		return nil
 	}
 	if v.h == nil {
-		h, f := parseHeader(line)
+		h, f := parseHeader(rec.raw)
 		if f != nil {
 			return f
 		}
 		return v.start(h)
 	}
-	fs, err := scanObject(line, v.fieldsBuf[:0])
-	if err != nil {
-		return s1(v.stats.Lines, "%v", err)
+	if rec.err != nil {
+		return s1(v.stats.Lines, "%v", rec.err)
 	}
-	v.fieldsBuf = fs
+	fs := rec.fields
+	if len(fs) == 0 {
+		return s1(v.stats.Lines, "an empty record")
+	}
 	switch fs[0].name {
 	case "p":
 		return v.event(fs)
@@ -244,6 +323,7 @@ func (v *verifier) start(h *Header) *Failure {
 	if h.Keys == "integer" {
 		v.kind = kindInteger
 	}
+	v.keys = newKeyTable(v.kind)
 	kk := v.kind
 	cert, err := kk.build(h.Certificate.Scope, "certificate scope")
 	if err != nil {
@@ -397,18 +477,22 @@ func (v *verifier) owner(k key) int {
 
 // state returns k's state, creating it; nil when k is outside the scope.
 func (v *verifier) state(raw []byte) (*keyState, *Failure) {
-	k, err := v.kind.parse(raw)
+	if v.lastKS != nil && bytes.Equal(raw, v.lastRaw) {
+		return v.lastKS, nil // an emitted entry usually follows its own event
+	}
+	ks, k, err := v.keys.find(raw)
 	if err != nil {
 		return nil, s1(v.stats.Lines, "%v", err)
 	}
-	if ks, ok := v.keys[k.s]; ok {
+	if ks != nil {
+		v.lastKS, v.lastRaw = ks, append(v.lastRaw[:0], raw...)
 		return ks, nil
 	}
 	if !v.scope.has(k) {
 		return nil, nil
 	}
-	ks := &keyState{k: k, unit: int32(v.owner(k)), known: v.h.Base == "complete"}
-	v.keys[k.s] = ks
+	ks = &keyState{k: k, unit: int32(v.owner(k)), known: v.h.Base == "complete"}
+	v.keys.put(ks)
 	if ks.unit >= 0 {
 		u := &v.units[ks.unit]
 		if u.loDone {
@@ -524,7 +608,7 @@ func (v *verifier) enterLog() {
 			if !v.scope.has(k) {
 				continue
 			}
-			if ks := v.keys[k.s]; ks == nil || !ks.read {
+			if ks := v.keys.get(k); ks == nil || !ks.read {
 				v.fail(rO3, &Failure{Obligation: "S4", Clause: "O3 refresh totality", Unit: i + 1, Key: k.String(),
 					Detail: "a key of the chunk's domain has no read result (neither a row nor an absence)"})
 			}
@@ -927,10 +1011,8 @@ func (v *verifier) finish() *Failure {
 }
 
 func (v *verifier) sortedKeys() []*keyState {
-	out := make([]*keyState, 0, len(v.keys))
-	for _, ks := range v.keys {
-		out = append(out, ks)
-	}
+	out := make([]*keyState, 0, v.keys.n)
+	v.keys.each(func(ks *keyState) { out = append(out, ks) })
 	slices.SortFunc(out, func(a, b *keyState) int { return v.kind.cmp(a.k, b.k) })
 	return out
 }
