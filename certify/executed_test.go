@@ -49,9 +49,13 @@ func TestExecutedSetCoordinates(t *testing.T) {
 	}
 	// A transaction label that recurs after another: transactions are
 	// contiguous blocks (S-LOG).
-	split := edit(b, func(line string) string { return strings.Replace(line, `{"p":5,"k":0,"v":3,"x":3}`, `{"p":5,"k":0,"v":3,"x":2}`, 1) })
+	split := edit(b, func(line string) string {
+		return strings.Replace(line, `{"p":5,"k":0,"v":3,"x":3}`, `{"p":5,"k":0,"v":3,"x":2}`, 1)
+	})
 	mustReject(t, split, "input wellformedness")
 	// Positions instead of samples in an executed-set bundle: not a run.
-	mixed := edit(b, func(line string) string { return strings.Replace(line, `"low":[[1,1]],"high":[[1,2]]`, `"lo":1,"hi":3`, 1) })
+	mixed := edit(b, func(line string) string {
+		return strings.Replace(line, `"low":[[1,1]],"high":[[1,2]]`, `"lo":1,"hi":3`, 1)
+	})
 	mustReject(t, mixed, "materialization")
 }
