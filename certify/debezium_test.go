@@ -49,7 +49,7 @@ func TestDebeziumSample(t *testing.T) {
 // recording delivers bob's pre-capture image as the chunk row.
 func TestDebeziumStaleSample(t *testing.T) {
 	res := mustReject(t, convert(t, "testdata/debezium-customers-stale.jsonl"), "O2")
-	if res.Failure.Key != `"2"` || res.Failure.Unit != 1 {
+	if res.Failure.Key != "2" || res.Failure.Unit != 1 {
 		t.Errorf("witness %+v, want key 2 of chunk 1", res.Failure)
 	}
 }

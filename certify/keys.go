@@ -23,8 +23,9 @@ const (
 
 // key is a row identity with what orders it.
 type key struct {
-	s string // canonical text: the string itself, or the decimal integer
-	n int64  // the integer, for kindInteger
+	s   string // canonical text: the string itself, or the decimal integer
+	n   int64  // the integer, for kindInteger
+	num bool   // an integer key (printed without quotes)
 }
 
 func (kk keyKind) parse(raw []byte) (key, error) {
@@ -44,14 +45,14 @@ func (kk keyKind) parse(raw []byte) (key, error) {
 	if err != nil {
 		return key{}, fmt.Errorf("key %s is not an integer (the bundle declares integer keys)", raw)
 	}
-	return key{s: strconv.FormatInt(n, 10), n: n}, nil
+	return key{s: strconv.FormatInt(n, 10), n: n, num: true}, nil
 }
 
 // fromString rebuilds a key from its canonical text.
 func (kk keyKind) fromString(s string) key {
 	if kk == kindInteger {
 		n, _ := strconv.ParseInt(s, 10, 64)
-		return key{s: s, n: n}
+		return key{s: s, n: n, num: true}
 	}
 	return key{s: s}
 }
@@ -81,12 +82,17 @@ func (kk keyKind) succ(k key) (key, bool) {
 		if k.n == math.MaxInt64 {
 			return key{}, false
 		}
-		return key{s: strconv.FormatInt(k.n+1, 10), n: k.n + 1}, true
+		return key{s: strconv.FormatInt(k.n+1, 10), n: k.n + 1, num: true}, true
 	}
 	return key{s: k.s + "\x00"}, true
 }
 
-func (k key) String() string { return strconv.Quote(k.s) }
+func (k key) String() string {
+	if k.num {
+		return k.s
+	}
+	return strconv.Quote(k.s)
+}
 
 // interval is the half-open key range [lo, hi); a missing bound is unbounded.
 type interval struct {
@@ -416,7 +422,7 @@ func (t *keyTable) find(raw []byte) (*keyState, key, error) {
 					return ks, ks.k, nil
 				}
 			}
-			return nil, key{s: strconv.FormatInt(n, 10), n: n}, nil
+			return nil, key{s: strconv.FormatInt(n, 10), n: n, num: true}, nil
 		}
 	} else if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
 		inner := raw[1 : len(raw)-1]
