@@ -120,3 +120,17 @@ func TestRestriction(t *testing.T) {
 		t.Errorf("restricted to the stale key: %s", res.Line())
 	}
 }
+
+// Reference: 003 §11.3: under a restriction, a chunk with no key of K' is
+// not part of the claim: its bracket may even reach past the frontier.
+func TestRestrictionIgnoresOtherChunks(t *testing.T) {
+	r := runExample(t, WindowDiscard)
+	r.Frontier = 3 // before chunk 2's high edge 4: the whole cut fails
+	r.Stream = model.WindowDiscard(r.Plan, r.Log, 0, 3)
+	b := bundleOf(t, r)
+	mustReject(t, b, "frontier at or after every high edge")
+	res := verifyBytes(t, b, Options{Restrict: keysScope("0", "1"), KeepState: true})
+	if res.Verdict != Accept || res.Cut.State["0"] != "1" || res.Cut.State["1"] != "2" {
+		t.Fatalf("restricted to chunk 1's keys: %s %v", res.Line(), res.Cut)
+	}
+}

@@ -462,3 +462,26 @@ func fastInt(b []byte) (int64, bool) {
 	}
 	return n, true
 }
+
+// meets reports whether two key sets share a key.
+func (s *keySet) meets(t *keySet) bool {
+	switch {
+	case !s.ranges:
+		for _, k := range s.list {
+			if t.has(k) {
+				return true
+			}
+		}
+		return false
+	case !t.ranges:
+		return t.meets(s)
+	}
+	for _, a := range s.ivs {
+		for _, b := range t.ivs {
+			if _, ok := s.kind.clip(a, b); ok {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -934,6 +934,9 @@ func (v *verifier) finish() *Failure {
 	}
 	for i := range v.units {
 		u := &v.units[i]
+		if v.opt.Restrict != nil && !u.dom.meets(&v.scope) {
+			continue // a unit with no key of K' says nothing about the cut on K'
+		}
 		w := fmt.Sprintf("(%d, %d]", u.lo, u.hi)
 		switch {
 		case u.lo > u.hi:
