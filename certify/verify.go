@@ -84,9 +84,8 @@ type keyState struct {
 	out      string // replay of the emitted stream at k
 	outTag   int64
 	outSeen  bool
-	member   bool      // listed in its unit's members
-	based    bool      // a base observation was recorded
-	next     *keyState // the next state with the same hash
+	member   bool // listed in its unit's members
+	based    bool // a base observation was recorded
 }
 
 type unitState struct {
@@ -133,6 +132,8 @@ type verifier struct {
 	txns    map[int64]bool
 	loOrder []int // units by lo (position coordinates)
 	loNext  int
+	hiOrder []int // units by hi (position coordinates)
+	hiNext  int
 	final   bool // closeUpTo(f+1) done
 
 	exp, act  []entry
@@ -145,6 +146,7 @@ type verifier struct {
 	fieldsBuf []field
 	lastRaw   []byte    // the raw key of the last lookup
 	lastKS    *keyState // and its state
+	sink      uint64    // keeps warm's loads alive
 }
 
 func (v *verifier) fail(rank int, f *Failure) {
@@ -159,6 +161,9 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 	defer close(done)
 	go scanLines(r, batches, free, done)
 	for b := range batches {
+		if v.keys != nil {
+			v.warm(b)
+		}
 		for i := range b.lines {
 			v.stats.Lines++
 			if f := v.line(&b.lines[i]); f != nil {
@@ -217,6 +222,33 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		line = line[:len(line)-1]
 	}
 	return line, err
+}
+
+// warm touches the table slots and key states a batch will use before the
+// batch is processed: the loads are independent of one another, so the
+// processor overlaps their cache misses, which one event at a time it cannot
+// (looking keys up is most of the verifier's time on large scopes).
+func (v *verifier) warm(b *batch) {
+	for i := range b.lines {
+		fs := b.lines[i].fields
+		if len(fs) == 0 {
+			continue
+		}
+		var raw []byte
+		switch fs[0].name {
+		case "out":
+			raw = fs[0].raw
+		case "p":
+			for _, f := range fs[1:] {
+				if f.name == "k" {
+					raw = f.raw
+				}
+			}
+		}
+		if raw != nil {
+			v.sink += v.keys.touch(raw)
+		}
+	}
 }
 
 // batch is a run of lines read and split into fields by scanLines, so that
@@ -423,6 +455,8 @@ func (v *verifier) start(h *Header) *Failure {
 		v.loOrder = append(v.loOrder, i)
 	}
 	slices.SortStableFunc(v.loOrder, func(a, b int) int { return cmpInt(v.units[a].lo, v.units[b].lo) })
+	v.hiOrder = slices.Clone(v.loOrder)
+	slices.SortStableFunc(v.hiOrder, func(a, b int) int { return cmpInt(v.units[a].hi, v.units[b].hi) })
 	if f := v.checkO1(); f != nil {
 		return f
 	}
@@ -780,6 +814,15 @@ func (v *verifier) closeUpTo(pos int64) {
 	if pos == v.f+1 {
 		v.final = true
 	}
+	if v.h.Coordinates == "position" {
+		// units by high edge: nothing to close unless the next one is due
+		for v.hiNext < len(v.hiOrder) && v.units[v.hiOrder[v.hiNext]].closed {
+			v.hiNext++
+		}
+		if v.hiNext == len(v.hiOrder) || v.units[v.hiOrder[v.hiNext]].hi >= pos {
+			return
+		}
+	}
 	for i := range v.units {
 		u := &v.units[i]
 		if u.closed || !u.hiSet || u.hi >= pos {
@@ -846,7 +889,15 @@ func (v *verifier) entry(fs []field) *Failure {
 	if f != nil || ks == nil {
 		return f
 	}
-	img := canonValue(val)
+	var img string
+	switch {
+	case string(val) == ks.sigma && ks.sigma != "": // the image of its own event: no copy
+		img = ks.sigma
+	case string(val) == ks.r && ks.r != "":
+		img = ks.r
+	default:
+		img = canonValue(val)
+	}
 	if ks.outSeen && tag < ks.outTag {
 		v.fail(rMonotone, &Failure{Obligation: "S4", Clause: "per-key monotonicity (Thm 3)", Key: ks.k.String(), Coord: coord(tag), Line: v.stats.Lines,
 			Expected: fmt.Sprintf("a tag ≥ %d", ks.outTag), Observed: fmt.Sprint(tag),
