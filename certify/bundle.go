@@ -65,8 +65,8 @@ type UnitSpec struct {
 	Domain ScopeSpec  `json:"domain"`
 	Lo     *int64     `json:"lo,omitempty"`
 	Hi     *int64     `json:"hi,omitempty"`
-	Low    [][2]int64 `json:"low,omitempty"`
-	High   [][2]int64 `json:"high,omitempty"`
+	Low    [][2]int64 `json:"low,omitzero"` // [] is the empty sample, G(0)
+	High   [][2]int64 `json:"high,omitzero"`
 }
 
 // Verdict is the verifier's answer (§8.5 of 003).

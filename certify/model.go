@@ -20,6 +20,12 @@ type ModelRun struct {
 	Frontier   model.Coord
 	Discipline string
 	Stream     model.Stream
+	// Ranges writes the scope and domains as key ranges (a range read is
+	// total: unread keys were observed absent) instead of key lists.
+	Ranges bool
+	// ExecutedSet writes brackets as executed-set samples G(lo), G(hi) of
+	// the log's transaction labels instead of positions (§7.4).
+	ExecutedSet bool
 }
 
 // WriteModelBundle writes r as a position-coordinate bundle with integer
@@ -34,8 +40,15 @@ func WriteModelBundle(w io.Writer, r ModelRun) error {
 	for k := 0; k < int(p.Keys); k++ {
 		scope.Keys = append(scope.Keys, json.RawMessage(strconv.Itoa(k)))
 	}
+	if r.Ranges {
+		scope = ScopeSpec{Ranges: []RangeSpec{{Ge: json.RawMessage("0"), Lt: json.RawMessage(strconv.Itoa(int(p.Keys)))}}}
+	}
+	coords := "position"
+	if r.ExecutedSet {
+		coords = "executed-set"
+	}
 	n := int64(len(r.Stream))
-	h := Header{Format: Format, Version: Version, Coordinates: "position", Keys: "integer", Base: "complete",
+	h := Header{Format: Format, Version: Version, Coordinates: coords, Keys: "integer", Base: "complete",
 		Discipline:  r.Discipline,
 		Certificate: Certificate{Scope: scope, Frontier: int64(r.Frontier), PrefixEntries: &n},
 		Run:         Run{Scope: scope, Start: int64(r.Start), Consumed: int64(r.Frontier)},
@@ -49,7 +62,19 @@ func WriteModelBundle(w io.Writer, r ModelRun) error {
 				d.Keys = append(d.Keys, json.RawMessage(strconv.Itoa(int(k))))
 			}
 		}
+		if r.Ranges {
+			d = ScopeSpec{Ranges: []RangeSpec{}}
+			for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+				if u.Domain.Has(k) {
+					d.Ranges = append(d.Ranges, RangeSpec{Ge: json.RawMessage(strconv.Itoa(int(k))), Lt: json.RawMessage(strconv.Itoa(int(k) + 1))})
+				}
+			}
+		}
 		lo, hi := int64(u.Lo), int64(u.Hi)
+		if r.ExecutedSet {
+			h.Units = append(h.Units, UnitSpec{Domain: d, Low: executedSample(r.Log, u.Lo), High: executedSample(r.Log, u.Hi)})
+			continue
+		}
 		h.Units = append(h.Units, UnitSpec{Domain: d, Lo: &lo, Hi: &hi})
 	}
 	head, err := json.Marshal(h)
@@ -117,4 +142,28 @@ func WriteModelSegment(w io.Writer, l *model.Log, from, to model.Coord) error {
 		bw.WriteString(`{"p":` + strconv.Itoa(int(p)) + `,"k":` + strconv.Itoa(int(e.Key)) + `,"v":` + modelValue(e.Img) + "}\n")
 	}
 	return bw.Flush()
+}
+
+// executedSample is G(c) as label intervals; past the log's end it names
+// labels the log never executes (the sample then denotes no prefix).
+func executedSample(l *model.Log, c model.Coord) [][2]int64 {
+	var out [][2]int64
+	add := func(t int64) {
+		if n := len(out); n > 0 && out[n-1][1]+1 >= t {
+			out[n-1][1] = max(out[n-1][1], t)
+			return
+		}
+		out = append(out, [2]int64{t, t})
+	}
+	for p := model.Coord(1); p <= c; p++ {
+		if p <= l.Len() {
+			add(int64(l.At(p).Txn))
+		} else {
+			add(int64(l.Txns()) + int64(p-l.Len()))
+		}
+	}
+	if out == nil {
+		out = [][2]int64{}
+	}
+	return out
 }
