@@ -117,7 +117,8 @@ func edit(b []byte, f func(line string) string) []byte {
 }
 
 // Reference: 003 §7.4 (each obligation is load-bearing), §9.4 (wrong
-// evidence is rejected); the four tampers of the issue.
+// evidence is rejected): a dropped window event, a stale refresh, a frontier
+// before a high edge, a reordered prefix, and more.
 func TestTamperedBundles(t *testing.T) {
 	r := runExample(t, WindowDiscard)
 	good := bundleOf(t, r)
