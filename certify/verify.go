@@ -69,23 +69,25 @@ type entry struct {
 }
 
 type keyState struct {
+	// Laid out so that what every log event touches — the key, its unit,
+	// the flags and σ — shares the first cache line.
 	k        key
-	unit     int32  // owning unit, -1 for none
-	read     bool   // the unit's read returned a result for k (row or absence)
-	r        string // R(k); "" is ⊥
-	sigma    string // σ at the current log position
-	known    bool   // sigma is known (base given, or an event was seen)
-	atF      string // σ_f, once the log has passed the frontier
-	atFKnown bool
+	unit     int32 // owning unit, -1 for none
+	known    bool  // sigma is known (base given, or an event was seen)
+	read     bool  // the unit's read returned a result for k (row or absence)
 	atFSet   bool
+	atFKnown bool
 	matched  bool   // O2: R(k) = σ_c(k) for some c in the bracket seen so far
 	touched  bool   // an event for k lies in its unit's window
-	win      string // image of the last such event
-	out      string // replay of the emitted stream at k
+	outSeen  bool   // the emitted stream has an entry for k
+	member   bool   // listed in its unit's members
+	based    bool   // a base observation was recorded
+	sigma    string // σ at the current log position
 	outTag   int64
-	outSeen  bool
-	member   bool // listed in its unit's members
-	based    bool // a base observation was recorded
+	out      string // replay of the emitted stream at k
+	r        string // R(k); "" is ⊥
+	win      string // image of the last event for k in its unit's window
+	atF      string // σ_f, once the log has passed the frontier
 }
 
 type unitState struct {
