@@ -45,6 +45,7 @@ func init() {
 		{"run", "FILE... [flags]", "check spec files and compare each verdict with its expectation", runSpecs},
 		{"merge", "DIR [flags]", "combine the shard results of one split search (check --shard) into its single-run report", runMerge},
 		{"reproduce", "[--quick] [--out DIR] [--specs DIR]", "run every spec (the paper's bounded and mutated runs) and write the results table", runReproduce},
+		{"certify", "BUNDLE [flags]", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
 		{"version", "", "print the version", func(_ []string, stdout, _ io.Writer) int { fmt.Fprintln(stdout, "cutcheck", version); return exitOK }},
 		{"help", "[command]", "show help for cutcheck or one command", runHelp},
