@@ -45,6 +45,19 @@
 // Done holds, or Options.NoDeadlock is set. Initial states are checked
 // too.
 //
+// # Constraints
+//
+// A model may bound its search with a state constraint (StateConstrainer)
+// and an action constraint (ActionConstrainer), as TLC's CONSTRAINT and
+// ACTION_CONSTRAINT do, and with the same meaning: a successor outside them
+// is generated and counted (Generated, coverage), its step's Transition
+// properties and its own Always and Sometimes properties are checked (a
+// violation there is reported with its trace), but it is not added to the
+// seen-set and not expanded. Since it is not remembered, it is checked again
+// each time it is generated. A state whose only successors lie outside the
+// constraints is not a deadlock (it has successors), as in TLC. An initial
+// state outside the state constraint is checked but not kept.
+//
 // Stats: Generated counts steps (successors with ok=true, duplicates
 // included), Distinct the states in the seen-set, Depth the levels
 // completed (for a violation, the depth of the trace's last state), and

@@ -20,7 +20,10 @@ type violation struct {
 	// step: the violating state was reached from state index>>16 of level
 	// depth-1 by its action index&0xffff. Otherwise index is the state's
 	// position in level depth.
-	step   bool
+	step bool
+	// init: the violating state is initial and index is its position in
+	// Init (it may lie outside the state constraint, so not in level 0).
+	init   bool
 	index  uint64
 	prop   int // index in Properties; -1 for deadlock
 	reason string
@@ -252,6 +255,10 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 				continue // another shard's state: it explores it
 			}
 		}
+		if !e.cons.inStep(s, a, t) {
+			w.checkState(t, depth+1, key) // checked every time, never kept
+			continue
+		}
 		start := len(p.enc)
 		p.enc = m.Encode(t, p.enc)
 		p.fps = append(p.fps, fingerprint(p.enc[start:]))
@@ -355,6 +362,25 @@ func (w *worker[S, A]) checkState(t S, depth int, key uint64) {
 	}
 	for _, p := range e.sometimes {
 		if !e.reached[p].Load() && e.props[p].Check(t) != "" {
+			e.reached[p].Store(true)
+		}
+	}
+}
+
+// checkInit checks the Always and Sometimes properties on the initial
+// state at position idx of Init.
+func (w *worker[S, A]) checkInit(s S, idx int) {
+	e := w.e
+	for _, p := range e.always {
+		if r := e.props[p].Check(s); r != "" {
+			v := violation{init: true, index: uint64(idx), prop: p, reason: r}
+			if v.less(w.best) {
+				w.best = &v
+			}
+		}
+	}
+	for _, p := range e.sometimes {
+		if !e.reached[p].Load() && e.props[p].Check(s) != "" {
 			e.reached[p].Store(true)
 		}
 	}

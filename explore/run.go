@@ -58,6 +58,7 @@ type engine[S, A any] struct {
 	transition  []int
 	sometimes   []int
 	doner       Doner[S]
+	cons        constraints[S, A]
 	sharder     Sharder[S]   // set when the run is one shard of a search
 	shardLevels []ShardLevel // per level, when sharded
 	names       []string
@@ -124,6 +125,7 @@ func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
 		}
 	}
 	e.doner, _ = m.(Doner[S])
+	e.cons = newConstraints[S, A](m)
 	if sh := opts.Shard; sh.Count != 0 {
 		var ok bool
 		if e.sharder, ok = m.(Sharder[S]); !ok {
@@ -248,6 +250,10 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 		if !mine {
 			continue
 		}
+		if !e.cons.inState(s) {
+			w.checkInit(s, idx) // checked, not kept
+			continue
+		}
 		w.enc = e.m.Encode(s, w.enc[:0])
 		fp := fingerprint(w.enc)
 		if dup[fp] {
@@ -258,7 +264,7 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 		if shared {
 			level0.Shared++
 		}
-		w.checkState(s, 0, uint64(b.len()))
+		w.checkInit(s, idx)
 		b.add(fp, uint64(idx), w.enc)
 	}
 	for _, p := range e.sometimes {
@@ -300,7 +306,9 @@ func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
 		path  []int
 		err   error
 	)
-	if v.step {
+	if v.init {
+		steps, path = []Step[S, A]{{State: e.m.Init()[v.index]}}, []int{int(v.index)}
+	} else if v.step {
 		steps, path, err = e.pathOf(v.depth-1, v.index>>16)
 		if err == nil {
 			var st Step[S, A]
