@@ -46,6 +46,13 @@ type Stats struct {
 	QueuePeak uint64        `json:"queue_peak"` // largest frontier
 	OnDisk    bool          `json:"on_disk"`    // the seen-set has spilled to the disk tier
 	Elapsed   time.Duration `json:"elapsed_ns"` // wall time since the start
+
+	Initial uint64 `json:"initial"` // distinct initial states kept (level 0; part of Distinct)
+	// TLC's figures, for comparing a port with TLC (see the package
+	// documentation): TLC counts every initial state its Init produces as
+	// generated, and its depth counts the initial state as 1.
+	TLCGenerated uint64 `json:"tlc_generated"` // len(m.Init()) + Generated
+	TLCDepth     int    `json:"tlc_depth"`     // Depth + 1; 0 when no state was kept
 }
 
 // Rate is distinct states per second.

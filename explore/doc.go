@@ -59,11 +59,24 @@
 // state outside the state constraint is checked but not kept.
 //
 // Stats: Generated counts steps (successors with ok=true, duplicates
-// included), Distinct the states in the seen-set, Depth the levels
-// completed (for a violation, the depth of the trace's last state), and
-// QueuePeak the largest level. After a violation, Distinct and QueuePeak
-// cover the levels up to the one whose expansion found it, and Generated
-// includes that whole expansion; they are deterministic too.
+// included), Distinct the states in the seen-set, Initial those of level 0,
+// Depth the levels completed (for a violation, the depth of the trace's
+// last state), and QueuePeak the largest level. After a violation, Distinct
+// and QueuePeak cover the levels up to the one whose expansion found it,
+// and Generated includes that whole expansion; they are deterministic too.
+//
+// # Counts compared with TLC
+//
+// A model ported from TLA+ can be validated by comparing numbers with TLC.
+// Distinct is TLC's "distinct states found". TLC's "states generated"
+// counts every state its Init produces (duplicates included) besides the
+// successors: that is TLCGenerated, len(Init()) + Generated. TLC's depth
+// counts the initial state as 1: TLCDepth is Depth + 1. A stuttering step,
+// which TLC counts, is Next returning ok=true with an unchanged state;
+// ok=false is a disabled action, which TLC does not count either.
+// Constraints count as in TLC (see Constraints). The figures agree for a
+// finished run; after a violation TLC stops part-way through a level, so
+// its counts there depend on its workers and are not comparable.
 //
 // # Fingerprints and collisions
 //
@@ -132,7 +145,7 @@
 //
 // A Report is saved with these keys: verdict ("pass", "violated",
 // "incomplete"); stats {generated, distinct, depth, queue, queue_peak,
-// on_disk, elapsed_ns}; coverage [{name, count}]; sometimes [{name, cite,
+// on_disk, elapsed_ns, initial, tlc_generated, tlc_depth}; coverage [{name, count}]; sometimes [{name, cite,
 // reached, depth}]; collision; violation {property, cite, kind, reason,
 // steps [{action, fields [{name, value}], view}]}, omitted when there is
 // none.

@@ -12,8 +12,11 @@ type Model[S, A any] interface {
 	// Actions appends the actions enabled in s to buf, in a fixed order, and
 	// returns the extended slice. The engine reuses buf across calls.
 	Actions(s S, buf []A) []A
-	// Next returns the successor of s under a; ok=false means a changes nothing
-	// in s (the step is skipped and not counted).
+	// Next returns the successor of s under a. ok=false means a is disabled
+	// in s: no step, not counted, and not a successor for deadlock. A
+	// stuttering step, which TLC generates and counts, is ok=true with t
+	// equal to s: it is counted in Generated and coverage, and t is then a
+	// state already seen.
 	Next(s S, a A) (t S, ok bool)
 	// Encode appends the canonical encoding of s to buf. Two states are the same
 	// state exactly when their encodings are equal; the fingerprint is a hash of it.

@@ -121,9 +121,11 @@ func (r Report) Summary() string {
 	var b strings.Builder
 	s := r.Stats
 	fmt.Fprintf(&b, "verdict:     %s\n", r.Verdict)
+	fmt.Fprintf(&b, "initial:     %d\n", s.Initial)
 	fmt.Fprintf(&b, "generated:   %d\n", s.Generated)
 	fmt.Fprintf(&b, "distinct:    %d\n", s.Distinct)
 	fmt.Fprintf(&b, "depth:       %d\n", s.Depth)
+	fmt.Fprintf(&b, "as TLC:      %d generated, %d distinct, depth %d\n", s.TLCGenerated, s.Distinct, s.TLCDepth)
 	fmt.Fprintf(&b, "queue peak:  %d\n", s.QueuePeak)
 	fmt.Fprintf(&b, "states/s:    %.0f\n", s.Rate())
 	fmt.Fprintf(&b, "elapsed:     %s\n", s.Elapsed.Round(time.Millisecond))

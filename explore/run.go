@@ -92,6 +92,8 @@ type engine[S, A any] struct {
 
 	// Counters read by the progress goroutine.
 	generated atomic.Uint64
+	initGen   atomic.Uint64 // initial states Init returned (TLC counts them as generated)
+	initial   atomic.Uint64 // initial states kept
 	distinct  atomic.Uint64
 	depthNow  atomic.Int64
 	queue     atomic.Uint64
@@ -245,7 +247,9 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	b := e.pool.get()
 	dup := make(map[uint64]bool)
 	var level0 ShardLevel
-	for idx, s := range e.m.Init() {
+	inits := e.m.Init()
+	e.initGen.Store(uint64(len(inits)))
+	for idx, s := range inits {
 		shared, mine := e.owns(s)
 		if !mine {
 			continue
@@ -284,6 +288,7 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 		e.shardLevels = append(e.shardLevels, level0)
 	}
 	e.front = frontier{n: uint64(b.len()), batches: []*batch{b}}
+	e.initial.Store(e.front.n)
 	e.distinct.Store(e.front.n)
 	e.queue.Store(e.front.n)
 	e.queuePeak.Store(e.front.n)
@@ -323,6 +328,7 @@ func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
 	}
 	res := e.result(Violated)
 	res.Stats.Depth = v.depth
+	res.Stats.TLCDepth = tlcDepth(v.depth, res.Stats.Distinct)
 	viol := &Violation[S, A]{Property: "deadlock", Kind: Always, Reason: v.reason, Trace: steps, Path: path}
 	if v.prop >= 0 {
 		p := e.props[v.prop]
@@ -333,7 +339,7 @@ func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
 }
 
 func (e *engine[S, A]) stats() Stats {
-	return Stats{
+	s := Stats{
 		Generated: e.generated.Load(),
 		Distinct:  e.distinct.Load(),
 		Depth:     int(e.depthNow.Load()),
@@ -342,6 +348,19 @@ func (e *engine[S, A]) stats() Stats {
 		OnDisk:    e.onDisk.Load(),
 		Elapsed:   time.Since(e.start),
 	}
+	s.Initial = e.initial.Load()
+	s.TLCGenerated = e.initGen.Load() + s.Generated
+	s.TLCDepth = tlcDepth(s.Depth, s.Distinct)
+	return s
+}
+
+// tlcDepth is TLC's depth for a search of the given depth: TLC counts the
+// initial state as 1.
+func tlcDepth(depth int, distinct uint64) int {
+	if distinct == 0 {
+		return 0
+	}
+	return depth + 1
 }
 
 func (e *engine[S, A]) result(v Verdict) *Result[S, A] {

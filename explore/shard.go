@@ -186,6 +186,9 @@ func Merge(parts []ShardReport) (Report, []ShardBalance, error) {
 				balance[i].Shared += shared.Shared
 			}
 			rep.Stats.Distinct += states
+			if d == 0 {
+				rep.Stats.Initial = states
+			}
 			rep.Stats.QueuePeak = max(rep.Stats.QueuePeak, states)
 			if states > 0 {
 				rep.Stats.Depth = d
@@ -223,6 +226,11 @@ func Merge(parts []ShardReport) (Report, []ShardBalance, error) {
 		rep.Verdict, rep.Violation = Violated, best
 		rep.Stats.Depth = len(best.Path) - 1
 	}
+	// Every shard runs Init in full: TLC's generated adds what it returned.
+	if f := first.Stats; f.TLCGenerated >= f.Generated {
+		rep.Stats.TLCGenerated = rep.Stats.Generated + f.TLCGenerated - f.Generated
+	}
+	rep.Stats.TLCDepth = tlcDepth(rep.Stats.Depth, rep.Stats.Distinct)
 	rep.VerdictName = rep.Verdict.String()
 	rep.Collision = collision(rep.Stats.Distinct)
 	return rep, balance, nil
