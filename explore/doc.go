@@ -1,9 +1,13 @@
 // Package explore is cutcheck's explicit-state model checker: it explores
-// every state of a Model reachable from its initial states, breadth first,
+// every state of a Machine reachable from its initial states, breadth first,
 // checks the model's properties on every state and step, and returns a
 // shortest counterexample when one fails.
 //
-// The Model interface (model.go) is the whole contract; the engine knows
+// The Machine interface (model.go) is the whole required contract: initial
+// states, enabled actions, successors and properties. Everything else is
+// optional, with defaults: a codec (encoding/binary for a fixed-size state
+// type), descriptions (fmt's %v of the action), action kinds (one, "step"),
+// constraints, a shard key, fields and views for traces. The engine knows
 // nothing else about the states it explores. Run returns a Result: Pass,
 // Violated (with a trace) or Incomplete (cancelled, or MaxDepth reached),
 // with statistics, per-action coverage and the Sometimes properties
@@ -112,7 +116,8 @@
 //     rule out are looked up in key order;
 //   - the trace keys go to a file, and once the budget is exceeded the
 //     frontier and the level's candidates spill to plain files of
-//     length-prefixed encodings (decoded with m.Decode).
+//     length-prefixed encodings (decoded with the model's Decode or the
+//     default codec).
 //
 // The files live in a new directory named cutcheck-* inside Options.Dir,
 // or inside the system's temporary directory when Dir is empty. That

@@ -212,7 +212,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	props := e.props
 	depth := e.depth
 	p := &w.pend
-	s, err := m.Decode(enc)
+	s, err := e.qcodec.Decode(enc)
 	if err != nil {
 		return fmt.Errorf("explore: decoding a queued state: %w", err)
 	}
@@ -237,7 +237,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		succ++
 		key := idx<<16 | uint64(j)
-		k := m.ActionKind(a)
+		k := e.kinds.ActionKind(a)
 		if k < 0 || k >= len(w.cov) {
 			return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
 		}
@@ -260,7 +260,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			continue
 		}
 		start := len(p.enc)
-		p.enc = m.Encode(t, p.enc)
+		p.enc = e.fpenc.Encode(t, p.enc)
 		p.fps = append(p.fps, fingerprint(p.enc[start:]))
 		p.ends = append(p.ends, uint32(len(p.enc)))
 		p.keys = append(p.keys, key)
@@ -332,8 +332,14 @@ func (w *worker[S, A]) flush(out *batch) {
 			}
 			continue
 		}
-		w.checkState(p.ts[x.k], e.depth+1, p.keys[x.k])
-		out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
+		t := p.ts[x.k]
+		w.checkState(t, e.depth+1, p.keys[x.k])
+		if e.same {
+			out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
+		} else {
+			w.enc = e.qcodec.Encode(t, w.enc[:0])
+			out.add(fp, p.keys[x.k], w.enc)
+		}
 	}
 	p.reset()
 }

@@ -32,13 +32,13 @@ type TraceReport struct {
 
 // TraceStep is one state of a trace and the action that led to it.
 type TraceStep struct {
-	Action string  `json:"action"`           // m.Describe(previous state, action); "" for the initial state
+	Action string  `json:"action"`           // Describe(previous state, action); "" for the initial state
 	Fields []Field `json:"fields,omitempty"` // if the model is a Fielder
 	View   any     `json:"view,omitempty"`   // if the model is a Viewer
 }
 
 // NewReport renders r with m's descriptions, fields and views.
-func NewReport[S, A any](m Model[S, A], r *Result[S, A]) Report {
+func NewReport[S, A any](m Machine[S, A], r *Result[S, A]) Report {
 	rep := Report{
 		Verdict:     r.Verdict,
 		VerdictName: r.Verdict.String(),
@@ -50,12 +50,13 @@ func NewReport[S, A any](m Model[S, A], r *Result[S, A]) Report {
 	}
 	if v := r.Violation; v != nil {
 		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Reason: v.Reason, Path: v.Path}
+		describe := describer(m)
 		fielder, _ := m.(Fielder[S])
 		viewer, _ := m.(Viewer[S])
 		for i, st := range v.Trace {
 			var ts TraceStep
 			if i > 0 && st.HasAction {
-				ts.Action = m.Describe(v.Trace[i-1].State, st.Action)
+				ts.Action = describe.Describe(v.Trace[i-1].State, st.Action)
 			}
 			if fielder != nil {
 				ts.Fields = fielder.Fields(st.State)

@@ -23,7 +23,7 @@ import (
 // unusable directory, a failure of the disk tier, a Decode failure, or a
 // model whose methods are not deterministic. A failed property is a Result
 // with Verdict Violated; a cancelled ctx or MaxDepth gives Incomplete.
-func Run[S, A any](ctx context.Context, m Model[S, A], opts Options) (*Result[S, A], error) {
+func Run[S, A any](ctx context.Context, m Machine[S, A], opts Options) (*Result[S, A], error) {
 	e, err := newEngine(m, opts)
 	if err != nil {
 		return nil, err
@@ -50,7 +50,7 @@ func Run[S, A any](ctx context.Context, m Model[S, A], opts Options) (*Result[S,
 const minMemoryLimit = 64 << 20
 
 type engine[S, A any] struct {
-	m           Model[S, A]
+	m           Machine[S, A]
 	opts        Options
 	nw          int
 	props       []Property[S, A]
@@ -99,10 +99,16 @@ type engine[S, A any] struct {
 	queue     atomic.Uint64
 	queuePeak atomic.Uint64
 	onDisk    atomic.Bool
+
+	parts[S, A] // the model's optional parts, or their defaults
 }
 
-func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
-	e := &engine[S, A]{m: m, opts: opts, nw: opts.Workers, props: m.Properties(), names: m.ActionNames()}
+func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
+	ps, err := newParts(m)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine[S, A]{m: m, parts: ps, opts: opts, nw: opts.Workers, props: m.Properties(), names: ps.kinds.ActionNames()}
 	if e.nw <= 0 {
 		e.nw = runtime.NumCPU()
 	}
@@ -258,8 +264,11 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 			w.checkInit(s, idx) // checked, not kept
 			continue
 		}
-		w.enc = e.m.Encode(s, w.enc[:0])
+		w.enc = e.fpenc.Encode(s, w.enc[:0])
 		fp := fingerprint(w.enc)
+		if !e.same {
+			w.enc = e.qcodec.Encode(s, w.enc[:0])
+		}
 		if dup[fp] {
 			continue
 		}

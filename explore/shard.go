@@ -37,8 +37,8 @@ import (
 
 // Shard names one part of a sharded search: the states whose key the shard
 // owns are those with owner(key, Count) == Index. Count 0 means unsharded.
-// Depth is handed to the model's ShardKey: how fine a key to use (for the
-// CDC models, how many transactions of the history it covers). It changes
+// Depth is handed to the model's ShardKey: how fine a key to use (for
+// instance, how much of a state's history the key covers). It changes
 // how the search splits, never what it finds.
 type Shard struct {
 	Index int `json:"index"`
