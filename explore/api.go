@@ -14,6 +14,7 @@ type Options struct {
 	Progress   time.Duration // interval between OnProgress calls; 0 = never
 	OnProgress func(Stats)   // called from one goroutine, never concurrently
 	Shard      Shard         // explore only this shard's part (the model must be a Sharder); zero = all
+	NoSymmetry bool          // ignore the model's symmetry (Symmetric): count concrete states
 }
 
 // Verdict is the outcome of a run.
@@ -53,6 +54,9 @@ type Stats struct {
 	// generated, and its depth counts the initial state as 1.
 	TLCGenerated uint64 `json:"tlc_generated"` // len(m.Init()) + Generated
 	TLCDepth     int    `json:"tlc_depth"`     // Depth + 1; 0 when no state was kept
+	// Symmetry: the model's symmetry was used, so Distinct, Generated and
+	// the rest count classes of states (see Symmetric).
+	Symmetry bool `json:"symmetry,omitempty"`
 }
 
 // Rate is distinct states per second.

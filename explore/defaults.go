@@ -12,6 +12,7 @@ type parts[S, A any] struct {
 	qcodec Codec[S]   // the bytes a state waits in the queue as
 	// same: fpenc and qcodec write the same bytes, so one encoding serves both.
 	same     bool
+	symmetry bool // fpenc encodes canonical forms (symmetry.go)
 	describe Describer[S, A]
 	kinds    ActionNamer[A]
 }

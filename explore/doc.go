@@ -7,14 +7,14 @@
 // states, enabled actions, successors and properties. Everything else is
 // optional, with defaults: a codec (encoding/binary for a fixed-size state
 // type), descriptions (fmt's %v of the action), action kinds (one, "step"),
-// constraints, a shard key, fields and views for traces. The engine knows
-// nothing else about the states it explores. Run returns a Result: Pass,
-// Violated (with a trace) or Incomplete (cancelled, or MaxDepth reached),
-// with statistics, per-action coverage and the Sometimes properties
-// reached. A failed property is a result, not an error; Run's error means
-// the run could not be carried out. NewReport renders a Result without its
-// type parameters, for printing (Report.Summary, TraceReport.Text) and for
-// saving as JSON.
+// constraints, a symmetry, a shard key, fields and views for traces. The
+// engine knows nothing else about the states it explores. Run returns a
+// Result: Pass, Violated (with a trace) or Incomplete (cancelled, or
+// MaxDepth reached), with statistics, per-action coverage and the Sometimes
+// properties reached. A failed property is a result, not an error; Run's
+// error means the run could not be carried out. NewReport renders a Result
+// without its type parameters, for printing (Report.Summary,
+// TraceReport.Text) and for saving as JSON.
 //
 // # Determinism
 //
@@ -68,6 +68,14 @@
 // last state), and QueuePeak the largest level. After a violation, Distinct
 // and QueuePeak cover the levels up to the one whose expansion found it,
 // and Generated includes that whole expansion; they are deterministic too.
+//
+// # Symmetry
+//
+// A model with a symmetry (Symmetric) is explored up to it, as with TLC's
+// SYMMETRY: states are identified by the encoding of their canonical form,
+// while the queue keeps concrete states, so traces are concrete and replay
+// by their action positions. Options.NoSymmetry turns it off, for counts
+// of concrete states. See Symmetric for when the reduction is sound.
 //
 // # Counts compared with TLC
 //
@@ -150,8 +158,9 @@
 //
 // A Report is saved with these keys: verdict ("pass", "violated",
 // "incomplete"); stats {generated, distinct, depth, queue, queue_peak,
-// on_disk, elapsed_ns, initial, tlc_generated, tlc_depth}; coverage [{name, count}]; sometimes [{name, cite,
-// reached, depth}]; collision; violation {property, cite, kind, reason,
-// steps [{action, fields [{name, value}], view}]}, omitted when there is
+// on_disk, elapsed_ns, initial, tlc_generated, tlc_depth, symmetry (when
+// used)}; coverage [{name, count}]; sometimes [{name, cite, reached,
+// depth}]; collision; violation {property, cite, kind, reason, steps
+// [{action, fields [{name, value}], view}], path}, omitted when there is
 // none.
 package explore

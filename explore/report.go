@@ -127,6 +127,9 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "distinct:    %d\n", s.Distinct)
 	fmt.Fprintf(&b, "depth:       %d\n", s.Depth)
 	fmt.Fprintf(&b, "as TLC:      %d generated, %d distinct, depth %d\n", s.TLCGenerated, s.Distinct, s.TLCDepth)
+	if s.Symmetry {
+		fmt.Fprintf(&b, "symmetry:    on (states counted up to the model's symmetry)\n")
+	}
 	fmt.Fprintf(&b, "queue peak:  %d\n", s.QueuePeak)
 	fmt.Fprintf(&b, "states/s:    %.0f\n", s.Rate())
 	fmt.Fprintf(&b, "elapsed:     %s\n", s.Elapsed.Round(time.Millisecond))

@@ -132,6 +132,9 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 			return nil, fmt.Errorf("explore: property %q (%v) has no check function", p.Name, p.Kind)
 		}
 	}
+	if err := e.useSymmetry(); err != nil {
+		return nil, err
+	}
 	e.doner, _ = m.(Doner[S])
 	e.cons = newConstraints[S, A](m)
 	if sh := opts.Shard; sh.Count != 0 {
@@ -357,6 +360,7 @@ func (e *engine[S, A]) stats() Stats {
 		OnDisk:    e.onDisk.Load(),
 		Elapsed:   time.Since(e.start),
 	}
+	s.Symmetry = e.symmetry
 	s.Initial = e.initial.Load()
 	s.TLCGenerated = e.initGen.Load() + s.Generated
 	s.TLCDepth = tlcDepth(s.Depth, s.Distinct)
