@@ -15,6 +15,9 @@ type Options struct {
 	OnProgress func(Stats)   // called from one goroutine, never concurrently
 	Shard      Shard         // explore only this shard's part (the model must be a Sharder); zero = all
 	NoSymmetry bool          // ignore the model's symmetry (Symmetric): count concrete states
+	// Simulate, when set, replaces the exhaustive search with random walks
+	// (see SimOptions); Dir, MemBudget, ForceDisk and MaxDepth do not apply.
+	Simulate *SimOptions
 }
 
 // Verdict is the outcome of a run.
@@ -115,4 +118,8 @@ type Result[S, A any] struct {
 	// Levels is what a sharded run explored at each level (nil unless
 	// Options.Shard is set): what Merge needs to add shards up exactly.
 	Levels []ShardLevel
+	// Simulation describes a simulation's walks (nil for a search). Its
+	// Stats count steps taken as Generated, the longest walk as Depth, and
+	// no Distinct states.
+	Simulation *SimStats
 }

@@ -77,6 +77,15 @@
 // by their action positions. Options.NoSymmetry turns it off, for counts
 // of concrete states. See Symmetric for when the reduction is sound.
 //
+// # Simulation
+//
+// For bounds too large to exhaust, Simulate (or Options.Simulate) checks
+// the same properties along seeded random walks instead, as TLC's
+// -simulate does: reproducible from the seed, the same for any number of
+// workers, reporting walks, steps and steps per second. A violation's
+// trace is real and replays by its Path but is not necessarily a shortest
+// one, and a simulation without a violation is Incomplete, never Pass.
+//
 // # Counts compared with TLC
 //
 // A model ported from TLA+ can be validated by comparing numbers with TLC.

@@ -194,6 +194,9 @@ func (e *engine[S, A]) close() error {
 func (e *engine[S, A]) run(ctx context.Context) (*Result[S, A], error) {
 	e.start = time.Now()
 	defer e.startProgress()()
+	if e.opts.Simulate != nil {
+		return e.simulate(ctx)
+	}
 	res, err := e.explore(ctx)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return e.result(Incomplete), nil
@@ -341,13 +344,18 @@ func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
 	res := e.result(Violated)
 	res.Stats.Depth = v.depth
 	res.Stats.TLCDepth = tlcDepth(v.depth, res.Stats.Distinct)
+	res.Violation = e.violationOf(v, steps, path)
+	return res, nil
+}
+
+// violationOf names v's property and attaches its trace.
+func (e *engine[S, A]) violationOf(v *violation, steps []Step[S, A], path []int) *Violation[S, A] {
 	viol := &Violation[S, A]{Property: "deadlock", Kind: Always, Reason: v.reason, Trace: steps, Path: path}
 	if v.prop >= 0 {
 		p := e.props[v.prop]
 		viol.Property, viol.Cite, viol.Kind = p.Name, p.Cite, p.Kind
 	}
-	res.Violation = viol
-	return res, nil
+	return viol
 }
 
 func (e *engine[S, A]) stats() Stats {
