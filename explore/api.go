@@ -18,6 +18,10 @@ type Options struct {
 	// Simulate, when set, replaces the exhaustive search with random walks
 	// (see SimOptions); Dir, MemBudget, ForceDisk and MaxDepth do not apply.
 	Simulate *SimOptions
+	// Checkpoint is a directory in which the run keeps a checkpoint after
+	// every level and from which it continues if one is there (see
+	// checkpoint.go); "" = none.
+	Checkpoint string
 }
 
 // Verdict is the outcome of a run.

@@ -142,6 +142,16 @@
 // violation, cancellation or error); Options.Dir itself is created if
 // needed and never removed. Nothing is created when the run stays in memory.
 //
+// # Checkpoints
+//
+// With Options.Checkpoint a run keeps a level-granular checkpoint in that
+// directory (the states of every level as fingerprints and keys, the
+// frontier's encodings, the counters) and continues from it when started
+// again, reaching the same result as a run never interrupted, whether it
+// was cancelled or killed. Unlike the disk tier's files, the checkpoint is
+// kept when the run is incomplete; a finished run removes it. See
+// checkpoint.go for its files and limits.
+//
 // # Memory budget
 //
 // MemBudget bounds the process's heap during the run. The engine moves to

@@ -100,6 +100,8 @@ type engine[S, A any] struct {
 	queuePeak atomic.Uint64
 	onDisk    atomic.Bool
 
+	ckpt *checkpoint // Options.Checkpoint's writer; nil without one
+
 	parts[S, A] // the model's optional parts, or their defaults
 }
 
@@ -210,6 +212,9 @@ func (e *engine[S, A]) explore(ctx context.Context) (*Result[S, A], error) {
 			return nil, err
 		}
 	}
+	if e.opts.Checkpoint != "" {
+		return e.exploreCheckpointed(ctx)
+	}
 	v, err := e.initLevel(ctx)
 	if err != nil {
 		return nil, err
@@ -248,6 +253,9 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			return nil, err
 		}
 		if err := e.checkBudget(ctx); err != nil {
+			return nil, err
+		}
+		if err := e.saveCheckpoint(); err != nil {
 			return nil, err
 		}
 	}
@@ -298,6 +306,11 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	}
 	if err := e.addSeen(ctx, [][]uint64{b.fps}); err != nil {
 		return nil, err
+	}
+	if e.ckpt != nil {
+		if err := e.ckpt.appendLevel([][]uint64{b.fps}, [][]uint64{b.keys}); err != nil {
+			return nil, err
+		}
 	}
 	if e.sharder != nil {
 		e.shardLevels = append(e.shardLevels, level0)

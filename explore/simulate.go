@@ -79,6 +79,9 @@ func (e *engine[S, A]) simulate(ctx context.Context) (*Result[S, A], error) {
 	if e.opts.Shard.Count != 0 {
 		return nil, fmt.Errorf("explore: a simulation cannot be sharded")
 	}
+	if e.opts.Checkpoint != "" {
+		return nil, fmt.Errorf("explore: a simulation keeps no checkpoint")
+	}
 	inits := e.m.Init()
 	if len(inits) == 0 {
 		return nil, fmt.Errorf("explore: the model has no initial state to walk from")

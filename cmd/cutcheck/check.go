@@ -29,6 +29,7 @@ type checkOpts struct {
 	only                              []string
 	shard                             shardFlags
 	sim                               simFlags
+	resume                            resumeFlag
 }
 
 func checkFlags() (*pflag.FlagSet, *checkOpts) {
@@ -50,6 +51,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	o.engine.register(fs)
 	o.shard.register(fs)
 	o.sim.register(fs)
+	o.resume.register(fs)
 	return fs, o
 }
 
@@ -129,6 +131,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		what += onlyString(o.only)
 	}
 	if err := o.sim.apply(fs, &opts); err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
+	if err := o.resume.apply(&opts, o.engine.dir); err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
