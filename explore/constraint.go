@@ -22,6 +22,7 @@ type ActionConstrainer[S, A any] interface {
 
 // constraints holds a model's optional constraints.
 type constraints[S, A any] struct {
+	any    bool // either is set (spares the hot loop a call)
 	state  StateConstrainer[S]
 	action ActionConstrainer[S, A]
 }
@@ -30,6 +31,7 @@ func newConstraints[S, A any](m any) constraints[S, A] {
 	var c constraints[S, A]
 	c.state, _ = m.(StateConstrainer[S])
 	c.action, _ = m.(ActionConstrainer[S, A])
+	c.any = c.state != nil || c.action != nil
 	return c
 }
 

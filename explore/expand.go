@@ -255,7 +255,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 				continue // another shard's state: it explores it
 			}
 		}
-		if !e.cons.inStep(s, a, t) {
+		if e.cons.any && !e.cons.inStep(s, a, t) {
 			w.checkState(t, depth+1, key) // checked every time, never kept
 			continue
 		}
