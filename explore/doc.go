@@ -181,5 +181,6 @@
 // used)}; coverage [{name, count}]; sometimes [{name, cite, reached,
 // depth}]; collision; violation {property, cite, kind, reason, steps
 // [{action, fields [{name, value}], view}], path}, omitted when there is
-// none.
+// none; simulation {seed, depth, walks, steps, walk}, for a simulation
+// only; levels, for a shard's run only.
 package explore
