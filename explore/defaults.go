@@ -53,7 +53,9 @@ type binaryCodec[S any] struct{}
 // the round trip (encoding/binary cannot set unexported fields).
 func newBinaryCodec[S any]() (c binaryCodec[S], err error) {
 	var zero S
-	if binary.Size(zero) < 0 {
+	// binary.Size accepts a slice of fixed-size values, but its length is
+	// not encoded: only a value of one size throughout will do.
+	if binary.Size(zero) < 0 || reflect.TypeFor[S]().Kind() == reflect.Slice {
 		return c, fmt.Errorf("its state type %v is not a fixed-size value for encoding/binary (no int, string, slice, map or pointer): give the model Encode and Decode", reflect.TypeFor[S]())
 	}
 	defer func() {

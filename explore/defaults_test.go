@@ -120,6 +120,9 @@ func TestDefaultCodecRefuses(t *testing.T) {
 	if _, err := Run(context.Background(), Machine[int, int](intMachine{}), Options{}); err == nil || !strings.Contains(err.Error(), "int is not a fixed-size value") {
 		t.Errorf("int state: %v", err)
 	}
+	if _, err := newBinaryCodec[[]uint8](); err == nil {
+		t.Error("a slice state passed as fixed-size")
+	}
 	if _, err := Run(context.Background(), Machine[hidden, int](hiddenNoCodec{}), Options{}); err == nil || !strings.Contains(err.Error(), "cannot decode") {
 		t.Errorf("unexported field: %v", err)
 	}
