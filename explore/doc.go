@@ -49,6 +49,26 @@
 // Done holds, or Options.NoDeadlock is set. Initial states are checked
 // too.
 //
+// Stats: Generated counts steps (successors with ok=true, duplicates
+// included), Distinct the states in the seen-set, Initial those of level 0,
+// Depth the levels completed (for a violation, the depth of the trace's
+// last state), and QueuePeak the largest level. After a violation, Distinct
+// and QueuePeak cover the levels up to the one whose expansion found it,
+// and Generated includes that whole expansion; they are deterministic too.
+//
+// # Counts compared with TLC
+//
+// A model ported from TLA+ can be validated by comparing numbers with TLC.
+// Distinct is TLC's "distinct states found". TLC's "states generated"
+// counts every state its Init produces (duplicates included) besides the
+// successors: that is TLCGenerated, len(Init()) + Generated. TLC's depth
+// counts the initial state as 1: TLCDepth is Depth + 1. A stuttering step,
+// which TLC counts, is Next returning ok=true with an unchanged state;
+// ok=false is a disabled action, which TLC does not count either.
+// Constraints count as in TLC (see Constraints). The figures agree for a
+// finished run; after a violation TLC stops part-way through a level, so
+// its counts there depend on its workers and are not comparable.
+//
 // # Constraints
 //
 // A model may bound its search with a state constraint (StateConstrainer)
@@ -61,13 +81,6 @@
 // each time it is generated. A state whose only successors lie outside the
 // constraints is not a deadlock (it has successors), as in TLC. An initial
 // state outside the state constraint is checked but not kept.
-//
-// Stats: Generated counts steps (successors with ok=true, duplicates
-// included), Distinct the states in the seen-set, Initial those of level 0,
-// Depth the levels completed (for a violation, the depth of the trace's
-// last state), and QueuePeak the largest level. After a violation, Distinct
-// and QueuePeak cover the levels up to the one whose expansion found it,
-// and Generated includes that whole expansion; they are deterministic too.
 //
 // # Symmetry
 //
@@ -85,19 +98,6 @@
 // workers, reporting walks, steps and steps per second. A violation's
 // trace is real and replays by its Path but is not necessarily a shortest
 // one, and a simulation without a violation is Incomplete, never Pass.
-//
-// # Counts compared with TLC
-//
-// A model ported from TLA+ can be validated by comparing numbers with TLC.
-// Distinct is TLC's "distinct states found". TLC's "states generated"
-// counts every state its Init produces (duplicates included) besides the
-// successors: that is TLCGenerated, len(Init()) + Generated. TLC's depth
-// counts the initial state as 1: TLCDepth is Depth + 1. A stuttering step,
-// which TLC counts, is Next returning ok=true with an unchanged state;
-// ok=false is a disabled action, which TLC does not count either.
-// Constraints count as in TLC (see Constraints). The figures agree for a
-// finished run; after a violation TLC stops part-way through a level, so
-// its counts there depend on its workers and are not comparable.
 //
 // # Fingerprints and collisions
 //
