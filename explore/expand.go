@@ -20,7 +20,10 @@ type violation struct {
 	// step: the violating state was reached from state index>>16 of level
 	// depth-1 by its action index&0xffff. Otherwise index is the state's
 	// position in level depth.
-	step   bool
+	step bool
+	// init: the violating state is initial and index is its position in
+	// Init (it may lie outside the state constraint, so not in level 0).
+	init   bool
 	index  uint64
 	prop   int // index in Properties; -1 for deadlock
 	reason string
@@ -209,7 +212,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	props := e.props
 	depth := e.depth
 	p := &w.pend
-	s, err := m.Decode(enc)
+	s, err := e.qcodec.Decode(enc)
 	if err != nil {
 		return fmt.Errorf("explore: decoding a queued state: %w", err)
 	}
@@ -234,7 +237,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		succ++
 		key := idx<<16 | uint64(j)
-		k := m.ActionKind(a)
+		k := e.kinds.ActionKind(a)
 		if k < 0 || k >= len(w.cov) {
 			return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
 		}
@@ -252,8 +255,12 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 				continue // another shard's state: it explores it
 			}
 		}
+		if e.cons.any && !e.cons.inStep(s, a, t) {
+			w.checkState(t, depth+1, key) // checked every time, never kept
+			continue
+		}
 		start := len(p.enc)
-		p.enc = m.Encode(t, p.enc)
+		p.enc = e.fpenc.Encode(t, p.enc)
 		p.fps = append(p.fps, fingerprint(p.enc[start:]))
 		p.ends = append(p.ends, uint32(len(p.enc)))
 		p.keys = append(p.keys, key)
@@ -325,8 +332,14 @@ func (w *worker[S, A]) flush(out *batch) {
 			}
 			continue
 		}
-		w.checkState(p.ts[x.k], e.depth+1, p.keys[x.k])
-		out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
+		t := p.ts[x.k]
+		w.checkState(t, e.depth+1, p.keys[x.k])
+		if e.same {
+			out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
+		} else {
+			w.enc = e.qcodec.Encode(t, w.enc[:0])
+			out.add(fp, p.keys[x.k], w.enc)
+		}
 	}
 	p.reset()
 }
@@ -355,6 +368,25 @@ func (w *worker[S, A]) checkState(t S, depth int, key uint64) {
 	}
 	for _, p := range e.sometimes {
 		if !e.reached[p].Load() && e.props[p].Check(t) != "" {
+			e.reached[p].Store(true)
+		}
+	}
+}
+
+// checkInit checks the Always and Sometimes properties on the initial
+// state at position idx of Init.
+func (w *worker[S, A]) checkInit(s S, idx int) {
+	e := w.e
+	for _, p := range e.always {
+		if r := e.props[p].Check(s); r != "" {
+			v := violation{init: true, index: uint64(idx), prop: p, reason: r}
+			if v.less(w.best) {
+				w.best = &v
+			}
+		}
+	}
+	for _, p := range e.sometimes {
+		if !e.reached[p].Load() && e.props[p].Check(s) != "" {
 			e.reached[p].Store(true)
 		}
 	}

@@ -37,8 +37,8 @@ import (
 
 // Shard names one part of a sharded search: the states whose key the shard
 // owns are those with owner(key, Count) == Index. Count 0 means unsharded.
-// Depth is handed to the model's ShardKey: how fine a key to use (for the
-// CDC models, how many transactions of the history it covers). It changes
+// Depth is handed to the model's ShardKey: how fine a key to use (for
+// instance, how much of a state's history the key covers). It changes
 // how the search splits, never what it finds.
 type Shard struct {
 	Index int `json:"index"`
@@ -186,6 +186,9 @@ func Merge(parts []ShardReport) (Report, []ShardBalance, error) {
 				balance[i].Shared += shared.Shared
 			}
 			rep.Stats.Distinct += states
+			if d == 0 {
+				rep.Stats.Initial = states
+			}
 			rep.Stats.QueuePeak = max(rep.Stats.QueuePeak, states)
 			if states > 0 {
 				rep.Stats.Depth = d
@@ -223,6 +226,11 @@ func Merge(parts []ShardReport) (Report, []ShardBalance, error) {
 		rep.Verdict, rep.Violation = Violated, best
 		rep.Stats.Depth = len(best.Path) - 1
 	}
+	// Every shard runs Init in full: TLC's generated adds what it returned.
+	if f := first.Stats; f.TLCGenerated >= f.Generated {
+		rep.Stats.TLCGenerated = rep.Stats.Generated + f.TLCGenerated - f.Generated
+	}
+	rep.Stats.TLCDepth = tlcDepth(rep.Stats.Depth, rep.Stats.Distinct)
 	rep.VerdictName = rep.Verdict.String()
 	rep.Collision = collision(rep.Stats.Distinct)
 	return rep, balance, nil

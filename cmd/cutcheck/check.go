@@ -28,6 +28,8 @@ type checkOpts struct {
 	fullStates                        bool
 	only                              []string
 	shard                             shardFlags
+	sim                               simFlags
+	resume                            resumeFlag
 }
 
 func checkFlags() (*pflag.FlagSet, *checkOpts) {
@@ -48,6 +50,8 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from 'cutcheck list'); sometimes-properties are always reported")
 	o.engine.register(fs)
 	o.shard.register(fs)
+	o.sim.register(fs)
+	o.resume.register(fs)
 	return fs, o
 }
 
@@ -125,6 +129,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return usageErr(stderr, "check", "%v", err)
 		}
 		what += onlyString(o.only)
+	}
+	if err := o.sim.apply(fs, &opts); err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
+	if err := o.resume.apply(&opts, o.engine.dir); err != nil {
+		return usageErr(stderr, "check", "%v", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
