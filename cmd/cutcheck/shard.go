@@ -33,7 +33,7 @@ type shardFlags struct {
 func (s *shardFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.spec, "shard", "", "run one shard of an N-way split search: i/N (0 ≤ i < N), or auto/N to take i from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); merge the results with 'cutcheck merge'")
 	fs.StringVar(&s.dir, "shard-dir", ".", "directory the shard result is written to (shard-I-of-N.json)")
-	fs.IntVar(&s.depth, "shard-depth", 2, "row transactions in the shard key: states split by the base store and their first d transactions")
+	fs.IntVar(&s.depth, "shard-depth", 3, "row transactions in the shard key: states split by the base store and their first d transactions")
 }
 
 // parse checks the flags and returns the shard to run.
