@@ -573,7 +573,6 @@ func TestReadonlyEncodeDecode(t *testing.T) {
 
 // ---- an independent enumerator for readonly (§7.4: A-read, A-discard; S-OBS) ----
 
-type roCount struct{ distinct, generated, depth int }
 
 type roEv struct{ key, val, txn int }
 
@@ -673,21 +672,9 @@ func roTxns(s *roState, keys, values, room int) [][]roEv {
 // read), judging window membership by label, releases the buffer once every
 // row of the high set is processed, and before consuming anything may start
 // one position later, up to the earliest low sample.
-func roEnumerate(cfg Config) roCount {
+func roEnumerate(cfg Config) bfWD {
 	K, C := cfg.Keys, cfg.Chunks
-	stores := [][]int{make([]int, K)}
-	if cfg.InitialAny {
-		stores = [][]int{{}}
-		for range K {
-			var next [][]int
-			for _, st := range stores {
-				for v := 0; v <= cfg.Values; v++ {
-					next = append(next, append(slices.Clone(st), v))
-				}
-			}
-			stores = next
-		}
-	}
+	stores := bfStores(K, cfg.Values, cfg.InitialAny)
 	var inits []roState
 	for _, b := range stores {
 		inits = append(inits, roState{init: b, readAt: make([]int, K), outVal: make([]int, K), outTag: make([]int, K), buf: make([]bool, K)})
@@ -778,32 +765,5 @@ func roEnumerate(cfg Config) roCount {
 		return out
 	}
 
-	var r roCount
-	seen := map[string]bool{}
-	var level []roState
-	for _, s := range inits {
-		if !seen[s.key()] {
-			seen[s.key()] = true
-			level = append(level, s)
-		}
-	}
-	for {
-		var nl []roState
-		for _, s := range level {
-			for _, t := range next(s) {
-				r.generated++
-				if k := t.key(); !seen[k] {
-					seen[k] = true
-					nl = append(nl, t)
-				}
-			}
-		}
-		if len(nl) == 0 {
-			break
-		}
-		r.depth++
-		level = nl
-	}
-	r.distinct = len(seen)
-	return r
+	return bfSearchAll(inits, next)
 }
