@@ -573,7 +573,6 @@ func TestReadonlyEncodeDecode(t *testing.T) {
 
 // ---- an independent enumerator for readonly (§7.4: A-read, A-discard; S-OBS) ----
 
-
 type roEv struct{ key, val, txn int }
 
 type roState struct {
