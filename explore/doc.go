@@ -93,6 +93,11 @@
 // directory is removed when Run returns, whatever the outcome (pass,
 // violation, cancellation or error); Options.Dir itself is created if
 // needed and never removed. Nothing is created when the run stays in memory.
+// While the run lasts, the directory holds a file named owner with the
+// process id, locked by the run (flock); a run killed with SIGKILL leaves its
+// directory, and RemoveOrphans, which the command line calls before every
+// run, removes the directories whose owner file no process holds. Runs may
+// share a Dir: each has its own directory in it.
 //
 // # Memory budget
 //
