@@ -72,7 +72,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	}
 	nu := src.numUnits()
 	outs := make([]*batch, nu)
-	e.lm.reset(int(float64(e.front.n)*e.lmRatio), e.nw)
+	e.lm.reset(int(float64(e.front.n)*e.lmRatio/float64(e.npass)), e.nw)
 	e.levelBytes.Store(0)
 	e.memBase = e.memEstimate()
 	e.budgetShare = e.share()
@@ -90,7 +90,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		if cap(out.data) == 0 && w.spare != nil {
 			out.data, w.spare = w.spare, nil
 		}
-		out.reserve(int(e.candRatio*float64(u.len()))+16, e.encLen)
+		out.reserve(int(e.candRatio/float64(e.npass)*float64(u.len()))+16, e.encLen)
 		outs[u.ord] = out
 		if err := w.expandUnit(u, out); err != nil {
 			return err
@@ -122,13 +122,14 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		}
 	}
 	if e.front.n > 0 {
-		e.lmRatio = 1.25 * float64(claimed) / float64(e.front.n)
+		// Per frontier state over the whole level: a pass sees 1/npass.
+		e.lmRatio = 1.25 * float64(claimed) * float64(e.npass) / float64(e.front.n)
 		var cands, bytes int
 		for _, b := range outs {
 			cands += b.len()
 			bytes += len(b.data)
 		}
-		e.candRatio = 1.1 * float64(cands) / float64(e.front.n)
+		e.candRatio = 1.1 * float64(cands) * float64(e.npass) / float64(e.front.n)
 		if cands > 0 {
 			e.encLen = bytes/cands + 1
 		}
@@ -191,7 +192,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	if len(w.acts) > maxActions {
 		return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
 	}
-	succ := 0
+	succ, mine := 0, 0
 	for j := range w.acts {
 		a := w.acts[j]
 		t, ok := m.Next(s, a)
@@ -199,6 +200,15 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			continue
 		}
 		succ++
+		start := len(p.enc)
+		p.enc = m.Encode(t, p.enc)
+		fp := fingerprint(p.enc[start:])
+		if e.npass > 1 && fp%uint64(e.npass) != uint64(e.pass) {
+			// Another pass's successor: counted, checked and kept there.
+			p.enc = p.enc[:start]
+			continue
+		}
+		mine++
 		key := idx<<16 | uint64(j)
 		k := m.ActionKind(a)
 		if k < 0 || k >= len(w.cov) {
@@ -210,9 +220,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 				w.violate(depth+1, true, key, pi, r)
 			}
 		}
-		start := len(p.enc)
-		p.enc = m.Encode(t, p.enc)
-		p.fps = append(p.fps, fingerprint(p.enc[start:]))
+		p.fps = append(p.fps, fp)
 		p.ends = append(p.ends, uint32(len(p.enc)))
 		p.keys = append(p.keys, key)
 		p.ts = append(p.ts, t)
@@ -220,8 +228,8 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			w.flush(out)
 		}
 	}
-	*gen += uint64(succ)
-	if succ == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
+	*gen += uint64(mine)
+	if succ == 0 && e.pass == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
 		w.violate(depth, false, idx, -1, deadlockReason(len(w.acts)))
 	}
 	return nil
@@ -283,6 +291,9 @@ func (w *worker[S, A]) flush(out *batch) {
 		w.checkState(p.ts[x.k], e.depth+1, p.keys[x.k])
 		out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
 	}
+	// Drop the slot pointers: kept past their level, they would keep the
+	// level's whole map from being collected.
+	clear(w.wins)
 	p.reset()
 }
 
