@@ -94,9 +94,9 @@ func Parse(file string, data []byte) (Spec, error) {
 	return s, nil
 }
 
-// Fields lists the JSON names of Spec's fields, read from its struct tags, so
+// fieldNames lists the JSON names of Spec's fields, read from its struct tags, so
 // that a field added to Spec is known here without further change.
-func Fields() []string {
+func fieldNames() []string {
 	var names []string
 	t := reflect.TypeFor[Spec]()
 	for i := range t.NumField() {
@@ -130,7 +130,7 @@ func checkShape(data []byte) *Error {
 	if tok != json.Delim('{') {
 		return &Error{Problem: fmt.Sprintf("found %s; %s", jsonKind(tok), example)}
 	}
-	fields := Fields()
+	fields := fieldNames()
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
