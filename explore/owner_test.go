@@ -33,6 +33,7 @@ func TestOrphans(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }() // whatever happens below
 	var held string
 	for deadline := time.Now().Add(20 * time.Second); held == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		m, _ := filepath.Glob(filepath.Join(dir, dirPrefix+"*", ownerFile))
@@ -43,8 +44,6 @@ func TestOrphans(t *testing.T) {
 		}
 	}
 	if held == "" {
-		cmd.Process.Kill()
-		cmd.Wait()
 		t.Fatal("the helper never marked its directory")
 	}
 	if got, err := RemoveOrphans(dir); err != nil || len(got) != 0 {
