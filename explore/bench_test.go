@@ -57,8 +57,8 @@ func BenchmarkRunMem(b *testing.B) {
 }
 
 // BenchmarkRunDisk keeps the seen-set on disk from the start, with the
-// default 32 MiB cache in front of badger: the 16.7M fingerprints are
-// written to the store in about six sorted batches.
+// default 32 MiB cache in front of the run files: the 16.7M fingerprints are
+// written out in about six sorted runs.
 func BenchmarkRunDisk(b *testing.B) {
 	benchRun(b, Options{Workers: 2, ForceDisk: true})
 }

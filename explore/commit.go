@@ -3,6 +3,8 @@ package explore
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync/atomic"
 )
@@ -14,57 +16,9 @@ import (
 // candidates are sorted by key: the order single-threaded BFS would find
 // them in.
 func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
-	lm := &e.lm
-	if lm.overflow.Load() {
-		total := 0
-		for _, b := range outs {
-			total += b.len()
-		}
-		lm.reset(total, e.nw)
-		forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
-			b := outs[i]
-			for j, fp := range b.fps {
-				lm.insert(fp, b.keys[j])
-			}
-			return nil
-		})
-		if e.front.n > 0 {
-			e.lmRatio = 1.25 * float64(total) / float64(e.front.n)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		e.release(outs)
-		return err
-	}
-
-	if e.disk != nil {
-		found, err := e.disk.lookup(lm.collect(e.nw), e.nw)
-		if err != nil {
-			e.release(outs)
-			return err
-		}
-		for _, fp := range found {
-			lm.markSeen(fp)
-		}
-	}
-
 	toFile := e.spilled || e.spillCands.Load()
-	counts := make([]int, len(outs)+1)
-	forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
-		b := outs[i]
-		b.filter(func(j int) bool { return lm.winner(b.fps[j]) == b.keys[j]+1 })
-		if !toFile && !b.spilled {
-			b.compactData()
-		}
-		counts[i+1] = len(b.fps)
-		return nil
-	})
-	for i := 1; i < len(counts); i++ {
-		counts[i] += counts[i-1]
-	}
-	n := counts[len(outs)]
-	if err := ctx.Err(); err != nil {
-		e.release(outs)
+	n, err := e.settle(ctx, outs, toFile)
+	if err != nil {
 		return err
 	}
 
@@ -107,15 +61,7 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 		}
 		e.front = frontier{n: uint64(n), batches: kept}
 	}
-	if n > 0 {
-		e.depth++
-		e.depthNow.Store(int64(e.depth))
-	}
-	e.distinct.Add(uint64(n))
-	e.queue.Store(uint64(n))
-	if uint64(n) > e.queuePeak.Load() {
-		e.queuePeak.Store(uint64(n))
-	}
+	e.advance(uint64(n))
 	if e.spillCands.Load() {
 		e.spillCands.Store(false)
 		if err := e.cand.reset(); err != nil {
@@ -124,6 +70,80 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 		return e.toDisk(ctx, true)
 	}
 	return nil
+}
+
+// advance counts a new frontier of n states as the next level.
+func (e *engine[S, A]) advance(n uint64) {
+	if n > 0 {
+		e.depth++
+		e.depthNow.Store(int64(e.depth))
+	}
+	e.distinct.Add(n)
+	e.queue.Store(n)
+	if n > e.queuePeak.Load() {
+		e.queuePeak.Store(n)
+	}
+}
+
+// settle decides which of a level's candidates are kept: each
+// fingerprint's canonical discoverer, unless the disk tier already holds
+// it. It filters the batches in place (compacting their encodings unless
+// they are to be written out) and returns how many were kept; on error the
+// batches are released.
+func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (int, error) {
+	lm := &e.lm
+	if lm.overflow.Load() {
+		total := 0
+		for _, b := range outs {
+			total += b.len()
+		}
+		lm.reset(total, e.nw)
+		forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
+			b := outs[i]
+			for j, fp := range b.fps {
+				lm.insert(fp, b.keys[j])
+			}
+			return nil
+		})
+		if e.front.n > 0 {
+			e.lmRatio = 1.25 * float64(total) * float64(e.npass) / float64(e.front.n)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		e.release(outs)
+		return 0, err
+	}
+
+	if e.disk != nil {
+		found, err := e.disk.lookup(lm.collect(e.nw), e.nw)
+		if err != nil {
+			e.release(outs)
+			return 0, err
+		}
+		for _, fp := range found {
+			lm.markSeen(fp)
+		}
+	}
+
+	counts := make([]int, len(outs)+1)
+	forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
+		b := outs[i]
+		b.filter(func(j int) bool { return lm.winner(b.fps[j]) == b.keys[j]+1 })
+		if !toFile && !b.spilled {
+			b.compactData()
+		}
+		counts[i+1] = len(b.fps)
+		return nil
+	})
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	if err := ctx.Err(); err != nil {
+		e.release(outs)
+		return 0, err
+	}
+	return n, nil
 }
 
 // addSeen inserts a level's new fingerprints into the seen-set.
@@ -194,21 +214,22 @@ func (e *engine[S, A]) memEstimate() int64 {
 	return n
 }
 
-// share is the part of the budget for the engine's own tables: three
-// quarters of it (the rest absorbs garbage not yet collected and the level
-// being built), less what the disk tier's store holds once it is open.
+// share is the part of the budget for the engine's own tables and the
+// level being built: half of it. The other half is the collector's room:
+// garbage not yet collected, the states being expanded, buffers, stacks and
+// the runtime's own memory. With less room the collector runs without pause
+// and the heap still outgrows the budget.
 func (e *engine[S, A]) share() int64 {
-	b := e.opts.MemBudget
-	s := b * 3 / 4
-	if e.disk != nil {
-		s -= badgerMemory(b)
-	}
-	return max(s, b/8)
+	return e.opts.MemBudget / 2
 }
 
 // checkBudget moves the run to disk once its memory exceeds its share.
 func (e *engine[S, A]) checkBudget(ctx context.Context) error {
-	if e.opts.MemBudget <= 0 || e.memEstimate() <= e.share() {
+	if e.opts.MemBudget <= 0 {
+		return nil
+	}
+	e.trim()
+	if e.memEstimate() <= e.share() {
 		return nil
 	}
 	e.pool.drop()
@@ -216,6 +237,19 @@ func (e *engine[S, A]) checkBudget(ctx context.Context) error {
 		return nil
 	}
 	return e.toDisk(ctx, true)
+}
+
+// trim returns the heap's free memory to the system when the runtime holds
+// more than nine tenths of the budget. The runtime's own scavenger does this
+// too, but lazily: a level frees tables of tens of MiB and the next
+// allocates others, and until the scavenger catches up both count as
+// resident. Once a level, a full collection costs little.
+func (e *engine[S, A]) trim() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if int64(ms.Sys-ms.HeapReleased) > e.opts.MemBudget/10*9 {
+		debug.FreeOSMemory()
+	}
 }
 
 // toDisk moves the seen-set to the disk tier and the trace keys to a file,

@@ -10,11 +10,14 @@ import (
 // workDir is the directory of a run's files, created on first use: a fresh
 // "cutcheck-*" directory inside Options.Dir, or inside the system temporary
 // directory when Dir is empty. It is removed with everything in it when the
-// run ends, however it ends; Options.Dir itself is left in place.
+// run ends, however it ends; Options.Dir itself is left in place. While
+// the run lasts, the directory's owner file is locked (see owner.go), so a
+// directory a killed run leaves behind can be told from a live one.
 type workDir struct {
 	mu     sync.Mutex
 	parent string
 	path   string
+	owner  *os.File
 	files  int
 }
 
@@ -22,11 +25,16 @@ func (d *workDir) get() (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.path == "" {
-		p, err := os.MkdirTemp(d.parent, "cutcheck-")
+		p, err := os.MkdirTemp(d.parent, dirPrefix)
 		if err != nil {
 			return "", fmt.Errorf("explore: creating the disk tier directory: %w", err)
 		}
-		d.path = p
+		owner, err := claim(p)
+		if err != nil {
+			os.RemoveAll(p)
+			return "", err
+		}
+		d.path, d.owner = p, owner
 	}
 	return d.path, nil
 }
@@ -75,6 +83,9 @@ func (d *workDir) remove() error {
 		return nil
 	}
 	err := os.RemoveAll(d.path)
-	d.path = ""
+	if d.owner != nil {
+		d.owner.Close() // only now: the lock guards the directory until it is gone
+	}
+	d.path, d.owner = "", nil
 	return err
 }

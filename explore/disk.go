@@ -1,46 +1,47 @@
 package explore
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"sort"
 	"sync"
-
-	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
 )
 
-// diskSeen is the disk tier of the seen-set: a badger store holding every
-// fingerprint, with in front of it
+// diskSeen is the disk tier of the seen-set: sorted runs of fingerprints in
+// plain files, with in front of them
 //
 //   - cache, an in-memory seen-set of the fingerprints not yet written:
 //     expansion consults it like the memory tier, and when it outgrows its
-//     share of the budget it is written to the store as a new run and
-//     emptied;
+//     share of the budget it is written out as a new run and emptied;
 //   - one Bloom filter per run (up to 2 bytes a fingerprint, fewer when the
-//     budget's fifth for filters runs short), so that checking a new
-//     fingerprint rarely reads the store.
+//     budget's share for filters runs short), so that checking a new
+//     fingerprint rarely reads a file.
 //
-// A run is a sorted set of fingerprints cut into buckets by their top bits,
-// about runBucket to a bucket. Each bucket is one badger entry: an 8-byte
-// big-endian key (the run's id, then the bucket) whose value is the bucket's
-// fingerprints, sorted, 8 bytes each. Badger costs microseconds of CPU per
-// entry written (skiplist insert, flush, compaction), so one entry per
-// fingerprint would make the disk tier an order of magnitude slower than
-// memory; packing them makes writes cheap, and a lookup reads one small
-// value. Past a few runs, runs are merged like a binary counter (a run is
-// merged into the one before it while that one is no larger), so there are
-// O(log n) runs and filters, and a fingerprint is rewritten O(log n) times.
+// A run file is its fingerprints in increasing order, 8 bytes each, big
+// endian, read in blocks of runBlock fingerprints (4 KiB); the run keeps the
+// first fingerprint of each block in memory (one byte for every 64 stored)
+// to find the block that may hold a fingerprint. Past a few runs, runs are
+// merged like a binary counter (a run is merged into the one before it
+// while that one is no larger), so there are O(log n) runs and filters,
+// and a fingerprint is rewritten O(log n) times.
+//
+// Files are read and written with pread and buffered writes, never mapped:
+// what the operating system caches of them is its page cache, not the
+// run's resident memory, so the budget covers everything the tier holds.
 //
 // After each level the level's new fingerprints are tested against the
-// filters; the few that may be stored are sorted by entry key and each entry
-// is read once, in key order (or a run is read through, when at least one
-// in scanRatio of its entries would be).
+// filters; the few that may be stored are sorted and each block they fall
+// in is read once, in order (or a run is read through, when at least one
+// in scanRatio of its blocks would be).
 type diskSeen struct {
-	db          *badger.DB
+	dir         string
 	cache       *seenSet
 	cacheLimit  int64
 	filterLimit int64      // bytes for all filters; 0 = unbounded
@@ -51,102 +52,28 @@ type diskSeen struct {
 
 // diskRun is one sorted batch of stored fingerprints.
 type diskRun struct {
-	id     uint64 // the top runIDBits bits of its entries' keys
-	bits   uint   // bucket bits: a bucket is the fingerprint's top bits
+	f      *os.File
 	n      uint64
+	first  []uint64 // the first fingerprint of each block
 	filter *bloom
 }
 
-const (
-	runIDBits     = 24
-	runBucketBits = 64 - runIDBits
-	runBucket     = 256 // fingerprints a bucket aims for
-)
+// runBlock is how many fingerprints a block of a run file holds.
+const runBlock = 512
 
-func (r *diskRun) key(fp uint64) uint64 {
-	if r.bits == 0 {
-		return r.id << runBucketBits
-	}
-	return r.id<<runBucketBits | fp>>(64-r.bits)
-}
-
-// bucketBits picks the bucket bits for a run of n fingerprints.
-func bucketBits(n uint64) uint {
-	if n <= runBucket {
-		return 0
-	}
-	return min(uint(bits.Len64((n-1)/runBucket)), runBucketBits)
-}
-
-// badgerOptions sizes the store for budget (0 = unbounded). Entries are
-// written in large sorted batches and read rarely, so the store is tuned
-// for cheap writes: no compression (fingerprints are random), values kept
-// in the tree rather than a value log, small memtables (8 MiB measured
-// fastest from 2 to 64 MiB). Badger builds each table it writes in memory,
-// so tables keep one size at every level (by default they double at each
-// level: 256 MiB buffers at the last), and level 0 holds few tables (it
-// merges its tables into a single one when it cannot compact downwards).
-func badgerOptions(dir string, budget int64) badger.Options {
-	memtable, blockCache, indexCache := badgerSizes(budget)
-	o := badger.DefaultOptions(dir).
-		WithLogger(nil).
-		WithSyncWrites(false).
-		WithDetectConflicts(false).
-		WithMetricsEnabled(false).
-		WithNumVersionsToKeep(1).
-		WithCompression(options.None).
-		WithMemTableSize(memtable).
-		WithNumMemtables(2).
-		WithNumLevelZeroTables(4).
-		WithNumLevelZeroTablesStall(16).
-		WithBaseTableSize(memtable / 4).
-		WithBaseLevelSize(memtable * 16).
-		WithValueThreshold(memtable / 8).
-		WithValueLogFileSize(16 << 20).
-		WithBloomFalsePositive(0.01).
-		WithBlockCacheSize(blockCache).
-		WithIndexCacheSize(indexCache).
-		WithNumCompactors(2)
-	o.TableSizeMultiplier = 1
-	return o
-}
-
-// badgerSizes are the store's memtable, block cache and index cache sizes
-// for budget. An index cache of 0 keeps every table index in memory.
-func badgerSizes(budget int64) (memtable, blockCache, indexCache int64) {
-	if budget <= 0 {
-		return 8 << 20, 8 << 20, 0
-	}
-	return clamp(budget/32, 1<<20, 8<<20), clamp(budget/64, 256<<10, 8<<20), clamp(budget/32, 1<<20, 64<<20)
-}
-
-// badgerMemory estimates the memory the store holds for budget: two
-// memtables, a level-0 table being built (twice a memtable), the tables
-// compactions build (two compactors, a few tables each, each buffered
-// twice), its caches, and the write batches in flight (maxPending, each at
-// most 15% of a memtable).
-func badgerMemory(budget int64) int64 {
-	memtable, blockCache, indexCache := badgerSizes(budget)
-	return 4*memtable + 16*memtable/4 + blockCache + indexCache + maxPending*memtable*15/100
-}
-
-// maxPending bounds the transactions a write batch has in flight.
-const maxPending = 2
-
-func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
+// ioBuffer is the buffer of each run file being written or read through.
+const ioBuffer = 256 << 10
 
 func openDisk(dir string, budget int64) (*diskSeen, error) {
-	db, err := badger.Open(badgerOptions(dir, budget))
-	if err != nil {
-		return nil, fmt.Errorf("explore: opening the disk seen-set: %w", err)
-	}
-	d := &diskSeen{db: db, cache: new(seenSet), cacheLimit: 32 << 20}
+	d := &diskSeen{dir: dir, cache: new(seenSet), cacheLimit: 32 << 20}
 	if budget > 0 {
-		d.cacheLimit = clamp(budget/5, 64<<10, 1<<30)
-		d.filterLimit = budget / 5
+		d.cacheLimit = clamp(budget/10, 64<<10, 1<<30)
+		d.filterLimit = budget / 10
 	}
 	return d, nil
 }
+
+func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 
 // bloomBits is the bits per key for a new run's filter of n keys: the
 // most that keeps all filters within filterLimit once it is added (runs
@@ -163,66 +90,55 @@ func (d *diskSeen) bloomBits(n uint64) int {
 }
 
 func (d *diskSeen) close() error {
-	if d == nil || d.db == nil {
+	if d == nil {
 		return nil
 	}
-	err := d.db.Close()
-	d.db = nil
+	var err error
+	for _, r := range d.runs {
+		err = errors.Join(err, r.f.Close())
+	}
+	d.runs = nil
 	return err
 }
 
-// bytes is the memory held by the cache and the filters.
+// bytes is the memory held by the cache, the filters and the block
+// indexes.
 func (d *diskSeen) bytes() int64 {
 	n := d.cache.bytes()
 	for _, r := range d.runs {
-		n += r.filter.bytes()
+		n += r.filter.bytes() + int64(cap(r.first))*8
 	}
 	return n
 }
 
-// probe is a fingerprint that a run's filter says may be stored there.
-type probe struct {
-	key, fp uint64
-}
-
-// lookup returns the fingerprints of fps that are in the store (the cache
-// is not consulted). Each run's filter picks the fingerprints that may be
-// in it; those are sorted by entry key. A run whose entries are mostly
-// probed is read through in key order, merging; otherwise each probed
-// entry is read once, in key order. The workers share the runs.
+// lookup returns the fingerprints of fps that are stored (the cache is not
+// consulted). Each run's filter picks the fingerprints that may be in it;
+// those are sorted. A run whose blocks are mostly probed is read through,
+// merging; otherwise each probed block is read once, in order. The workers
+// share the runs.
 func (d *diskSeen) lookup(fps []uint64, workers int) ([]uint64, error) {
 	if len(fps) == 0 || d.stored == 0 {
 		return nil, nil
 	}
-	probes := make([][]probe, len(d.runs))
-	forEachIndex(len(d.runs), workers, nil, func(_, i int) error {
-		r := d.runs[i]
-		var ps []probe
-		for _, fp := range fps {
-			if r.filter.has(fp) {
-				ps = append(ps, probe{r.key(fp), fp})
-			}
-		}
-		slices.SortFunc(ps, func(a, b probe) int {
-			if a.key != b.key {
-				return cmpUint64(a.key, b.key)
-			}
-			return cmpUint64(a.fp, b.fp)
-		})
-		probes[i] = ps
-		return nil
-	})
 	var (
 		mu    sync.Mutex
 		found []uint64
 	)
 	err := forEachIndex(len(d.runs), workers, nil, func(_, i int) error {
+		r := d.runs[i]
+		var ps []uint64
+		for _, fp := range fps {
+			if r.filter.has(fp) {
+				ps = append(ps, fp)
+			}
+		}
+		slices.Sort(ps)
 		var got []uint64
 		var err error
-		if ps := probes[i]; uint64(len(ps)) >= d.runs[i].entries()/scanRatio {
-			got, err = d.scan(d.runs[i], ps)
+		if uint64(len(ps)) >= uint64(len(r.first))/scanRatio {
+			got, err = r.scan(ps)
 		} else {
-			got, err = d.read(ps)
+			got, err = r.read(ps)
 		}
 		mu.Lock()
 		found = append(found, got...)
@@ -233,27 +149,21 @@ func (d *diskSeen) lookup(fps []uint64, workers int) ([]uint64, error) {
 }
 
 // scanRatio: a run is read through when at least 1/scanRatio of its
-// entries are probed; a lookup of one entry costs about as much as reading
-// that many entries in order.
+// blocks are probed; reading one block costs about as much as reading
+// that many in order.
 const scanRatio = 8
 
-// entries is about how many badger entries the run has.
-func (r *diskRun) entries() uint64 { return max(1, min(r.n, 1<<r.bits)) }
-
-// scan merges sorted probes with the run's entries, read in key order.
-func (d *diskSeen) scan(r *diskRun, ps []probe) ([]uint64, error) {
-	txn := d.db.NewTransaction(false)
-	defer txn.Discard()
-	rr := newRunReader(txn, r)
-	defer rr.close()
+// scan merges sorted probes with the run, read in order.
+func (r *diskRun) scan(ps []uint64) ([]uint64, error) {
+	rr := r.reader()
 	var found []uint64
 	x, ok := rr.next()
 	for _, p := range ps {
-		for ok && x < p.fp {
+		for ok && x < p {
 			x, ok = rr.next()
 		}
-		if ok && x == p.fp {
-			found = append(found, p.fp)
+		if ok && x == p {
+			found = append(found, p)
 		}
 	}
 	if rr.err != nil {
@@ -262,37 +172,31 @@ func (d *diskSeen) scan(r *diskRun, ps []probe) ([]uint64, error) {
 	return found, nil
 }
 
-// read looks probes up, grouped by entry, in one read transaction.
-func (d *diskSeen) read(ps []probe) ([]uint64, error) {
-	if len(ps) == 0 {
-		return nil, nil
-	}
-	txn := d.db.NewTransaction(false)
-	defer txn.Discard()
+// read looks sorted probes up, reading each block they fall in once.
+func (r *diskRun) read(ps []uint64) ([]uint64, error) {
 	var (
 		found []uint64
-		val   []byte
-		key   [8]byte
+		buf   = make([]byte, 8*runBlock)
 	)
 	for i := 0; i < len(ps); {
+		// The block: the last whose first fingerprint is ≤ the probe.
+		b := sort.Search(len(r.first), func(j int) bool { return r.first[j] > ps[i] }) - 1
+		if b < 0 {
+			i++
+			continue
+		}
 		j := i
-		for j < len(ps) && ps[j].key == ps[i].key {
+		for j < len(ps) && (b+1 == len(r.first) || ps[j] < r.first[b+1]) {
 			j++
 		}
-		binary.BigEndian.PutUint64(key[:], ps[i].key)
-		item, err := txn.Get(key[:])
-		switch {
-		case errors.Is(err, badger.ErrKeyNotFound):
-		case err != nil:
+		lo := uint64(b) * runBlock
+		size := 8 * (min(lo+runBlock, r.n) - lo)
+		if _, err := r.f.ReadAt(buf[:size], int64(8*lo)); err != nil {
 			return found, fmt.Errorf("explore: reading the disk seen-set: %w", err)
-		default:
-			if val, err = item.ValueCopy(val[:0]); err != nil {
-				return found, fmt.Errorf("explore: reading the disk seen-set: %w", err)
-			}
-			for _, p := range ps[i:j] {
-				if bucketHas(val, p.fp) {
-					found = append(found, p.fp)
-				}
+		}
+		for _, p := range ps[i:j] {
+			if bucketHas(buf[:size], p) {
+				found = append(found, p)
 			}
 		}
 		i = j
@@ -315,16 +219,6 @@ func bucketHas(b []byte, fp uint64) bool {
 	return lo < len(b)/8 && binary.BigEndian.Uint64(b[8*lo:]) == fp
 }
 
-func cmpUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // remember adds a level's new fingerprints, writing the cache out when it
 // has outgrown its limit.
 func (d *diskSeen) remember(ctx context.Context, fps [][]uint64, workers int) error {
@@ -335,17 +229,17 @@ func (d *diskSeen) remember(ctx context.Context, fps [][]uint64, workers int) er
 	return d.flush(ctx)
 }
 
-// flush writes the cache to the store as a new run and empties the cache.
-// Past maxRuns runs, it merges the newest run into the one before while
-// that one is no larger.
+// flush writes the cache out as a new run and empties the cache. Past
+// maxRuns runs, it merges the newest run into the one before while that
+// one is no larger.
 func (d *diskSeen) flush(ctx context.Context) error {
 	n := d.cache.len()
 	if n == 0 {
 		return nil
 	}
-	// Shards in order, each sorted: the whole cache in key order. Each
-	// shard's memory is let go once written, so that moving a full
-	// in-memory seen-set to disk does not need room for two copies.
+	// Shards in order, each sorted: the whole cache in order. Each shard's
+	// memory is let go once written, so that moving a full in-memory
+	// seen-set to disk does not need room for two copies.
 	r, err := d.writeRun(ctx, n, func(yield func(uint64) bool) error {
 		for i := range d.cache.shards {
 			sh := &d.cache.shards[i]
@@ -382,55 +276,43 @@ func (d *diskSeen) flush(ctx context.Context) error {
 // cost little to test, and until then every fingerprint is written once.
 const maxRuns = 8
 
-// writeRun writes n sorted fingerprints, produced by each, as a new run.
+// writeRun writes at most n sorted fingerprints, produced by each, as a new
+// run file.
 func (d *diskSeen) writeRun(ctx context.Context, n uint64, each func(yield func(uint64) bool) error) (*diskRun, error) {
-	if d.nextID >= 1<<runIDBits {
-		return nil, errors.New("explore: the disk seen-set has written too many runs")
+	f, err := os.OpenFile(filepath.Join(d.dir, fmt.Sprintf("run-%d", d.nextID)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("explore: writing the disk seen-set: %w", err)
 	}
-	r := &diskRun{id: d.nextID, bits: bucketBits(n), n: n, filter: newBloom(int(n), d.bloomBits(n))}
 	d.nextID++
-	wb := d.db.NewWriteBatch()
-	wb.SetMaxPendingTxns(maxPending)
-	defer wb.Cancel()
+	r := &diskRun{f: f, filter: newBloom(int(n), d.bloomBits(n)), first: make([]uint64, 0, (n+runBlock-1)/runBlock)}
+	w := bufio.NewWriterSize(f, ioBuffer)
 	var (
-		slab   []byte // keys and values handed to the batch, kept until Flush
-		bucket []byte // the current bucket's fingerprints
-		key    uint64
-		werr   error
+		werr error
+		tmp  [8]byte
 	)
-	put := func() {
-		if werr != nil || len(bucket) == 0 {
-			return
-		}
-		if len(slab)+8+len(bucket) > cap(slab) {
-			if werr = ctx.Err(); werr != nil {
-				return
+	err = each(func(fp uint64) bool {
+		if r.n%runBlock == 0 {
+			r.first = append(r.first, fp)
+			if r.n%(1<<20) == 0 {
+				if werr = ctx.Err(); werr != nil {
+					return false
+				}
 			}
-			slab = make([]byte, 0, max(1<<20, 8+len(bucket)))
 		}
-		k := len(slab)
-		slab = binary.BigEndian.AppendUint64(slab, key)
-		slab = append(slab, bucket...)
-		werr = wb.Set(slab[k:k+8], slab[k+8:])
-		bucket = bucket[:0]
-	}
-	err := each(func(fp uint64) bool {
 		r.filter.add(fp)
-		if k := r.key(fp); k != key || len(bucket) == 0 {
-			put()
-			key = k
-		}
-		bucket = binary.BigEndian.AppendUint64(bucket, fp)
+		binary.BigEndian.PutUint64(tmp[:], fp)
+		_, werr = w.Write(tmp[:])
+		r.n++
 		return werr == nil
 	})
-	put()
 	if err == nil {
 		err = werr
 	}
 	if err == nil {
-		err = wb.Flush()
+		err = w.Flush()
 	}
 	if err != nil {
+		r.remove()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -439,15 +321,17 @@ func (d *diskSeen) writeRun(ctx context.Context, n uint64, each func(yield func(
 	return r, nil
 }
 
+// remove closes and deletes the run's file.
+func (r *diskRun) remove() {
+	r.f.Close()
+	os.Remove(r.f.Name())
+}
+
 // merge replaces the two newest runs by one holding both.
 func (d *diskSeen) merge(ctx context.Context) error {
 	k := len(d.runs)
 	a, b := d.runs[k-2], d.runs[k-1]
-	txn := d.db.NewTransaction(false)
-	defer txn.Discard()
-	ra, rb := newRunReader(txn, a), newRunReader(txn, b)
-	defer ra.close()
-	defer rb.close()
+	ra, rb := a.reader(), b.reader()
 	c, err := d.writeRun(ctx, a.n+b.n, func(yield func(uint64) bool) error {
 		x, okx := ra.next()
 		y, oky := rb.next()
@@ -474,54 +358,32 @@ func (d *diskSeen) merge(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	wb := d.db.NewWriteBatch()
-	defer wb.Cancel()
-	for _, key := range slices.Concat(ra.keys, rb.keys) {
-		if err := wb.Delete(key); err != nil {
-			return fmt.Errorf("explore: writing the disk seen-set: %w", err)
-		}
-	}
-	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("explore: writing the disk seen-set: %w", err)
-	}
+	a.remove()
+	b.remove()
 	d.runs = append(d.runs[:k-2], c)
 	return nil
 }
 
-// runReader streams a run's fingerprints in order and remembers its keys.
+// runReader streams a run's fingerprints in order.
 type runReader struct {
-	it   *badger.Iterator
-	val  []byte
-	pos  int
-	keys [][]byte
-	err  error
+	r   *bufio.Reader
+	err error
+	tmp [8]byte
 }
 
-func newRunReader(txn *badger.Txn, r *diskRun) *runReader {
-	prefix := binary.BigEndian.AppendUint64(nil, r.id<<runBucketBits)[:runIDBits/8]
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
-	it.Rewind()
-	return &runReader{it: it}
+func (r *diskRun) reader() *runReader {
+	return &runReader{r: bufio.NewReaderSize(io.NewSectionReader(r.f, 0, int64(8*r.n)), ioBuffer)}
 }
 
 func (rr *runReader) next() (uint64, bool) {
-	for rr.pos == len(rr.val) {
-		if rr.err != nil || !rr.it.Valid() {
-			return 0, false
-		}
-		item := rr.it.Item()
-		rr.keys = append(rr.keys, item.KeyCopy(nil))
-		rr.val, rr.err = item.ValueCopy(rr.val[:0])
-		rr.pos = 0
-		if rr.err != nil {
-			rr.val = rr.val[:0]
-			return 0, false
-		}
-		rr.it.Next()
+	if rr.err != nil {
+		return 0, false
 	}
-	fp := binary.BigEndian.Uint64(rr.val[rr.pos:])
-	rr.pos += 8
-	return fp, true
+	if _, err := io.ReadFull(rr.r, rr.tmp[:]); err != nil {
+		if err != io.EOF {
+			rr.err = err
+		}
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(rr.tmp[:]), true
 }
-
-func (rr *runReader) close() { rr.it.Close() }

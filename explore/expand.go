@@ -79,7 +79,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	}
 	nu := src.numUnits()
 	outs := make([]*batch, nu)
-	e.lm.reset(int(float64(e.front.n)*e.lmRatio), e.nw)
+	e.lm.reset(int(float64(e.front.n)*e.lmRatio/float64(e.npass)), e.nw)
 	e.levelBytes.Store(0)
 	e.memBase = e.memEstimate()
 	e.budgetShare = e.share()
@@ -97,7 +97,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		if cap(out.data) == 0 && w.spare != nil {
 			out.data, w.spare = w.spare, nil
 		}
-		out.reserve(int(e.candRatio*float64(u.len()))+16, e.encLen)
+		out.reserve(int(e.candRatio/float64(e.npass)*float64(u.len()))+16, e.encLen)
 		outs[u.ord] = out
 		if err := w.expandUnit(u, out); err != nil {
 			return err
@@ -119,7 +119,9 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 			e.shardLevels = append(e.shardLevels, ShardLevel{})
 		}
 		lv = &e.shardLevels[e.depth]
-		lv.Coverage, lv.SharedCoverage = make([]uint64, len(e.names)), make([]uint64, len(e.names))
+		if lv.Coverage == nil { // once a level: a level expanded in passes adds up here
+			lv.Coverage, lv.SharedCoverage = make([]uint64, len(e.names)), make([]uint64, len(e.names))
+		}
 	}
 	for _, w := range e.workers {
 		if lv != nil {
@@ -151,13 +153,14 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		}
 	}
 	if e.front.n > 0 {
-		e.lmRatio = 1.25 * float64(claimed) / float64(e.front.n)
+		// Per frontier state over the whole level: a pass sees 1/npass.
+		e.lmRatio = 1.25 * float64(claimed) * float64(e.npass) / float64(e.front.n)
 		var cands, bytes int
 		for _, b := range outs {
 			cands += b.len()
 			bytes += len(b.data)
 		}
-		e.candRatio = 1.1 * float64(cands) / float64(e.front.n)
+		e.candRatio = 1.1 * float64(cands) * float64(e.npass) / float64(e.front.n)
 		if cands > 0 {
 			e.encLen = bytes/cands + 1
 		}
@@ -223,12 +226,14 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	shared := false
 	if e.sharder != nil {
 		shared, _ = e.owns(s)
-		w.lvStates++
-		if shared {
-			w.lvShared++
+		if e.pass == 0 { // a level's states are counted once, whatever its passes
+			w.lvStates++
+			if shared {
+				w.lvShared++
+			}
 		}
 	}
-	succ := 0
+	succ, mine := 0, 0
 	for j := range w.acts {
 		a := w.acts[j]
 		t, ok := m.Next(s, a)
@@ -236,6 +241,15 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			continue
 		}
 		succ++
+		start := len(p.enc)
+		p.enc = e.fpenc.Encode(t, p.enc)
+		fp := fingerprint(p.enc[start:])
+		if e.npass > 1 && fp%uint64(e.npass) != uint64(e.pass) {
+			// Another pass's successor: counted, checked and kept there.
+			p.enc = p.enc[:start]
+			continue
+		}
+		mine++
 		key := idx<<16 | uint64(j)
 		k := e.kinds.ActionKind(a)
 		if k < 0 || k >= len(w.cov) {
@@ -251,17 +265,17 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			}
 		}
 		if e.sharder != nil {
-			if _, mine := e.owns(t); !mine {
+			if _, ours := e.owns(t); !ours {
+				p.enc = p.enc[:start]
 				continue // another shard's state: it explores it
 			}
 		}
 		if e.cons.any && !e.cons.inStep(s, a, t) {
+			p.enc = p.enc[:start]
 			w.checkState(t, depth+1, key) // checked every time, never kept
 			continue
 		}
-		start := len(p.enc)
-		p.enc = e.fpenc.Encode(t, p.enc)
-		p.fps = append(p.fps, fingerprint(p.enc[start:]))
+		p.fps = append(p.fps, fp)
 		p.ends = append(p.ends, uint32(len(p.enc)))
 		p.keys = append(p.keys, key)
 		p.ts = append(p.ts, t)
@@ -269,11 +283,11 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			w.flush(out)
 		}
 	}
-	*gen += uint64(succ)
+	*gen += uint64(mine)
 	if shared {
-		w.genShared += uint64(succ)
+		w.genShared += uint64(mine)
 	}
-	if succ == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
+	if succ == 0 && e.pass == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
 		w.violate(depth, false, idx, -1, deadlockReason(len(w.acts)))
 	}
 	return nil
@@ -341,6 +355,9 @@ func (w *worker[S, A]) flush(out *batch) {
 			out.add(fp, p.keys[x.k], w.enc)
 		}
 	}
+	// Drop the slot pointers: kept past their level, they would keep the
+	// level's whole map from being collected.
+	clear(w.wins)
 	p.reset()
 }
 

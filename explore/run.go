@@ -30,12 +30,13 @@ func Run[S, A any](ctx context.Context, m Machine[S, A], opts Options) (*Result[
 	}
 	if opts.MemBudget > 0 {
 		// Without a limit the collector lets the heap reach twice what is
-		// live; with one it collects harder as the budget nears. Below
-		// minMemoryLimit the fixed costs of the runtime and the store would
-		// keep the collector running all the time. A limit set by the
-		// program (or GOMEMLIMIT) is left alone.
+		// live; with one it collects harder as the budget nears. The limit
+		// leaves room for what the runtime does not manage, and is never
+		// below minMemoryLimit, where the runtime's fixed costs would keep
+		// the collector running all the time. A limit set by the program
+		// (or GOMEMLIMIT) is left alone.
 		if old := debug.SetMemoryLimit(-1); old == math.MaxInt64 {
-			debug.SetMemoryLimit(max(opts.MemBudget, minMemoryLimit))
+			debug.SetMemoryLimit(max(opts.MemBudget-min(opts.MemBudget/8, nonHeap), minMemoryLimit))
 			defer debug.SetMemoryLimit(old)
 		}
 	}
@@ -48,6 +49,12 @@ func Run[S, A any](ctx context.Context, m Machine[S, A], opts Options) (*Result[
 
 // minMemoryLimit is the least soft memory limit a budgeted run sets.
 const minMemoryLimit = 64 << 20
+
+// nonHeap is what a process holds besides the memory the Go runtime
+// manages (the program's code, mostly), taken off the budget when setting
+// the runtime's limit so that resident memory, not only the heap, stays
+// within the budget.
+const nonHeap = 16 << 20
 
 type engine[S, A any] struct {
 	m           Machine[S, A]
@@ -77,6 +84,10 @@ type engine[S, A any] struct {
 	depth int // level of the frontier
 	// spilled: the frontier lives in files (the budget was exceeded).
 	spilled bool
+	// The level is expanded in npass passes; this is pass number pass
+	// (see passes.go).
+	pass, npass int
+	mostPasses  int // the most passes a level took (for tests)
 
 	lmRatio     float64 // level map entries per frontier state, last level
 	candRatio   float64 // candidates kept per frontier state, last level
@@ -170,6 +181,7 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 	e.seen = new(seenSet)
 	e.look = e.seen
 	e.lmRatio = 4
+	e.npass = 1
 	e.candRatio, e.encLen = 1, 16
 	return e, nil
 }
@@ -241,16 +253,30 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 		if e.front.n > maxLevel {
 			return nil, fmt.Errorf("explore: level %d has %d states; at most %d are supported", e.depth, e.front.n, uint64(maxLevel))
 		}
-		outs, v, err := e.expand(ctx)
+		n, err := e.passes(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if v != nil {
-			e.release(outs)
-			return e.violated(v)
-		}
-		if err := e.commit(ctx, outs); err != nil {
-			return nil, err
+		if n > 1 {
+			v, err := e.levelInPasses(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			if v != nil {
+				return e.violated(v)
+			}
+		} else {
+			outs, v, err := e.expand(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if v != nil {
+				e.release(outs)
+				return e.violated(v)
+			}
+			if err := e.commit(ctx, outs); err != nil {
+				return nil, err
+			}
 		}
 		if err := e.checkBudget(ctx); err != nil {
 			return nil, err

@@ -45,6 +45,43 @@ type levelKeys struct {
 // add appends a level, given as runs of keys in order, coding the runs on
 // workers goroutines.
 func (t *traceStore) add(runs [][]uint64, workers int) error {
+	lk := code(runs, workers)
+	t.levels = append(t.levels, lk)
+	t.mem += int64(len(lk.data)) + int64(len(lk.first))*24
+	if t.f == nil {
+		return nil
+	}
+	return t.write(len(t.levels) - 1)
+}
+
+// begin starts a level that extend adds a part at a time, for a level whose
+// keys are not all in memory at once. The store must be on file.
+func (t *traceStore) begin() {
+	t.levels = append(t.levels, levelKeys{end: t.end})
+}
+
+// extend appends runs of keys, which follow every key added so far, to the
+// level begun last, writing them to the file.
+func (t *traceStore) extend(runs [][]uint64, workers int) error {
+	c := code(runs, workers)
+	lk := &t.levels[len(t.levels)-1]
+	for b := range c.first {
+		lk.starts = append(lk.starts, lk.n+c.starts[b])
+		lk.first = append(lk.first, c.first[b])
+		lk.offs = append(lk.offs, t.end+c.offs[b])
+	}
+	if _, err := t.w.Write(c.data); err != nil {
+		return fmt.Errorf("explore: writing trace keys: %w", err)
+	}
+	t.end += int64(len(c.data))
+	lk.end = t.end
+	lk.n += c.n
+	t.mem += int64(len(c.first)) * 24
+	return nil
+}
+
+// code delta-codes runs of keys as one level, in memory.
+func code(runs [][]uint64, workers int) levelKeys {
 	parts := make([]levelKeys, len(runs))
 	forEachIndex(len(runs), workers, nil, func(_, r int) error {
 		keys, p := runs[r], &parts[r]
@@ -84,12 +121,7 @@ func (t *traceStore) add(runs [][]uint64, workers int) error {
 		lk.n += uint64(len(runs[r]))
 	}
 	lk.end = int64(len(lk.data))
-	t.levels = append(t.levels, lk)
-	t.mem += int64(len(lk.data)) + int64(blocks)*24
-	if t.f == nil {
-		return nil
-	}
-	return t.write(len(t.levels) - 1)
+	return lk
 }
 
 // write moves level d's coded keys to the file.

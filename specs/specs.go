@@ -11,8 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -40,6 +43,7 @@ type Spec struct {
 	Initial  *Initial `json:"initial,omitempty"` // the store before the history: one value per key (0 = absent), or "any"
 	Mutation string   `json:"mutation,omitempty"`
 	Expect   string   `json:"expect"`          // "pass", "deadlock", or the invariant that must fail (checked alone)
+	Only     []string `json:"only,omitempty"`  // check only these invariants (with an invariant expected, it must be one of them)
 	Reach    bool     `json:"reach,omitempty"` // every sometimes-property must be reached too
 	Quick    bool     `json:"quick,omitempty"` // part of the quick set (about a minute in all)
 	Note     string   `json:"note,omitempty"`  // where the run comes from, e.g. "§10 run 3"
@@ -83,38 +87,137 @@ type Error struct {
 	File, Field, Problem string
 }
 
+// Error is always one line, whatever the file held: a problem quotes what
+// it found, and a stray line break is written as \n.
 func (e *Error) Error() string {
-	if e.Field == "" {
-		return e.File + ": " + e.Problem
+	msg := e.File + ": " + e.Problem
+	if e.Field != "" {
+		msg = fmt.Sprintf("%s: field %q: %s", e.File, e.Field, e.Problem)
 	}
-	return fmt.Sprintf("%s: field %q: %s", e.File, e.Field, e.Problem)
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(msg)
 }
 
-// Parse reads one spec file's bytes; file names it in errors.
+// example is what a spec looks like at least, for messages about files that
+// are not one.
+const example = `a spec is one JSON object, e.g. {"protocol": "classic", "expect": "pass"}`
+
+// Parse reads one spec file's bytes; file names it in errors. The file must
+// be exactly one JSON object whose keys are Spec's field names, spelled as
+// documented (encoding/json alone would accept "PROTOCOL" for "protocol"),
+// each at most once, with nothing after it; the spec must then resolve
+// (see Config).
 func Parse(file string, data []byte) (Spec, error) {
 	var s Spec
+	if err := checkShape(data); err != nil {
+		return s, err.at(file)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		var ute *json.UnmarshalTypeError
-		var se *json.SyntaxError
-		switch {
-		case errors.As(err, &ute):
+		if errors.As(err, &ute) {
 			return s, &Error{file, ute.Field, fmt.Sprintf("expected %s, got %s", ute.Type, ute.Value)}
-		case errors.As(err, &se):
-			return s, &Error{file, "", fmt.Sprintf("not valid JSON at byte %d: %v", se.Offset, err)}
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return s, &Error{file, f, "unknown field (known: protocol, keys, values, events, chunks, txn, mode, initial, mutation, expect, reach, quick, note)"}
-		default:
-			return s, &Error{file, "", err.Error()}
 		}
+		return s, &Error{file, "", err.Error()}
 	}
 	s.Name = strings.TrimSuffix(path.Base(file), ".json")
 	if _, _, err := s.Config(); err != nil {
 		return s, err.(*Error).at(file)
 	}
 	return s, nil
+}
+
+// fieldNames lists the JSON names of Spec's fields, read from its struct tags, so
+// that a field added to Spec is known here without further change.
+func fieldNames() []string {
+	var names []string
+	t := reflect.TypeFor[Spec]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// checkShape checks what encoding/json lets through: the file is one JSON
+// object, its keys are exactly Spec's field names, none is repeated or
+// null, and nothing follows the object.
+func checkShape(data []byte) *Error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &Error{Problem: "empty file; " + example}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	syntax := func(err error) *Error {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return &Error{Problem: "not valid JSON: the file ends before the spec object does"}
+		}
+		return &Error{Problem: fmt.Sprintf("not valid JSON at byte %d: %v", dec.InputOffset(), strings.TrimPrefix(err.Error(), "json: "))}
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return syntax(err)
+	}
+	if tok != json.Delim('{') {
+		return &Error{Problem: fmt.Sprintf("found %s; %s", jsonKind(tok), example)}
+	}
+	fields := fieldNames()
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return syntax(err)
+		}
+		key := tok.(string) // inside an object, Token returns keys as strings
+		if !slices.Contains(fields, key) {
+			for _, f := range fields {
+				if strings.EqualFold(f, key) {
+					return &Error{Field: key, Problem: fmt.Sprintf("unknown field; field names are case-sensitive: did you mean %q?", f)}
+				}
+			}
+			return &Error{Field: key, Problem: "unknown field (known: " + strings.Join(fields, ", ") + ")"}
+		}
+		if seen[key] {
+			return &Error{Field: key, Problem: "appears twice; give each field once"}
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return syntax(err)
+		}
+		if string(raw) == "null" {
+			return &Error{Field: key, Problem: "null is not a value; leave the field out to take its default"}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return syntax(err)
+	}
+	end := dec.InputOffset()
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &Error{Problem: fmt.Sprintf("unexpected data after the spec object at byte %d; a file holds exactly one spec", end)}
+	}
+	return nil
+}
+
+// jsonKind names the JSON value that starts with tok.
+func jsonKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '[' {
+			return "a JSON array"
+		}
+	case string:
+		return "a JSON string"
+	case json.Number:
+		return "a JSON number"
+	case bool:
+		return "a JSON boolean"
+	case nil:
+		return "JSON null"
+	}
+	return "JSON " + fmt.Sprint(tok)
 }
 
 func (e *Error) at(file string) *Error { e.File = file; return e }
@@ -174,34 +277,57 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 		}
 		return cfg, p, &Error{s.Name, "", err.Error()}
 	}
+	checked := checkedBy(p, cfg)
+	list := strings.Join(checked, ", ")
+	for _, name := range s.Only {
+		if !slices.Contains(checked, name) {
+			return cfg, p, &Error{s.Name, "only", fmt.Sprintf("%s does not check %q under this configuration (it checks: %s)", p.Name, name, list)}
+		}
+	}
 	switch {
 	case s.Expect == "":
 		return cfg, p, &Error{s.Name, "expect", `missing ("pass", "deadlock" or an invariant name)`}
 	case s.Expect == "pass" || s.Expect == "deadlock":
+	case slices.Contains(checked, s.Expect):
+		if len(s.Only) > 0 && !slices.Contains(s.Only, s.Expect) {
+			return cfg, p, &Error{s.Name, "expect", fmt.Sprintf("%q must fail, but \"only\" leaves it unchecked", s.Expect)}
+		}
+	case slices.ContainsFunc(invariants.All, func(inv invariants.Invariant) bool { return inv.Name == s.Expect }):
+		return cfg, p, &Error{s.Name, "expect", fmt.Sprintf("%s does not check %q under this configuration; expect pass, deadlock or one of: %s", p.Name, s.Expect, list)}
 	default:
-		known := false
-		for _, inv := range invariants.All {
-			known = known || inv.Name == s.Expect
-		}
-		if !known {
-			return cfg, p, &Error{s.Name, "expect", fmt.Sprintf("%q is not pass, deadlock or an invariant name", s.Expect)}
-		}
+		return cfg, p, &Error{s.Name, "expect", fmt.Sprintf("%q is not pass, deadlock or an invariant %s checks (%s)", s.Expect, p.Name, list)}
 	}
 	return cfg, p, nil
 }
 
-// Load reads every *.json in fsys, sorted by name.
+// checkedBy lists the always and transition properties p checks under cfg:
+// the names a spec may expect to fail or select with "only".
+func checkedBy(p *protocols.Protocol, cfg protocols.Config) []string {
+	var names []string
+	for _, q := range p.Properties(cfg) {
+		if q.Kind != explore.Sometimes {
+			names = append(names, q.Name)
+		}
+	}
+	return names
+}
+
+// Load reads every *.json in fsys, sorted by name, and validates them all
+// before any is run; a directory without spec files is an error too.
 func Load(fsys fs.FS) ([]Spec, error) {
 	names, err := fs.Glob(fsys, "*.json")
 	if err != nil {
 		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no spec files (*.json) there")
 	}
 	sort.Strings(names)
 	var out []Spec
 	for _, n := range names {
 		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", n, err)
 		}
 		s, err := Parse(n, data)
 		if err != nil {
@@ -232,8 +358,6 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	// "expect: X" claims X fails: check X alone, so its own shortest
-	// counterexample is the one reported (the kill matrix shows the rest).
 	opts = s.Options(opts)
 	start := time.Now()
 	rep, err := p.Check(ctx, cfg, opts)
@@ -245,10 +369,15 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 	return o, nil
 }
 
-// Options returns opts as Run uses them for s: a spec expecting an
-// invariant to fail checks that invariant alone.
+// Options returns opts as Run uses them for s: its own selection of
+// invariants, or, for a spec expecting an invariant to fail, that one alone.
 func (s Spec) Options(opts explore.Options) explore.Options {
-	if s.Expect != "pass" && s.Expect != "deadlock" {
+	switch {
+	case len(s.Only) > 0:
+		opts.Only = s.Only
+	case s.Expect != "pass" && s.Expect != "deadlock":
+		// "expect: X" claims X fails: check X alone, so its own shortest
+		// counterexample is the one reported (the kill matrix shows the rest).
 		opts.Only = []string{s.Expect}
 	}
 	return opts

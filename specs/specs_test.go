@@ -2,8 +2,11 @@ package specs
 
 import (
 	"context"
+	"io/fs"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/mutations"
@@ -119,27 +122,113 @@ func TestCoverage(t *testing.T) {
 	}
 }
 
-// Bad spec files are one error naming the file, the field and the problem.
+// badSpecs are files Parse must refuse, each with part of the one-line
+// error it must give; they also seed FuzzSpec.
+var badSpecs = []struct{ body, want string }{
+	{`{"protocol":"classic","initial":"some","expect":"pass"}`, `"some" is neither "any" nor a list of values`},
+	{`{"protocol":"classic","initial":[1],"expect":"pass","keys":1,"values":0}`, `x.json: field "values": 0 is out of range`},
+	{`{"protocol":"classic","keyz":3,"expect":"pass"}`, `x.json: field "keyz": unknown field (known: protocol, keys,`},
+	{`{"protocol":"tlc","expect":"pass"}`, `x.json: field "protocol": unknown protocol "tlc"`},
+	{`{"protocol":"classic","keys":99,"expect":"pass"}`, `x.json: field "keys": 99 is out of range 1..`},
+	{`{"protocol":"classic","keys":"3","expect":"pass"}`, `x.json: field "keys": expected int, got string`},
+	{`{"protocol":"classic","expect":"maybe"}`, `x.json: field "expect": "maybe" is not pass, deadlock or an invariant classic checks (frontier-replay,`},
+	{`{"protocol":"classic"}`, `x.json: field "expect": missing`},
+	{`{"protocol":"classic","mutation":"gate-drops-boundary","expect":"pass"}`, `x.json: field "mutation": gate-drops-boundary does not apply to classic`},
+	{`{"protocol":"dump","mutation":"claim-inside-uncertainty","expect":"pass"}`, `x.json: field "mode": mutation claim-inside-uncertainty needs mode "uncertain"`},
+	{`{"protocol":"classic","initial":[1,9],"keys":2,"values":2,"expect":"pass"}`, `x.json: field "initial":`},
+	{`{"protocol":"dump","mode":"fuzzy","expect":"pass"}`, `x.json: field "mode": "fuzzy" is not one of`},
+	{`protocol: classic`, `x.json: not valid JSON at byte`},
+	// Issue 10, finding 2: properties the protocol does not check here.
+	{`{"protocol":"dump","expect":"executed-set-membership"}`, `x.json: field "expect": dump does not check "executed-set-membership" under this configuration; expect pass, deadlock or one of: frontier-replay`},
+	{`{"protocol":"readonly","expect":"single-read-point"}`, `x.json: field "expect": readonly does not check "single-read-point"`},
+	{`{"protocol":"classic","only":["executed-set-membership"],"expect":"pass"}`, `x.json: field "only": classic does not check "executed-set-membership"`},
+	{`{"protocol":"classic","only":["contract"],"expect":"frontier-replay"}`, `x.json: field "expect": "frontier-replay" must fail, but "only" leaves it unchecked`},
+	// Issue 10, finding 3: strict input.
+	{`{"protocol":"classic","expect":"pass"} trailing`, `x.json: unexpected data after the spec object at byte 38; a file holds exactly one spec`},
+	{`{"protocol":"classic","expect":"pass"}{"protocol":"classic","expect":"pass"}`, `x.json: unexpected data after the spec object at byte 38`},
+	{`{"PROTOCOL":"classic","expect":"pass"}`, `x.json: field "PROTOCOL": unknown field; field names are case-sensitive: did you mean "protocol"?`},
+	{`{"protocol":"classic","Expect":"pass"}`, `x.json: field "Expect": unknown field; field names are case-sensitive: did you mean "expect"?`},
+	{`{"protocol":"classic","expect":"pass","protocol":"dump"}`, `x.json: field "protocol": appears twice; give each field once`},
+	{`{"protocol":"classic","keys":null,"expect":"pass"}`, `x.json: field "keys": null is not a value; leave the field out to take its default`},
+	{``, `x.json: empty file; a spec is one JSON object, e.g. {"protocol": "classic", "expect": "pass"}`},
+	{" \n\t", `x.json: empty file; a spec is one JSON object`},
+	{`[{"protocol":"classic","expect":"pass"}]`, `x.json: found a JSON array; a spec is one JSON object`},
+	{`"classic"`, `x.json: found a JSON string; a spec is one JSON object`},
+	{`{"protocol":"classic","expect":"pass"`, `x.json: not valid JSON: the file ends before the spec object does`},
+	{"{\"protocol\":\"classic\",\"expect\":\"pass\",\"a\\nb\":1}", `x.json: field "a\nb": unknown field`},
+}
+
+// Reference: issue 10, findings 2 and 3. Bad spec files are one error of
+// one line naming the file, the field and what would be valid.
 func TestParseErrors(t *testing.T) {
-	tests := []struct{ body, want string }{
-		{`{"protocol":"classic","keyz":3,"expect":"pass"}`, `x.json: field "keyz": unknown field`},
-		{`{"protocol":"tlc","expect":"pass"}`, `x.json: field "protocol": unknown protocol "tlc"`},
-		{`{"protocol":"classic","keys":99,"expect":"pass"}`, `x.json: field "keys": 99 is out of range 1..`},
-		{`{"protocol":"classic","keys":"3","expect":"pass"}`, `x.json: field "keys": expected int, got string`},
-		{`{"protocol":"classic","expect":"maybe"}`, `x.json: field "expect": "maybe" is not pass`},
-		{`{"protocol":"classic"}`, `x.json: field "expect": missing`},
-		{`{"protocol":"classic","mutation":"gate-drops-boundary","expect":"pass"}`, `x.json: field "mutation": gate-drops-boundary does not apply to classic`},
-		{`{"protocol":"dump","mutation":"claim-inside-uncertainty","expect":"pass"}`, `x.json: field "mode": mutation claim-inside-uncertainty needs mode "uncertain"`},
-		{`{"protocol":"classic","initial":[1,9],"keys":2,"values":2,"expect":"pass"}`, `x.json: field "initial":`},
-		{`{"protocol":"dump","mode":"fuzzy","expect":"pass"}`, `x.json: field "mode": "fuzzy" is not one of`},
-		{`protocol: classic`, `x.json: not valid JSON`},
-		{`{"protocol":"classic","initial":"some","expect":"pass"}`, `x.json: "some" is neither "any" nor a list of values`},
-		{`{"protocol":"classic","initial":[1],"expect":"pass","keys":1,"values":0}`, `x.json: field "values": 0 is out of range`},
-	}
-	for _, tt := range tests {
+	for _, tt := range badSpecs {
 		_, err := Parse("specs/x.json", []byte(tt.body))
-		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "specs/x.json") {
-			t.Errorf("Parse(%s) = %v, want %q", tt.body, err, tt.want)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "specs/x.json") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Parse(%q) = %v, want one line with %q", tt.body, err, tt.want)
 		}
 	}
+}
+
+// The known field names come from Spec's json tags, so a new field needs
+// no change to the strictness checks.
+func TestFieldsFromTags(t *testing.T) {
+	if got := strings.Join(fieldNames(), ","); !strings.HasPrefix(got, "protocol,keys,values,events,chunks,txn,") || !strings.Contains(got, ",expect,") {
+		t.Errorf("fieldNames() = %s", got)
+	}
+	for _, f := range fieldNames() {
+		if _, err := Parse("x.json", []byte(`{"protocol":"classic","expect":"pass","`+strings.ToUpper(f)+`":1}`)); err == nil || !strings.Contains(err.Error(), "case-sensitive") {
+			t.Errorf("%s in capitals: %v", f, err)
+		}
+	}
+}
+
+// A directory without spec files is an error, not an empty set.
+func TestLoadEmpty(t *testing.T) {
+	if _, err := Load(fstest.MapFS{"README.md": {Data: []byte("x")}}); err == nil || !strings.Contains(err.Error(), "no spec files") {
+		t.Errorf("Load(no specs) = %v", err)
+	}
+	if _, err := Load(fstest.MapFS{"a.json": {Data: []byte(`{"protocol":"classic","expect":"pass"}`)}, "b.json": {Data: []byte(`{}`)}}); err == nil || !strings.HasPrefix(err.Error(), "b.json: ") {
+		t.Errorf("Load(one bad) = %v", err)
+	}
+}
+
+// Reference: issue 10, finding 8. Parse and Load never panic; a refused
+// file gives one line naming it, and an accepted one resolves, expecting
+// something its protocol checks.
+func FuzzSpec(f *testing.F) {
+	names, err := fs.Glob(embedded, "*.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, n := range names {
+		data, err := fs.ReadFile(embedded, n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, tt := range badSpecs {
+		f.Add([]byte(tt.body))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("fuzz.json", data)
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "fuzz.json: ") || strings.ContainsAny(msg, "\n\r") {
+				t.Fatalf("error is not one line naming the file: %q", msg)
+			}
+		} else {
+			cfg, p, err := s.Config()
+			if err != nil {
+				t.Fatalf("parsed, but Config fails: %v", err)
+			}
+			if s.Expect != "pass" && s.Expect != "deadlock" && !slices.Contains(checkedBy(p, cfg), s.Expect) {
+				t.Fatalf("accepted expect %q, which %s does not check", s.Expect, p.Name)
+			}
+		}
+		list, lerr := Load(fstest.MapFS{"fuzz.json": {Data: data}})
+		if (lerr == nil) != (err == nil) || lerr != nil && lerr.Error() != err.Error() || lerr == nil && len(list) != 1 {
+			t.Fatalf("Load and Parse disagree: %v, %v", lerr, err)
+		}
+	})
 }

@@ -91,8 +91,10 @@ type Kill struct {
 }
 
 // KillMatrix re-runs every mutated spec once per invariant of its protocol,
-// with only that invariant checked, and records which fail.
-func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options) ([]Kill, error) {
+// with only that invariant checked, and records which fail. onRow, when
+// not nil, is called with each row as it is finished. A cancelled ctx
+// returns the rows finished so far and ctx's error.
+func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options, onRow func(Kill)) ([]Kill, error) {
 	var ks []Kill
 	for _, o := range out {
 		if o.Spec.Mutation == "" {
@@ -109,7 +111,6 @@ func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options) ([]Kil
 			}
 			one := opts
 			one.Only = []string{prop.Name}
-			one.OnProgress, one.Progress = nil, 0
 			rep, err := p.Check(ctx, o.Config, one)
 			if err != nil {
 				return nil, err
@@ -126,6 +127,9 @@ func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options) ([]Kil
 			k.Killed = k.Killed || f == k.Expected
 		}
 		ks = append(ks, k)
+		if onRow != nil {
+			onRow(k)
+		}
 	}
 	copies, err := copyKills(ctx, out, opts)
 	return append(ks, copies...), err
@@ -167,6 +171,17 @@ func copyKills(ctx context.Context, out []Outcome, opts explore.Options) ([]Kill
 		ks = append(ks, k)
 	}
 	return ks, nil
+}
+
+// Mutated counts the outcomes of mutated specs: the rows KillMatrix makes.
+func Mutated(out []Outcome) int {
+	n := 0
+	for _, o := range out {
+		if o.Spec.Mutation != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // MatrixMarkdown renders the kill matrix: one row per mutated spec, one

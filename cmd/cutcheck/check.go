@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -37,7 +33,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
 	fs.IntVar(&o.keys, "keys", 0, "keys K (default: the protocol's)")
 	fs.IntVar(&o.values, "values", 0, "values V (default: the protocol's)")
-	fs.IntVar(&o.events, "events", -1, "row events E the source commits at most (default: the protocol's)")
+	fs.IntVar(&o.events, "events", 0, "row events E the source commits at most (default: the protocol's)")
 	fs.IntVar(&o.chunks, "chunks", 0, "units/chunks C (default: the protocol's)")
 	fs.IntVar(&o.txn, "txn", 0, "row events per transaction T (default: the protocol's)")
 	fs.StringVar(&o.mode, "mode", "", "protocol mode (dump: trusted or uncertain; composite: mixed or tablesync)")
@@ -136,7 +132,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err := o.resume.apply(&opts, o.engine.dir); err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
+	if err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
+	defer outs.discard()
+	ctx, stop := interrupted()
 	defer stop()
 	fmt.Fprintf(stdout, "cutcheck %s: checking %s\n", version, what)
 	if opts.Shard.Count > 0 {
@@ -154,7 +155,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if rep.Violation != nil {
 		fmt.Fprintf(stdout, "\nCounterexample (%d steps):\n%s", len(rep.Violation.Steps)-1, rep.Violation.Text(o.fullStates))
 	}
-	if err := writeOutputs(rep, p.Name+" "+cfg.String(), o.jsonOut, o.traceJSON, o.html); err != nil {
+	if err := outs.write(rep, p.Name+" "+cfg.String()); err != nil {
 		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
 		return exitError
 	}
@@ -171,47 +172,55 @@ func verdictCode(v explore.Verdict) int {
 	return exitIncomplete
 }
 
-// writeOutputs writes the optional result files.
-func writeOutputs(rep explore.Report, title, jsonOut, traceJSON, html string) error {
-	if jsonOut != "" {
-		if err := writeJSON(jsonOut, rep); err != nil {
-			return err
+// outputs are check's optional result files, opened before the search.
+type outputs struct{ json, traceJSON, html *outFile }
+
+func openOutputs(jsonOut, traceJSON, html string) (*outputs, error) {
+	o := &outputs{}
+	var err error
+	if o.json, err = openOut("--json", jsonOut); err == nil {
+		if o.traceJSON, err = openOut("--trace-json", traceJSON); err == nil {
+			o.html, err = openOut("--html", html)
 		}
+	}
+	if err != nil {
+		o.discard()
+		return nil, err
+	}
+	return o, nil
+}
+
+// write writes the result files: the report always, the trace and the
+// picture when there is a counterexample (otherwise they are not created).
+func (o *outputs) write(rep explore.Report, title string) error {
+	if err := o.json.write(jsonTo(rep)); err != nil {
+		return err
 	}
 	if rep.Violation == nil {
 		return nil
 	}
-	if traceJSON != "" {
-		if err := writeJSON(traceJSON, rep.Violation); err != nil {
-			return err
-		}
+	if err := o.traceJSON.write(jsonTo(rep.Violation)); err != nil {
+		return err
 	}
-	if html != "" {
-		if err := writeHTML(html, title, rep.Violation); err != nil {
-			return err
-		}
-	}
-	return nil
+	return o.html.write(func(w io.Writer) error { return picture.WriteHTML(w, title, rep.Violation) })
 }
 
-func writeJSON(file string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(file, append(data, '\n'), 0o644)
+func (o *outputs) discard() {
+	o.json.discard()
+	o.traceJSON.discard()
+	o.html.discard()
 }
 
-func writeHTML(file, title string, tr *explore.TraceReport) error {
-	f, err := os.Create(file)
-	if err != nil {
+// jsonTo writes v as indented JSON.
+func jsonTo(v any) func(io.Writer) error {
+	return func(w io.Writer) error {
+		data, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(data, '\n'))
 		return err
 	}
-	if err := picture.WriteHTML(f, title, tr); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // parseInitial reads "1,0,2" as an initial store.

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
+	"math/big"
 	"os"
 	"strconv"
 	"strings"
@@ -43,8 +45,8 @@ func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
 	if e.maxDepth < 0 {
 		return o, fmt.Errorf("--max-depth must be ≥ 0, got %d", e.maxDepth)
 	}
-	if e.progress < 0 {
-		return o, fmt.Errorf("--progress must be ≥ 0, got %v", e.progress)
+	if e.progress < 0 || e.progress > 0 && e.progress < minProgress {
+		return o, fmt.Errorf("--progress must be 0 (no progress lines) or at least %v, got %v", minProgress, e.progress)
 	}
 	switch e.seen {
 	case "mem":
@@ -58,6 +60,9 @@ func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
 		if err != nil {
 			return o, fmt.Errorf("--mem: %v", err)
 		}
+		if n < minBudget {
+			return o, fmt.Errorf("--mem: %s is below %s, the least budget a run can keep to (the runtime and the disk tier's buffers need that much)", e.mem, "128MiB")
+		}
 		o.MemBudget = n
 	} else {
 		o.MemBudget = defaultBudget()
@@ -65,8 +70,17 @@ func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
 	if e.progress > 0 {
 		o.OnProgress = func(s explore.Stats) { fmt.Fprintln(stderr, progressLine(s)) }
 	}
+	removeOrphans(e.dir, stderr)
 	return o, nil
 }
+
+// minProgress is the shortest interval between progress lines: shorter
+// ones flood the terminal without saying more.
+const minProgress = 100 * time.Millisecond
+
+// minBudget is the least --mem: below it the Go runtime and the disk
+// tier's fixed buffers alone would exceed the budget.
+const minBudget = 128 << 20
 
 func progressLine(s explore.Stats) string {
 	tier := ""
@@ -90,24 +104,49 @@ func count(n uint64) string {
 	return strconv.FormatUint(n, 10)
 }
 
-// parseBytes reads sizes like 512MiB, 4GiB, 100MB, 1.5G or a plain byte count.
+// parseBytes reads sizes like 512MiB, 4GiB, 100MB, 1.5G or a plain byte
+// count. The number is read exactly (no NaN, no infinity), and the size
+// must be a whole, positive number of bytes that fits in an int64.
 func parseBytes(s string) (int64, error) {
 	units := []struct {
 		suffix string
-		mult   float64
+		mult   int64
 	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}}
-	num, mult := s, 1.0
+	bad := fmt.Errorf("%q is not a size like 512MiB or 4GiB", s)
+	num, mult := s, int64(1)
 	for _, u := range units {
 		if strings.HasSuffix(s, u.suffix) {
 			num, mult = strings.TrimSuffix(s, u.suffix), u.mult
 			break
 		}
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || f <= 0 {
-		return 0, fmt.Errorf("%q is not a size like 512MiB or 4GiB", s)
+	num = strings.TrimSpace(num)
+	if num == "" || strings.ContainsAny(num, "_/") { // big.Rat reads 1_000 and 1/2 too
+		return 0, bad
 	}
-	return int64(f * mult), nil
+	// ParseFloat first: it refuses NaN and Inf spelled out, and it bounds
+	// the exponent before big.Rat would compute 10 to its power exactly.
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(num, "nNiI") {
+		return 0, bad
+	}
+	if f*float64(mult) >= 1<<63 {
+		return 0, fmt.Errorf("%q is too large (at most 8EiB)", s)
+	}
+	r, ok := new(big.Rat).SetString(num)
+	if !ok {
+		return 0, bad
+	}
+	r.Mul(r, new(big.Rat).SetInt64(mult))
+	switch {
+	case r.Sign() <= 0:
+		return 0, fmt.Errorf("%q is not a positive size", s)
+	case !r.IsInt():
+		return 0, fmt.Errorf("%q is not a whole number of bytes", s)
+	case !r.Num().IsInt64():
+		return 0, fmt.Errorf("%q is too large (at most 8EiB)", s)
+	}
+	return r.Num().Int64(), nil
 }
 
 // defaultBudget is three quarters of the machine's memory, so that a run too

@@ -9,11 +9,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 )
@@ -47,7 +50,8 @@ func init() {
 		{"reproduce", "[--quick] [--out DIR] [--specs DIR]", "run every spec (the paper's bounded and mutated runs) and write the results table", runReproduce},
 		{"certify", "BUNDLE [flags]", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
-		{"version", "", "print the version", func(_ []string, stdout, _ io.Writer) int { fmt.Fprintln(stdout, "cutcheck", version); return exitOK }},
+		{"clean", "[--dir DIR]", "remove the disk-tier directories of runs that were killed", runClean},
+		{"version", "", "print the version", runVersion},
 		{"help", "[command]", "show help for cutcheck or one command", runHelp},
 	}
 }
@@ -74,16 +78,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "cutcheck — a model checker for change-data-capture capture protocols (Generalized DBLog)\n\nUsage:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  cutcheck %-10s %-38s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  cutcheck %-10s %-36s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintf(w, "\nExit codes: 0 success, 1 property violated or verdict differs from expectation,\n2 usage error, 3 internal or I/O error, 4 interrupted or stopped at a limit.\n")
 	fmt.Fprintf(w, "Run 'cutcheck help <command>' for a command's flags.\n")
+}
+
+// interrupted returns a context cancelled by Ctrl-C or SIGTERM; tests
+// replace it to interrupt a command at a chosen point.
+var interrupted = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		return usageErr(stderr, "version", "takes no arguments, got %q", strings.Join(args, " "))
+	}
+	fmt.Fprintln(stdout, "cutcheck", version)
+	return exitOK
 }
 
 func runHelp(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stdout)
 		return exitOK
+	}
+	if len(args) > 1 {
+		return usageErr(stderr, "help", "takes at most one command name, got %q", strings.Join(args, " "))
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
@@ -114,6 +135,9 @@ func flagsFor(name string) *pflag.FlagSet {
 		return fs
 	case "merge":
 		fs, _ := mergeFlags()
+		return fs
+	case "clean":
+		fs, _ := cleanFlags()
 		return fs
 	}
 	return nil

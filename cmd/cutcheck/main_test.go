@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -124,5 +128,267 @@ func TestCheckEndToEnd(t *testing.T) {
 	}
 	if code, _, _ := runCLI(append([]string{"check", "classic", "--max-depth", "2"}, small...)...); code != exitIncomplete {
 		t.Errorf("max-depth: exit %d, want %d", code, exitIncomplete)
+	}
+}
+
+// Reference: issue 10, findings 3, 4 and 7. Stray arguments, sizes that
+// are not whole positive byte counts, too short a progress interval and
+// unusable output paths are usage errors, found before any search.
+func TestStrictArguments(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// parallel at its defaults takes a minute: these must fail at once.
+	slow := []string{"check", "parallel", "--progress", "0"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"version args", []string{"version", "extra"}, `version: takes no arguments, got "extra"`},
+		{"help args", []string{"help", "check", "run"}, "takes at most one command name"},
+		{"clean args", []string{"clean", "x"}, "takes no arguments"},
+		{"mem NaN", append(slow, "--mem", "NaN"), `--mem: "NaN" is not a size`},
+		{"mem Inf", append(slow, "--mem", "Inf"), `--mem: "Inf" is not a size`},
+		{"mem overflow", append(slow, "--mem", "1e19B"), `--mem: "1e19B" is too large`},
+		{"mem fraction", append(slow, "--mem", "0.5B"), `--mem: "0.5B" is not a whole number of bytes`},
+		{"mem zero", append(slow, "--mem", "0GiB"), `--mem: "0GiB" is not a positive size`},
+		{"mem floor", append(slow, "--mem", "64MiB"), "--mem: 64MiB is below 128MiB"},
+		{"progress", append(slow, "--progress", "1ns"), "--progress must be 0 (no progress lines) or at least 100ms, got 1ns"},
+		{"html dir", append(slow, "--html", dir), "--html: " + dir + " is a directory"},
+		{"json under a file", append(slow, "--json", filepath.Join(file, "r.json")), "--json: cannot create the directory for"},
+		{"trace-json dir", append(slow, "--trace-json", dir), "--trace-json: " + dir + " is a directory"},
+		{"out is a file", []string{"reproduce", "--out", file}, "--out: " + file + " is a file; give a directory"},
+		{"no quick specs", []string{"reproduce", "--quick", "--specs", writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","expect":"pass"}`})}, `--quick: none of the 1 specs is marked "quick"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			code, stdout, stderr := runCLI(tt.args...)
+			if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want %d and one line with %q", code, stderr, exitUsage, tt.want)
+			}
+			if stdout != "" || time.Since(start) > 5*time.Second {
+				t.Errorf("ran before refusing (%v): %q", time.Since(start), stdout)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("refused runs left files: %v", ents)
+	}
+}
+
+// writeSpecs makes a directory of spec files.
+func writeSpecs(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// Reference: issue 10, findings 2, 3 and 8. A bad spec anywhere in the
+// set is refused with exit 2 and one line before any spec runs.
+func TestBadSetRefused(t *testing.T) {
+	good := `{"protocol":"classic","keys":1,"values":1,"events":1,"chunks":1,"expect":"pass"}`
+	bad := map[string]string{
+		"unchecked":   `{"protocol":"dump","expect":"executed-set-membership"}`,
+		"no-mutation": `{"protocol":"readonly","expect":"single-read-point"}`,
+		"trailing":    `{"protocol":"classic","expect":"pass"} {}`,
+		"capitals":    `{"PROTOCOL":"classic","expect":"pass"}`,
+		"twice":       `{"protocol":"classic","expect":"pass","expect":"pass"}`,
+		"empty":       ``,
+		"array":       `[]`,
+	}
+	for name, body := range bad {
+		t.Run(name, func(t *testing.T) {
+			dir := writeSpecs(t, map[string]string{"a-good.json": good, "z-" + name + ".json": body})
+			code, stdout, stderr := runCLI("run", filepath.Join(dir, "a-good.json"), filepath.Join(dir, "z-"+name+".json"))
+			if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "z-"+name+".json") {
+				t.Errorf("run: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+			}
+			out := filepath.Join(t.TempDir(), "results")
+			code, stdout, stderr = runCLI("reproduce", "--specs", dir, "--out", out)
+			if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, filepath.Join(dir, "z-"+name+".json")) {
+				t.Errorf("reproduce: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("reproduce made %s", out)
+			}
+		})
+	}
+	missing := filepath.Join(t.TempDir(), "nope")
+	if code, _, stderr := runCLI("reproduce", "--specs", missing); code != exitUsage || !strings.Contains(stderr, "--specs: there is no directory "+missing) {
+		t.Errorf("missing --specs: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("reproduce", "--specs", t.TempDir()); code != exitUsage || !strings.Contains(stderr, "no spec files (*.json) there") {
+		t.Errorf("empty --specs: exit %d, %q", code, stderr)
+	}
+}
+
+// Reference: issue 10, finding 7. help prints each default once.
+func TestHelpDefaults(t *testing.T) {
+	for _, cmd := range []string{"check", "run", "reproduce", "clean"} {
+		_, out, _ := runCLI("help", cmd)
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Count(line, "(default") > 1 || strings.Contains(line, "default -1") {
+				t.Errorf("help %s prints a default twice: %s", cmd, line)
+			}
+		}
+	}
+}
+
+// cancelOn is a writer that calls cancel once what was written contains
+// pattern: a way to interrupt a command at a chosen point.
+type cancelOn struct {
+	bytes.Buffer
+	pattern string
+	cancel  func()
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.Buffer.Write(p)
+	if strings.Contains(c.String(), c.pattern) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// interruptOn makes the next command's context end once its stdout shows
+// pattern, as if Ctrl-C were pressed then.
+func interruptOn(t *testing.T, pattern string) *cancelOn {
+	ctx, cancel := context.WithCancel(context.Background())
+	old := interrupted
+	interrupted = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+	t.Cleanup(func() { interrupted = old; cancel() })
+	return &cancelOn{pattern: pattern, cancel: cancel}
+}
+
+// snapshot reads every file under dir.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files[p] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// smallSpecs are three quick specs, two of them mutated.
+var smallSpecs = map[string]string{
+	"a-classic.json":  `{"protocol":"classic","keys":1,"values":1,"events":1,"chunks":1,"expect":"pass"}`,
+	"b-mutated.json":  `{"protocol":"classic","keys":2,"values":2,"events":2,"chunks":2,"mutation":"early-release","expect":"closed-unit-cut"}`,
+	"c-mutated2.json": `{"protocol":"classic","keys":2,"values":1,"events":2,"chunks":2,"mutation":"no-discard","expect":"frontier-replay"}`,
+}
+
+// Reference: issue 10, finding 1. An interrupted reproduce, in the specs
+// or in the kill matrix, leaves --out byte for byte as it was and writes
+// what it finished to --out.partial; a complete one replaces the results
+// and removes the partial ones.
+func TestReproduceInterrupted(t *testing.T) {
+	specsDir := writeSpecs(t, smallSpecs)
+	out := filepath.Join(t.TempDir(), "results")
+	old := map[string]string{"table.md": "old table\n", "kill-matrix.md": "old matrix\n", "traces/old.txt": "old trace\n"}
+	for name, body := range old {
+		os.MkdirAll(filepath.Dir(filepath.Join(out, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(out, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := snapshot(t, out)
+	for _, tt := range []struct {
+		name, at, note string
+	}{
+		{"specs", "a-classic ", "the run stopped after 1 of 3 specs"},
+		{"kill matrix", "b-mutated: killed", "every spec ran, but the kill matrix stopped after 1 rows"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout := interruptOn(t, tt.at)
+			var stderr bytes.Buffer
+			code := run([]string{"reproduce", "--specs", specsDir, "--out", out, "--progress", "0"}, stdout, &stderr)
+			if code != exitIncomplete {
+				t.Fatalf("exit %d\n%s%s", code, stdout, stderr.String())
+			}
+			if got := snapshot(t, out); !reflect.DeepEqual(got, before) {
+				t.Errorf("%s changed:\n%v\nwas\n%v", out, got, before)
+			}
+			table, err := os.ReadFile(filepath.Join(out+".partial", "table.md"))
+			if err != nil || !strings.HasPrefix(string(table), "**Partial results**: "+tt.note) {
+				t.Errorf("partial table: %v\n%s", err, table)
+			}
+			if strings.Contains(string(table), "MISMATCH") || strings.Contains(string(table), "incomplete") {
+				t.Errorf("the interrupted spec is in the partial table:\n%s", table)
+			}
+			if !strings.Contains(stderr.String(), "what finished is in "+out+".partial") {
+				t.Errorf("stderr does not say where: %s", stderr.String())
+			}
+		})
+	}
+	code, stdout, stderr := runCLI("reproduce", "--specs", specsDir, "--out", out, "--progress", "0")
+	if code != exitOK {
+		t.Fatalf("complete run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, line := range []string{"a-classic ", "b-mutated: killed; fails:", "c-mutated2: killed; fails:", "results written to " + out} {
+		if !strings.Contains(stdout, line) {
+			t.Errorf("stdout lacks %q:\n%s", line, stdout)
+		}
+	}
+	got := snapshot(t, out)
+	for _, f := range []string{"table.md", "table.json", "kill-matrix.md", "kill-matrix.json", "traces/b-mutated.txt", "traces/c-mutated2.html", "traces/old.txt"} {
+		if _, ok := got[filepath.Join(out, f)]; !ok {
+			t.Errorf("%s missing after a complete run", f)
+		}
+	}
+	if len(got) != 4+3*2+1 {
+		t.Errorf("%d files after a complete run (staging left?): %v", len(got), got)
+	}
+	if _, err := os.Stat(out + ".partial"); !os.IsNotExist(err) {
+		t.Errorf("partial results kept after a complete run: %v", err)
+	}
+}
+
+// Reference: issue 10, finding 6. clean, and every run before it starts,
+// removes the directories of killed runs from --dir and says so.
+func TestCleanOrphans(t *testing.T) {
+	dir := t.TempDir()
+	orphan := func() string {
+		p, err := os.MkdirTemp(dir, "cutcheck-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The mark of a run whose process is gone: an id, no lock.
+		if err := os.WriteFile(filepath.Join(p, "owner"), []byte("999999999\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := orphan()
+	code, stdout, _ := runCLI("clean", "--dir", dir)
+	if code != exitOK || !strings.Contains(stdout, "removed "+p) || !strings.Contains(stdout, "process 999999999") {
+		t.Errorf("clean: exit %d, %q", code, stdout)
+	}
+	if code, stdout, _ = runCLI("clean", "--dir", dir); code != exitOK || !strings.Contains(stdout, "nothing to remove") {
+		t.Errorf("clean again: exit %d, %q", code, stdout)
+	}
+	p = orphan()
+	code, _, stderr := runCLI("check", "classic", "--keys", "1", "--chunks", "1", "--events", "1", "--dir", dir, "--progress", "0")
+	if code != exitOK || !strings.Contains(stderr, "cutcheck: removed "+p) {
+		t.Errorf("check: exit %d, stderr %q", code, stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left %v", ents)
 	}
 }

@@ -241,6 +241,11 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cutcheck merge: %v\n", err)
 		return exitUsage
 	}
+	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
+	if err != nil {
+		return usageErr(stderr, "merge", "%v", err)
+	}
+	defer outs.discard()
 	rep, balance, err := explore.Merge(parts)
 	if err != nil {
 		fmt.Fprintf(stderr, "cutcheck merge: %s: %v\n", fs.Arg(0), err)
@@ -255,7 +260,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if rep.Violation != nil {
 		fmt.Fprintf(stdout, "\nCounterexample (%d steps):\n%s", len(rep.Violation.Steps)-1, rep.Violation.Text(o.fullStates))
 	}
-	if err := writeOutputs(rep, model, o.jsonOut, o.traceJSON, o.html); err != nil {
+	if err := outs.write(rep, model); err != nil {
 		fmt.Fprintf(stderr, "cutcheck merge: %v\n", err)
 		return exitError
 	}

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/cutcheck/cutcheck/cmd/cutcheck/internal/picture"
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/specs"
 )
@@ -32,7 +31,8 @@ func runFlags() (*pflag.FlagSet, *runOpts) {
 	return fs, o
 }
 
-// runSpecs is `cutcheck run FILE...`.
+// runSpecs is `cutcheck run FILE...`. Every file is read and validated
+// before the first is run, so a bad set is refused as a whole.
 func runSpecs(args []string, stdout, stderr io.Writer) int {
 	fs, o := runFlags()
 	if code := parse(fs, args, stdout, stderr); code >= 0 {
@@ -45,7 +45,7 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 	for _, file := range fs.Args() {
 		data, err := os.ReadFile(file)
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck run: %v\n", err)
+			fmt.Fprintf(stderr, "cutcheck run: %s: %v\n", file, pathErr(err))
 			return exitError
 		}
 		s, err := specs.Parse(file, data)
@@ -65,7 +65,9 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 		}
 		return runSpecShard(list[0], opts, &o.shard, stdout, stderr)
 	}
-	outcomes, code := runAll(list, opts, stdout, stderr)
+	ctx, stop := interrupted()
+	defer stop()
+	outcomes, code := runAll(ctx, list, opts, stdout, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -84,12 +86,12 @@ func reproduceFlags() (*pflag.FlagSet, *reproduceOpts) {
 	o := &reproduceOpts{}
 	fs := pflag.NewFlagSet("reproduce", pflag.ContinueOnError)
 	fs.BoolVar(&o.quick, "quick", false, "run only the quick subset (about a minute on 2 cores)")
-	fs.StringVar(&o.out, "out", "results", "directory for the table, the kill matrix and the counterexamples (\"\" = write nothing)")
+	fs.StringVar(&o.out, "out", "results", "directory for the table, the kill matrix and the counterexamples, written only when every spec has run (\"\" = write nothing); an interrupted run writes what it finished to DIR.partial")
 	fs.StringVar(&o.specsDir, "specs", "", "read spec files from this directory instead of the built-in ones")
 	fs.BoolVar(&o.matrix, "matrix", true, "also compute the mutation × invariant kill matrix")
 	o.engine.register(fs)
-	fs.Lookup("progress").DefValue = "0s"
-	o.engine.progress = 0
+	fs.Lookup("progress").DefValue = "30s"
+	o.engine.progress = 30 * time.Second
 	return fs, o
 }
 
@@ -102,13 +104,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usageErr(stderr, "reproduce", "takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
-	var list []specs.Spec
-	var err error
-	if o.specsDir != "" {
-		list, err = specs.Load(os.DirFS(o.specsDir))
-	} else {
-		list, err = specs.Embedded()
-	}
+	list, err := loadSpecs(o.specsDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "cutcheck reproduce: %v\n", err)
 		return exitUsage
@@ -120,43 +116,53 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 				q = append(q, s)
 			}
 		}
+		if len(q) == 0 {
+			return usageErr(stderr, "reproduce", "--quick: none of the %d specs is marked \"quick\"", len(list))
+		}
 		list = q
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(stderr, "cutcheck reproduce: no spec files to run")
-		return exitUsage
 	}
 	opts, err := o.engine.options(stderr)
 	if err != nil {
 		return usageErr(stderr, "reproduce", "%v", err)
 	}
-	outcomes, code := runAll(list, opts, stdout, stderr)
-	if code == exitError {
-		return code
-	}
-	var matrix []specs.Kill
-	if o.matrix && code == exitOK {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		matrix, err = specs.KillMatrix(ctx, outcomes, opts)
-		stop()
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(stderr, "cutcheck reproduce: interrupted; the kill matrix is partial")
-			code, err = exitIncomplete, nil
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck reproduce: %v\n", err)
-			return exitError
-		}
-		fmt.Fprintf(stdout, "\n%s", specs.MatrixMarkdown(matrix))
-	}
+	var res *resultsDir
 	if o.out != "" {
-		if err := writeResults(o.out, outcomes, matrix, o.quick); err != nil {
-			fmt.Fprintf(stderr, "cutcheck reproduce: %v\n", err)
-			return exitError
+		if res, err = openResults(o.out); err != nil {
+			return usageErr(stderr, "reproduce", "%v", err)
 		}
-		fmt.Fprintf(stdout, "\nresults written to %s\n", o.out)
 	}
-	if code != exitOK { // interrupted: the rows so far were kept
+	ctx, stop := interrupted()
+	defer stop()
+	outcomes, code := runAll(ctx, list, opts, stdout, stderr)
+	complete := code == exitOK
+	var matrix []specs.Kill
+	if o.matrix && complete {
+		n := specs.Mutated(outcomes)
+		fmt.Fprintf(stdout, "\nkill matrix: %d mutated specs, each invariant checked alone\n", n)
+		matrix, err = specs.KillMatrix(ctx, outcomes, opts, func(k specs.Kill) {
+			killed := "killed"
+			if !k.Killed {
+				killed = "NOT KILLED"
+			}
+			fmt.Fprintf(stdout, "  %s: %s; fails: %s\n", k.Spec, killed, strings.Join(k.Failing, ", "))
+		})
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintf(stderr, "cutcheck reproduce: interrupted; the kill matrix has %d of %d rows\n", len(matrix), n)
+			code, complete = exitIncomplete, false
+		case err != nil:
+			fmt.Fprintf(stderr, "cutcheck reproduce: %v\n", err)
+			code, complete = exitError, false
+		default:
+			fmt.Fprintf(stdout, "\n%s", specs.MatrixMarkdown(matrix))
+		}
+	}
+	if res != nil {
+		if c := saveResults(res, complete, outcomes, matrix, len(list), o.quick, stdout, stderr); c != exitOK {
+			return c
+		}
+	}
+	if code != exitOK {
 		return code
 	}
 	if c := outcomesCode(outcomes); c != exitOK {
@@ -170,11 +176,77 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// runAll runs every spec, printing one row per spec as it finishes. Ctrl-C
-// stops the current run and skips the rest; the rows so far are kept.
-func runAll(list []specs.Spec, opts explore.Options, stdout, stderr io.Writer) ([]specs.Outcome, int) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// loadSpecs reads the spec files of dir, or the built-in ones.
+func loadSpecs(dir string) ([]specs.Spec, error) {
+	if dir == "" {
+		return specs.Embedded()
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case os.IsNotExist(err):
+		return nil, fmt.Errorf("--specs: there is no directory %s", dir)
+	case err != nil:
+		return nil, fmt.Errorf("--specs: %v", err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("--specs: %s is a file; give the directory that holds the spec files", dir)
+	}
+	list, err := specs.Load(os.DirFS(dir))
+	var se *specs.Error
+	if errors.As(err, &se) {
+		se.File = filepath.Join(dir, se.File)
+		return nil, se
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--specs %s: %v", dir, err)
+	}
+	return list, nil
+}
+
+// saveResults writes a complete run's results into res's directory, or an
+// incomplete run's into the partial directory beside it, and says where.
+func saveResults(res *resultsDir, complete bool, out []specs.Outcome, matrix []specs.Kill, total int, quick bool, stdout, stderr io.Writer) int {
+	if complete {
+		err := writeResults(res.stage, out, matrix, quick, "")
+		if err == nil {
+			err = res.commit()
+		}
+		if err != nil {
+			res.undo()
+			fmt.Fprintf(stderr, "cutcheck reproduce: writing the results: %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "\nresults written to %s\n", res.out)
+		return exitOK
+	}
+	if len(out) == 0 {
+		res.undo()
+		fmt.Fprintf(stderr, "cutcheck reproduce: no spec finished; %s was left as it was\n", res.out)
+		return exitOK
+	}
+	note := fmt.Sprintf("**Partial results**: the run stopped after %d of %d specs", len(out), total)
+	if len(out) == total {
+		note = fmt.Sprintf("**Partial results**: every spec ran, but the kill matrix stopped after %d rows", len(matrix))
+	}
+	note += fmt.Sprintf("; %s was left as it was.\n\n", res.out)
+	err := writeResults(res.stage, out, matrix, quick, note)
+	var dst string
+	if err == nil {
+		dst, err = res.keepPartial()
+	} else {
+		res.undo()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cutcheck reproduce: writing the partial results: %v; %s was left as it was\n", err, res.out)
+		return exitError
+	}
+	fmt.Fprintf(stderr, "cutcheck reproduce: %s was left as it was; what finished is in %s\n", res.out, dst)
+	return exitOK
+}
+
+// runAll runs every spec, printing one row per spec as it finishes. A
+// cancelled ctx stops the current spec, which is dropped, and skips the
+// rest; the outcomes so far are returned.
+func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout, stderr io.Writer) ([]specs.Outcome, int) {
 	w := 4
 	for _, s := range list {
 		w = max(w, len(s.Name))
@@ -183,10 +255,17 @@ func runAll(list []specs.Spec, opts explore.Options, stdout, stderr io.Writer) (
 	fmt.Fprintf(stdout, row, "spec", "generated", "distinct", "depth", "verdict", "expected", "time", "")
 	var out []specs.Outcome
 	for _, s := range list {
+		if ctx.Err() != nil {
+			break
+		}
 		o, err := specs.Run(ctx, s, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck: %v\n", err)
 			return out, exitError
+		}
+		if ctx.Err() != nil && o.Report.Verdict == explore.Incomplete {
+			fmt.Fprintf(stdout, row, s.Name, "", "", "", "interrupted", s.Expect, o.Elapsed.Round(time.Millisecond).String(), "")
+			break
 		}
 		out = append(out, o)
 		mark := "ok"
@@ -196,10 +275,10 @@ func runAll(list []specs.Spec, opts explore.Options, stdout, stderr io.Writer) (
 		st := o.Report.Stats
 		fmt.Fprintf(stdout, row, s.Name, strconv.FormatUint(st.Generated, 10), strconv.FormatUint(st.Distinct, 10),
 			strconv.Itoa(st.Depth), o.Got, s.Expect, o.Elapsed.Round(time.Millisecond).String(), mark)
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "cutcheck: interrupted; remaining specs skipped")
-			return out, exitIncomplete
-		}
+	}
+	if len(out) < len(list) {
+		fmt.Fprintf(stderr, "cutcheck: interrupted after %d of %d specs; the rest were skipped\n", len(out), len(list))
+		return out, exitIncomplete
 	}
 	return out, exitOK
 }
@@ -214,8 +293,9 @@ func outcomesCode(out []specs.Outcome) int {
 }
 
 // writeResults writes the table (Markdown and JSON), the kill matrix and
-// every counterexample (text, JSON, HTML) into dir.
-func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, quick bool) error {
+// every counterexample (text, JSON, HTML) into dir; note, if any, heads
+// the Markdown files.
+func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, quick bool, note string) error {
 	traces := filepath.Join(dir, "traces")
 	if err := os.MkdirAll(traces, 0o755); err != nil {
 		return err
@@ -224,17 +304,17 @@ func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, quick bo
 	if quick {
 		name = "table-quick"
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(specs.TableMarkdown(out)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(note+specs.TableMarkdown(out)), 0o644); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(dir, name+".json"), specs.TableJSON(out)); err != nil {
+	if err := writeFile(filepath.Join(dir, name+".json"), jsonTo(specs.TableJSON(out))); err != nil {
 		return err
 	}
 	if matrix != nil {
-		if err := os.WriteFile(filepath.Join(dir, "kill-matrix.md"), []byte(specs.MatrixMarkdown(matrix)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "kill-matrix.md"), []byte(note+specs.MatrixMarkdown(matrix)), 0o644); err != nil {
 			return err
 		}
-		if err := writeJSON(filepath.Join(dir, "kill-matrix.json"), matrix); err != nil {
+		if err := writeFile(filepath.Join(dir, "kill-matrix.json"), jsonTo(matrix)); err != nil {
 			return err
 		}
 	}
@@ -247,12 +327,26 @@ func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, quick bo
 		if err := os.WriteFile(base+".txt", []byte(v.Text(false)), 0o644); err != nil {
 			return err
 		}
-		if err := writeJSON(base+".json", v); err != nil {
+		if err := writeFile(base+".json", jsonTo(v)); err != nil {
 			return err
 		}
-		if err := writeHTML(base+".html", o.Spec.Name+": "+o.Spec.Protocol+" "+o.Config.String(), v); err != nil {
+		title := o.Spec.Name + ": " + o.Spec.Protocol + " " + o.Config.String()
+		if err := writeFile(base+".html", func(w io.Writer) error { return picture.WriteHTML(w, title, v) }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeFile writes a new file in the staging directory.
+func writeFile(file string, fill func(io.Writer) error) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

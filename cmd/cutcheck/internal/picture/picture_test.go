@@ -184,7 +184,12 @@ func TestWriteHTML(t *testing.T) {
 		}
 	}
 	if chromium == "" {
-		t.Skip("chromium not installed: apt-get install chromium to run this test")
+		// CI sets CUTCHECK_REQUIRE_BROWSER=1: there a missing browser
+		// is a failure, not a quiet skip that hides an untested page.
+		if os.Getenv("CUTCHECK_REQUIRE_BROWSER") != "" {
+			t.Fatal("chromium not installed, and CUTCHECK_REQUIRE_BROWSER is set: apt-get install chromium")
+		}
+		t.Skip("chromium not installed: apt-get install chromium to run this test (CUTCHECK_REQUIRE_BROWSER=1 makes this a failure)")
 	}
 	// The last step, then step 3 through the page's #N link: the script ran
 	// when body carries the step it drew.

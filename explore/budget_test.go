@@ -1,0 +1,177 @@
+package explore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"os/exec"
+	"reflect"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+)
+
+// subsets is the lattice of subsets of n items, built one item at a time:
+// 2ⁿ states, level d holding the C(n, d) subsets of d items. The middle
+// levels are wide and each of their states has about n/2 successors, most
+// of them shared, so a level's own tables (level map, candidates) are
+// large: the model that makes a budgeted run expand levels in passes.
+type subsets struct {
+	n     int
+	props []Property[uint32, int]
+}
+
+func (m subsets) Init() []uint32 { return []uint32{0} }
+func (m subsets) Actions(s uint32, buf []int) []int {
+	for i := range m.n {
+		if s&(1<<i) == 0 {
+			buf = append(buf, i)
+		}
+	}
+	return buf
+}
+func (m subsets) Next(s uint32, a int) (uint32, bool) { return s | 1<<a, true }
+func (m subsets) Encode(s uint32, buf []byte) []byte  { return binary.LittleEndian.AppendUint32(buf, s) }
+func (m subsets) Properties() []Property[uint32, int] { return m.props }
+func (m subsets) Describe(s uint32, a int) string     { return fmt.Sprintf("add %d", a) }
+func (m subsets) ActionKind(a int) int                { return a }
+func (m subsets) Done(s uint32) bool                  { return s == 1<<m.n-1 }
+func (m subsets) Decode(b []byte) (uint32, error) {
+	if len(b) != 4 {
+		return 0, errors.New("subsets: bad encoding")
+	}
+	return binary.LittleEndian.Uint32(b), nil
+}
+func (m subsets) ActionNames() []string {
+	names := make([]string, m.n)
+	for i := range names {
+		names[i] = fmt.Sprintf("add %d", i)
+	}
+	return names
+}
+
+// runEngine runs m and reports the most passes a level took.
+func runEngine[S, A any](t *testing.T, m Model[S, A], opts Options) (*Result[S, A], int) {
+	t.Helper()
+	e, err := newEngine(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.run(context.Background())
+	if cerr := e.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, e.mostPasses
+}
+
+// Reference: issue 10, finding 5. A budget too small for a level's tables
+// makes the level run in passes; counts, coverage, reached properties and
+// the counterexample are those of a single pass, for any worker count.
+func TestPassesMatchOnePass(t *testing.T) {
+	n := 16
+	if raceEnabled {
+		n = 13
+	}
+	big := Property[uint32, int]{Name: "fewer-than-9", Kind: Always, Check: func(s uint32) string {
+		if bits.OnesCount32(s) >= n-4 {
+			return "too many items"
+		}
+		return ""
+	}}
+	half := Property[uint32, int]{Name: "half", Kind: Sometimes, Check: func(s uint32) string {
+		if bits.OnesCount32(s) == n/2 {
+			return "half"
+		}
+		return ""
+	}}
+	for _, tt := range []struct {
+		name  string
+		props []Property[uint32, int]
+	}{{"pass", []Property[uint32, int]{half}}, {"violated", []Property[uint32, int]{big, half}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := subsets{n: n, props: tt.props}
+			want, _ := runEngine(t, Model[uint32, int](m), Options{Workers: 2})
+			for _, opts := range []Options{
+				{Workers: 1, MemBudget: 256 << 10},
+				{Workers: 3, MemBudget: 256 << 10},
+				{Workers: 2, MemBudget: 256 << 10, ForceDisk: true},
+			} {
+				got, passes := runEngine(t, Model[uint32, int](m), opts)
+				if passes < 2 {
+					t.Errorf("%+v: no level took passes", opts)
+				}
+				w, g := *want, *got
+				w.Stats.Elapsed, g.Stats.Elapsed = 0, 0
+				w.Stats.OnDisk, g.Stats.OnDisk = false, false
+				if !reflect.DeepEqual(w, g) {
+					t.Errorf("%d passes, %+v:\n got %+v\nwant %+v", passes, opts, g, w)
+				}
+			}
+		})
+	}
+}
+
+// budgetRun is what the child process of TestMemoryBudget reports.
+type budgetRun struct {
+	Stats  Stats
+	Passes int
+}
+
+// TestHelperBudgetRun is not a test: run by TestMemoryBudget in a child
+// process, it explores a model far larger than $CUTCHECK_BUDGET bytes
+// within that budget and prints its statistics.
+func TestHelperBudgetRun(t *testing.T) {
+	budget, _ := strconv.ParseInt(os.Getenv("CUTCHECK_BUDGET"), 10, 64)
+	if budget == 0 {
+		t.Skip("helper for TestMemoryBudget")
+	}
+	res, passes := runEngine(t, Model[uint32, int](subsets{n: 23}), Options{Workers: 2, MemBudget: budget})
+	json.NewEncoder(os.Stdout).Encode(budgetRun{res.Stats, passes})
+}
+
+// Reference: issue 10, finding 5. A run whose states need several times
+// its budget (8.4M states: a 100 MiB seen-set and levels of 1.35M states
+// with 12M successors) spills to disk and expands its widest levels in
+// passes, and its peak resident memory stays within 10% of the budget.
+func TestMemoryBudget(t *testing.T) {
+	if raceEnabled || testing.Short() || runtime.GOOS != "linux" {
+		t.Skip("measures a 30-second run's resident memory: not under -race or -short, Linux only")
+	}
+	const budget = 128 << 20
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperBudgetRun$", "-test.v=false")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("CUTCHECK_BUDGET=%d", budget))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var r budgetRun
+	if err := json.Unmarshal(firstLine(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	t.Logf("budget %d MiB: peak resident %d MiB; %d distinct states, on disk %v, at most %d passes a level, %v",
+		budget>>20, peak>>20, r.Stats.Distinct, r.Stats.OnDisk, r.Passes, r.Stats.Elapsed)
+	if r.Stats.Distinct != 1<<23 || !r.Stats.OnDisk || r.Passes < 2 {
+		t.Errorf("the run did not spill and pass as intended: %+v", r)
+	}
+	if peak > budget*11/10 {
+		t.Errorf("peak resident memory %d MiB exceeds the %d MiB budget by more than 10%%", peak>>20, budget>>20)
+	}
+}
+
+func firstLine(b []byte) []byte {
+	for i, c := range b {
+		if c == '\n' {
+			return b[:i]
+		}
+	}
+	return b
+}

@@ -1,0 +1,260 @@
+package explore
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+)
+
+// A level's own tables grow with the level: the level map (16 bytes a
+// slot, at most 60% full), the fingerprints it hands the disk tier to
+// check, and each kept candidate's fingerprint, key and offsets. The
+// encodings can go to a file (afterUnit), these cannot. When they would not
+// fit the budget beside what the run already holds, the level is expanded
+// in passes: every pass expands the whole frontier but keeps only the
+// successors whose fingerprint is its own modulo the number of passes, and
+// writes the states it keeps, with their keys, to a file of its own; the
+// files are then merged by key into the next frontier. Each pass needs a
+// share of the memory, and the result is the one a single pass gives:
+// every successor is counted, checked and kept in exactly one pass, the
+// canonical discoverer of a fingerprint is found among the candidates of
+// its pass (which are all of them), and the merge restores level order.
+// The cost is time: the frontier is expanded once per pass.
+
+const (
+	// bytesPerClaim is what each fingerprint the level map holds costs
+	// during a level: its slot at 60% load, and its place in the list of
+	// fingerprints the disk tier looks up.
+	bytesPerClaim = 16/0.6 + 8
+	// bytesPerCand is what each kept candidate costs besides its encoding:
+	// fingerprint, key, end offset and position (24 bytes), and the room
+	// slices keep to grow.
+	bytesPerCand = 40
+	// maxPasses bounds the passes of a level: a budget that would need
+	// more is too small for the model, and is exceeded rather than spend
+	// hours re-expanding one level.
+	maxPasses = 64
+)
+
+// passes is how many passes the next level needs; 1 without a budget or
+// when the level fits. A level that needs more first moves the run to disk
+// (the frontier to a file, which each pass reads).
+func (e *engine[S, A]) passes(ctx context.Context) (int, error) {
+	if e.opts.MemBudget <= 0 || e.front.n == 0 || e.ckpt != nil {
+		// A checkpointed run keeps each level whole: its checkpoint
+		// records a level's fingerprints as one commit writes them.
+		return 1, nil
+	}
+	// Half as much again: the ratios are the last level's, and settling
+	// the level (disk lookups, trace keys) needs room of its own.
+	need := 1.5 * float64(e.front.n) * (e.lmRatio*bytesPerClaim + e.candRatio*bytesPerCand)
+	avail := func() int64 { return e.share() - (e.memEstimate() - e.lm.bytes() - e.pool.bytes()) }
+	if need <= float64(avail()) {
+		return 1, nil
+	}
+	if !e.spilled {
+		if err := e.toDisk(ctx, true); err != nil {
+			return 0, err
+		}
+	}
+	e.pool.drop()
+	e.lm = levelMap{} // its table is rebuilt at the size of a pass
+	a := max(avail(), e.share()/4)
+	return min(maxPasses, max(1, int(math.Ceil(need/float64(a))))), nil
+}
+
+// levelInPasses expands the frontier in n passes and installs the next
+// level, or returns the level's first violation (in single-pass order).
+func (e *engine[S, A]) levelInPasses(ctx context.Context, n int) (*violation, error) {
+	parts := make([]*os.File, n)
+	counts := make([]uint64, n)
+	defer func() {
+		e.pass, e.npass = 0, 1
+		for _, f := range parts {
+			if f != nil {
+				e.dir.removeFile(f)
+			}
+		}
+	}()
+	e.mostPasses = max(e.mostPasses, n)
+	var best *violation
+	for p := range n {
+		e.pass, e.npass = p, n
+		outs, v, err := e.expand(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil && v.less(best) {
+			best = v
+		}
+		if best != nil {
+			// Only the earliest violation matters now: later passes
+			// are expanded to find it, not kept.
+			e.release(outs)
+			continue
+		}
+		f, err := e.dir.create("pass")
+		if err != nil {
+			e.release(outs)
+			return nil, err
+		}
+		parts[p] = f
+		if counts[p], err = e.commitPass(ctx, outs, f); err != nil {
+			return nil, err
+		}
+		e.trim()
+	}
+	if best != nil {
+		return best, nil
+	}
+	return nil, e.mergePasses(parts, counts)
+}
+
+// commitPass settles a pass's candidates, adds their fingerprints to the
+// seen-set and writes the kept states, in key order, to f as records of
+// key (8 bytes), length (uvarint) and encoding.
+func (e *engine[S, A]) commitPass(ctx context.Context, outs []*batch, f *os.File) (uint64, error) {
+	n, err := e.settle(ctx, outs, true)
+	if err != nil {
+		return 0, err
+	}
+	lists := make([][]uint64, len(outs))
+	for i, b := range outs {
+		lists[i] = b.fps
+	}
+	if err := e.addSeen(ctx, lists); err != nil {
+		e.release(outs)
+		return 0, err
+	}
+	w := bufio.NewWriterSize(f, ioBuffer)
+	var (
+		buf []byte
+		hdr []byte
+	)
+	for i, b := range outs {
+		data := b.data
+		if b.spilled {
+			buf = slices.Grow(buf[:0], int(b.size))[:b.size]
+			if _, err := e.cand.f.ReadAt(buf, b.off); err != nil {
+				e.release(outs[i:])
+				return 0, fmt.Errorf("explore: reading spilled candidates: %w", err)
+			}
+			data = buf
+		}
+		for k, j := range b.keep {
+			enc := b.state(data, int(j))
+			hdr = binary.BigEndian.AppendUint64(hdr[:0], b.keys[k])
+			hdr = binary.AppendUvarint(hdr, uint64(len(enc)))
+			w.Write(hdr)
+			if _, err := w.Write(enc); err != nil {
+				e.release(outs[i:])
+				return 0, fmt.Errorf("explore: writing a pass of the level: %w", err)
+			}
+		}
+		e.pool.put(b)
+	}
+	if err := w.Flush(); err != nil {
+		return 0, fmt.Errorf("explore: writing a pass of the level: %w", err)
+	}
+	e.spillCands.Store(false)
+	return uint64(n), e.cand.reset()
+}
+
+// passReader reads a pass's records back in order.
+type passReader struct {
+	r    *bufio.Reader
+	key  uint64
+	enc  []byte
+	left uint64
+}
+
+func (p *passReader) next() (bool, error) {
+	if p.left == 0 {
+		return false, nil
+	}
+	p.left--
+	var k [8]byte
+	if _, err := io.ReadFull(p.r, k[:]); err != nil {
+		return false, err
+	}
+	p.key = binary.BigEndian.Uint64(k[:])
+	l, err := binary.ReadUvarint(p.r)
+	if err != nil {
+		return false, err
+	}
+	p.enc = slices.Grow(p.enc[:0], int(l))[:l]
+	_, err = io.ReadFull(p.r, p.enc)
+	return err == nil, err
+}
+
+// mergePasses merges the passes' files by key into the next frontier and
+// the level's trace keys.
+func (e *engine[S, A]) mergePasses(parts []*os.File, counts []uint64) error {
+	var total uint64
+	var rs []*passReader
+	for p, f := range parts {
+		total += counts[p]
+		if counts[p] == 0 {
+			continue
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("explore: reading a pass of the level: %w", err)
+		}
+		r := &passReader{r: bufio.NewReaderSize(f, 64<<10), left: counts[p]}
+		if _, err := r.next(); err != nil {
+			return fmt.Errorf("explore: reading a pass of the level: %w", err)
+		}
+		rs = append(rs, r)
+	}
+	e.dropFrontier()
+	if total == 0 {
+		e.advance(0)
+		return nil
+	}
+	f, err := e.dir.create("queue")
+	if err != nil {
+		return err
+	}
+	e.front = frontier{n: total, file: f}
+	qw := newQueueWriter(f)
+	e.trace.begin()
+	keys := make([]uint64, 0, 1<<16)
+	for len(rs) > 0 {
+		m := 0
+		for i, r := range rs {
+			if r.key < rs[m].key {
+				m = i
+			}
+		}
+		r := rs[m]
+		if err := qw.write(r.enc); err != nil {
+			return fmt.Errorf("explore: writing the queue: %w", err)
+		}
+		if keys = append(keys, r.key); len(keys) == cap(keys) {
+			if err := e.trace.extend([][]uint64{keys}, 1); err != nil {
+				return err
+			}
+			keys = keys[:0]
+		}
+		ok, err := r.next()
+		if err != nil {
+			return fmt.Errorf("explore: reading a pass of the level: %w", err)
+		}
+		if !ok {
+			rs = slices.Delete(rs, m, m+1)
+		}
+	}
+	if err := e.trace.extend([][]uint64{keys}, 1); err != nil {
+		return err
+	}
+	if err := qw.flush(); err != nil {
+		return fmt.Errorf("explore: writing the queue: %w", err)
+	}
+	e.advance(total)
+	return nil
+}
