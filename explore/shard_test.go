@@ -208,3 +208,28 @@ func TestMergeRefuses(t *testing.T) {
 		t.Error("a model without a shard key was sharded")
 	}
 }
+
+// A sharded run whose levels are expanded in passes (a small memory budget)
+// still merges into the single run: each shard counts a level's states
+// once, whatever its passes.
+func TestShardsInPasses(t *testing.T) {
+	m := tape{n: 7, v: 3, flags: 2, d: 2}
+	want, _ := runEngine(t, Model[tapeState, int](m), Options{Workers: 2})
+	single := NewReport(m, want)
+	var parts []ShardReport
+	most := 0
+	for i := range 3 {
+		sh := Shard{Index: i, Count: 3, Depth: m.d}
+		r, passes := runEngine(t, Model[tapeState, int](m), Options{Workers: 2, Shard: sh, MemBudget: 256 << 10})
+		most = max(most, passes)
+		parts = append(parts, ShardReport{Shard: sh, Report: NewReport(m, r)})
+	}
+	if most < 2 {
+		t.Fatalf("no level took passes: the test does not test them")
+	}
+	got, _, err := Merge(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameReport(t, "3 shards in passes", got, single)
+}
