@@ -13,6 +13,15 @@ type Options struct {
 	Only       []string      // check only these Always/Transition properties (all when empty); Sometimes are always reported
 	Progress   time.Duration // interval between OnProgress calls; 0 = never
 	OnProgress func(Stats)   // called from one goroutine, never concurrently
+	Shard      Shard         // explore only this shard's part (the model must be a Sharder); zero = all
+	NoSymmetry bool          // ignore the model's symmetry (Symmetric): count concrete states
+	// Simulate, when set, replaces the exhaustive search with random walks
+	// (see SimOptions); Dir, MemBudget, ForceDisk and MaxDepth do not apply.
+	Simulate *SimOptions
+	// Checkpoint is a directory in which the run keeps a checkpoint after
+	// every level and from which it continues if one is there (see
+	// checkpoint.go); "" = none.
+	Checkpoint string
 }
 
 // Verdict is the outcome of a run.
@@ -45,6 +54,16 @@ type Stats struct {
 	QueuePeak uint64        `json:"queue_peak"` // largest frontier
 	OnDisk    bool          `json:"on_disk"`    // the seen-set has spilled to the disk tier
 	Elapsed   time.Duration `json:"elapsed_ns"` // wall time since the start
+
+	Initial uint64 `json:"initial"` // distinct initial states kept (level 0; part of Distinct)
+	// TLC's figures, for comparing a port with TLC (see the package
+	// documentation): TLC counts every initial state its Init produces as
+	// generated, and its depth counts the initial state as 1.
+	TLCGenerated uint64 `json:"tlc_generated"` // len(m.Init()) + Generated
+	TLCDepth     int    `json:"tlc_depth"`     // Depth + 1; 0 when no state was kept
+	// Symmetry: the model's symmetry was used, so Distinct, Generated and
+	// the rest count classes of states (see Symmetric).
+	Symmetry bool `json:"symmetry,omitempty"`
 }
 
 // Rate is distinct states per second.
@@ -84,6 +103,10 @@ type Violation[S, A any] struct {
 	Kind     Kind
 	Reason   string // the property's one-line reason
 	Trace    []Step[S, A]
+	// Path is the trace as positions: the initial state's index in Init,
+	// then each action's position in Actions. BFS order is the
+	// lexicographic order of these paths among traces of one length.
+	Path []int
 }
 
 // Result is the outcome of Run.
@@ -96,4 +119,11 @@ type Result[S, A any] struct {
 	// Collision is the estimated probability that a fingerprint collision hid
 	// a state: n²/2⁶⁵ for n distinct states (birthday bound over 64-bit hashes).
 	Collision float64
+	// Levels is what a sharded run explored at each level (nil unless
+	// Options.Shard is set): what Merge needs to add shards up exactly.
+	Levels []ShardLevel
+	// Simulation describes a simulation's walks (nil for a search). Its
+	// Stats count steps taken as Generated, the longest walk as Depth, and
+	// no Distinct states.
+	Simulation *SimStats
 }

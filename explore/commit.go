@@ -36,6 +36,12 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 			e.release(outs)
 			return err
 		}
+		if e.ckpt != nil {
+			if err := e.ckpt.appendLevel(lists, keys); err != nil {
+				e.release(outs)
+				return err
+			}
+		}
 	}
 
 	// The old frontier is fully expanded: recycle it, then install the new one.

@@ -1,16 +1,20 @@
 // Package explore is cutcheck's explicit-state model checker: it explores
-// every state of a Model reachable from its initial states, breadth first,
+// every state of a Machine reachable from its initial states, breadth first,
 // checks the model's properties on every state and step, and returns a
 // shortest counterexample when one fails.
 //
-// The Model interface (model.go) is the whole contract; the engine knows
-// nothing else about the states it explores. Run returns a Result: Pass,
-// Violated (with a trace) or Incomplete (cancelled, or MaxDepth reached),
-// with statistics, per-action coverage and the Sometimes properties
-// reached. A failed property is a result, not an error; Run's error means
-// the run could not be carried out. NewReport renders a Result without its
-// type parameters, for printing (Report.Summary, TraceReport.Text) and for
-// saving as JSON.
+// The Machine interface (model.go) is the whole required contract: initial
+// states, enabled actions, successors and properties. Everything else is
+// optional, with defaults: a codec (encoding/binary for a fixed-size state
+// type), descriptions (fmt's %v of the action), action kinds (one, "step"),
+// constraints, a symmetry, a shard key, fields and views for traces. The
+// engine knows nothing else about the states it explores. Run returns a
+// Result: Pass, Violated (with a trace) or Incomplete (cancelled, or
+// MaxDepth reached), with statistics, per-action coverage and the Sometimes
+// properties reached. A failed property is a result, not an error; Run's
+// error means the run could not be carried out. NewReport renders a Result
+// without its type parameters, for printing (Report.Summary,
+// TraceReport.Text) and for saving as JSON.
 //
 // # Determinism
 //
@@ -46,11 +50,54 @@
 // too.
 //
 // Stats: Generated counts steps (successors with ok=true, duplicates
-// included), Distinct the states in the seen-set, Depth the levels
-// completed (for a violation, the depth of the trace's last state), and
-// QueuePeak the largest level. After a violation, Distinct and QueuePeak
-// cover the levels up to the one whose expansion found it, and Generated
-// includes that whole expansion; they are deterministic too.
+// included), Distinct the states in the seen-set, Initial those of level 0,
+// Depth the levels completed (for a violation, the depth of the trace's
+// last state), and QueuePeak the largest level. After a violation, Distinct
+// and QueuePeak cover the levels up to the one whose expansion found it,
+// and Generated includes that whole expansion; they are deterministic too.
+//
+// # Counts compared with TLC
+//
+// A model ported from TLA+ can be validated by comparing numbers with TLC.
+// Distinct is TLC's "distinct states found". TLC's "states generated"
+// counts every state its Init produces (duplicates included) besides the
+// successors: that is TLCGenerated, len(Init()) + Generated. TLC's depth
+// counts the initial state as 1: TLCDepth is Depth + 1. A stuttering step,
+// which TLC counts, is Next returning ok=true with an unchanged state;
+// ok=false is a disabled action, which TLC does not count either.
+// Constraints count as in TLC (see Constraints). The figures agree for a
+// finished run; after a violation TLC stops part-way through a level, so
+// its counts there depend on its workers and are not comparable.
+//
+// # Constraints
+//
+// A model may bound its search with a state constraint (StateConstrainer)
+// and an action constraint (ActionConstrainer), as TLC's CONSTRAINT and
+// ACTION_CONSTRAINT do, and with the same meaning: a successor outside them
+// is generated and counted (Generated, coverage), its step's Transition
+// properties and its own Always and Sometimes properties are checked (a
+// violation there is reported with its trace), but it is not added to the
+// seen-set and not expanded. Since it is not remembered, it is checked again
+// each time it is generated. A state whose only successors lie outside the
+// constraints is not a deadlock (it has successors), as in TLC. An initial
+// state outside the state constraint is checked but not kept.
+//
+// # Symmetry
+//
+// A model with a symmetry (Symmetric) is explored up to it, as with TLC's
+// SYMMETRY: states are identified by the encoding of their canonical form,
+// while the queue keeps concrete states, so traces are concrete and replay
+// by their action positions. Options.NoSymmetry turns it off, for counts
+// of concrete states. See Symmetric for when the reduction is sound.
+//
+// # Simulation
+//
+// For bounds too large to exhaust, Simulate (or Options.Simulate) checks
+// the same properties along seeded random walks instead, as TLC's
+// -simulate does: reproducible from the seed, the same for any number of
+// workers, reporting walks, steps and steps per second. A violation's
+// trace is real and replays by its Path but is not necessarily a shortest
+// one, and a simulation without a violation is Incomplete, never Pass.
 //
 // # Fingerprints and collisions
 //
@@ -89,7 +136,8 @@
 //     alone outgrew small budgets);
 //   - the trace keys go to a file, and once the budget is exceeded the
 //     frontier and the level's candidates spill to plain files of
-//     length-prefixed encodings (decoded with m.Decode).
+//     length-prefixed encodings (decoded with the model's Decode or the
+//     default codec).
 //
 // The files live in a new directory named cutcheck-* inside Options.Dir,
 // or inside the system's temporary directory when Dir is empty. That
@@ -101,6 +149,16 @@
 // directory, and RemoveOrphans, which the command line calls before every
 // run, removes the directories whose owner file no process holds. Runs may
 // share a Dir: each has its own directory in it.
+//
+// # Checkpoints
+//
+// With Options.Checkpoint a run keeps a level-granular checkpoint in that
+// directory (the states of every level as fingerprints and keys, the
+// frontier's encodings, the counters) and continues from it when started
+// again, reaching the same result as a run never interrupted, whether it
+// was cancelled or killed. Unlike the disk tier's files, the checkpoint is
+// kept when the run is incomplete; a finished run removes it. See
+// checkpoint.go for its files and limits.
 //
 // # Memory budget
 //
@@ -139,8 +197,10 @@
 //
 // A Report is saved with these keys: verdict ("pass", "violated",
 // "incomplete"); stats {generated, distinct, depth, queue, queue_peak,
-// on_disk, elapsed_ns}; coverage [{name, count}]; sometimes [{name, cite,
-// reached, depth}]; collision; violation {property, cite, kind, reason,
-// steps [{action, fields [{name, value}], view}]}, omitted when there is
-// none.
+// on_disk, elapsed_ns, initial, tlc_generated, tlc_depth, symmetry (when
+// used)}; coverage [{name, count}]; sometimes [{name, cite, reached,
+// depth}]; collision; violation {property, cite, kind, reason, steps
+// [{action, fields [{name, value}], view}], path}, omitted when there is
+// none; simulation {seed, depth, walks, steps, walk}, for a simulation
+// only; levels, for a shard's run only.
 package explore

@@ -20,7 +20,10 @@ type violation struct {
 	// step: the violating state was reached from state index>>16 of level
 	// depth-1 by its action index&0xffff. Otherwise index is the state's
 	// position in level depth.
-	step   bool
+	step bool
+	// init: the violating state is initial and index is its position in
+	// Init (it may lie outside the state constraint, so not in level 0).
+	init   bool
 	index  uint64
 	prop   int // index in Properties; -1 for deadlock
 	reason string
@@ -42,18 +45,22 @@ func (v *violation) less(o *violation) bool {
 // worker holds one goroutine's scratch space, reused across states and
 // levels so the hot loop does not allocate.
 type worker[S, A any] struct {
-	e       *engine[S, A]
-	acts    []A
-	enc     []byte
-	pend    pending[S]
-	wins    []win
-	sink    uint64 // keeps the compiler from dropping the prefetching loads
-	cov     []uint64
-	claims  int64
-	full    bool // the level map overflowed: store every candidate
-	best    *violation
-	scratch batch  // a unit read from a spilled frontier
-	spare   []byte // a data slab freed by spilling, for the next unit
+	e      *engine[S, A]
+	acts   []A
+	enc    []byte
+	pend   pending[S]
+	wins   []win
+	sink   uint64 // keeps the compiler from dropping the prefetching loads
+	cov    []uint64
+	claims int64
+	// Sharded runs only: this level's undetermined states and what they
+	// generated, counted apart (shard.go).
+	lvStates, lvShared, genShared uint64
+	covShared                     []uint64
+	full                          bool // the level map overflowed: store every candidate
+	best                          *violation
+	scratch                       batch  // a unit read from a spilled frontier
+	spare                         []byte // a data slab freed by spilling, for the next unit
 }
 
 func (w *worker[S, A]) violate(depth int, step bool, index uint64, prop int, reason string) {
@@ -106,7 +113,31 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	}
 	var best *violation
 	claimed := e.lm.claimed.Load()
+	var lv *ShardLevel
+	if e.sharder != nil {
+		if e.depth == len(e.shardLevels) {
+			e.shardLevels = append(e.shardLevels, ShardLevel{})
+		}
+		lv = &e.shardLevels[e.depth]
+		if e.pass == 0 { // the passes of a level add up
+			lv.Coverage, lv.SharedCoverage = make([]uint64, len(e.names)), make([]uint64, len(e.names))
+		}
+	}
 	for _, w := range e.workers {
+		if lv != nil {
+			if e.depth > 0 {
+				lv.States += w.lvStates
+				lv.Shared += w.lvShared
+			}
+			lv.SharedGenerated += w.genShared
+			for k, c := range w.cov {
+				lv.Coverage[k] += c
+				lv.SharedCoverage[k] += w.covShared[k]
+				lv.Generated += c
+				w.covShared[k] = 0
+			}
+			w.lvStates, w.lvShared, w.genShared = 0, 0, 0
+		}
 		for k, c := range w.cov {
 			e.coverage[k] += c
 			w.cov[k] = 0
@@ -184,7 +215,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	props := e.props
 	depth := e.depth
 	p := &w.pend
-	s, err := m.Decode(enc)
+	s, err := e.qcodec.Decode(enc)
 	if err != nil {
 		return fmt.Errorf("explore: decoding a queued state: %w", err)
 	}
@@ -192,7 +223,17 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	if len(w.acts) > maxActions {
 		return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
 	}
-	succ, mine := 0, 0
+	shared := false
+	if e.sharder != nil {
+		shared, _ = e.owns(s)
+		if e.pass == 0 { // a level in passes counts its states once
+			w.lvStates++
+			if shared {
+				w.lvShared++
+			}
+		}
+	}
+	succ, counted := 0, 0
 	for j := range w.acts {
 		a := w.acts[j]
 		t, ok := m.Next(s, a)
@@ -201,26 +242,43 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		succ++
 		start := len(p.enc)
-		p.enc = m.Encode(t, p.enc)
-		fp := fingerprint(p.enc[start:])
-		if e.npass > 1 && fp%uint64(e.npass) != uint64(e.pass) {
-			// Another pass's successor: counted, checked and kept there.
+		if e.npass > 1 {
+			// A level in passes (passes.go): a successor belongs to the
+			// pass its fingerprint names, which counts, checks and keeps
+			// it.
+			p.enc = e.fpenc.Encode(t, p.enc)
+			fp := fingerprint(p.enc[start:])
 			p.enc = p.enc[:start]
-			continue
+			if fp%uint64(e.npass) != uint64(e.pass) {
+				continue
+			}
 		}
-		mine++
+		counted++
 		key := idx<<16 | uint64(j)
-		k := m.ActionKind(a)
+		k := e.kinds.ActionKind(a)
 		if k < 0 || k >= len(w.cov) {
 			return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
 		}
 		w.cov[k]++
+		if shared {
+			w.covShared[k]++
+		}
 		for _, pi := range e.transition {
 			if r := props[pi].CheckStep(s, a, t); r != "" {
 				w.violate(depth+1, true, key, pi, r)
 			}
 		}
-		p.fps = append(p.fps, fp)
+		if e.sharder != nil {
+			if _, mine := e.owns(t); !mine {
+				continue // another shard's state: it explores it
+			}
+		}
+		if e.cons.any && !e.cons.inStep(s, a, t) {
+			w.checkState(t, depth+1, key) // checked every time, never kept
+			continue
+		}
+		p.enc = e.fpenc.Encode(t, p.enc)
+		p.fps = append(p.fps, fingerprint(p.enc[start:]))
 		p.ends = append(p.ends, uint32(len(p.enc)))
 		p.keys = append(p.keys, key)
 		p.ts = append(p.ts, t)
@@ -228,7 +286,10 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			w.flush(out)
 		}
 	}
-	*gen += uint64(mine)
+	*gen += uint64(counted)
+	if shared {
+		w.genShared += uint64(counted)
+	}
 	if succ == 0 && e.pass == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
 		w.violate(depth, false, idx, -1, deadlockReason(len(w.acts)))
 	}
@@ -288,8 +349,14 @@ func (w *worker[S, A]) flush(out *batch) {
 			}
 			continue
 		}
-		w.checkState(p.ts[x.k], e.depth+1, p.keys[x.k])
-		out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
+		t := p.ts[x.k]
+		w.checkState(t, e.depth+1, p.keys[x.k])
+		if e.same {
+			out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
+		} else {
+			w.enc = e.qcodec.Encode(t, w.enc[:0])
+			out.add(fp, p.keys[x.k], w.enc)
+		}
 	}
 	// Drop the slot pointers: kept past their level, they would keep the
 	// level's whole map from being collected.
@@ -321,6 +388,25 @@ func (w *worker[S, A]) checkState(t S, depth int, key uint64) {
 	}
 	for _, p := range e.sometimes {
 		if !e.reached[p].Load() && e.props[p].Check(t) != "" {
+			e.reached[p].Store(true)
+		}
+	}
+}
+
+// checkInit checks the Always and Sometimes properties on the initial
+// state at position idx of Init.
+func (w *worker[S, A]) checkInit(s S, idx int) {
+	e := w.e
+	for _, p := range e.always {
+		if r := e.props[p].Check(s); r != "" {
+			v := violation{init: true, index: uint64(idx), prop: p, reason: r}
+			if v.less(w.best) {
+				w.best = &v
+			}
+		}
+	}
+	for _, p := range e.sometimes {
+		if !e.reached[p].Load() && e.props[p].Check(s) != "" {
 			e.reached[p].Store(true)
 		}
 	}

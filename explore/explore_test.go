@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-func run[S, A any](t *testing.T, m Model[S, A], opts Options) *Result[S, A] {
+func run[S, A any](t *testing.T, m Machine[S, A], opts Options) *Result[S, A] {
 	t.Helper()
 	r, err := Run(context.Background(), m, opts)
 	if err != nil {

@@ -17,6 +17,8 @@ type Report struct {
 	Sometimes   []Reach       `json:"sometimes"`
 	Collision   float64       `json:"collision"`
 	Violation   *TraceReport  `json:"violation,omitempty"`
+	Levels      []ShardLevel  `json:"levels,omitempty"`     // a shard's run only
+	Simulation  *SimStats     `json:"simulation,omitempty"` // a simulation only
 }
 
 // TraceReport is a violation with its trace rendered step by step.
@@ -26,17 +28,18 @@ type TraceReport struct {
 	Kind     string      `json:"kind"`
 	Reason   string      `json:"reason"`
 	Steps    []TraceStep `json:"steps"`
+	Path     []int       `json:"path,omitempty"` // Violation.Path
 }
 
 // TraceStep is one state of a trace and the action that led to it.
 type TraceStep struct {
-	Action string  `json:"action"`           // m.Describe(previous state, action); "" for the initial state
+	Action string  `json:"action"`           // Describe(previous state, action); "" for the initial state
 	Fields []Field `json:"fields,omitempty"` // if the model is a Fielder
 	View   any     `json:"view,omitempty"`   // if the model is a Viewer
 }
 
 // NewReport renders r with m's descriptions, fields and views.
-func NewReport[S, A any](m Model[S, A], r *Result[S, A]) Report {
+func NewReport[S, A any](m Machine[S, A], r *Result[S, A]) Report {
 	rep := Report{
 		Verdict:     r.Verdict,
 		VerdictName: r.Verdict.String(),
@@ -44,15 +47,18 @@ func NewReport[S, A any](m Model[S, A], r *Result[S, A]) Report {
 		Coverage:    r.Coverage,
 		Sometimes:   r.Sometimes,
 		Collision:   r.Collision,
+		Levels:      r.Levels,
+		Simulation:  r.Simulation,
 	}
 	if v := r.Violation; v != nil {
-		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Reason: v.Reason}
+		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Reason: v.Reason, Path: v.Path}
+		describe := describer(m)
 		fielder, _ := m.(Fielder[S])
 		viewer, _ := m.(Viewer[S])
 		for i, st := range v.Trace {
 			var ts TraceStep
 			if i > 0 && st.HasAction {
-				ts.Action = m.Describe(v.Trace[i-1].State, st.Action)
+				ts.Action = describe.Describe(v.Trace[i-1].State, st.Action)
 			}
 			if fielder != nil {
 				ts.Fields = fielder.Fields(st.State)
@@ -117,10 +123,19 @@ func (t *TraceReport) Text(full bool) string {
 func (r Report) Summary() string {
 	var b strings.Builder
 	s := r.Stats
+	if r.Simulation != nil {
+		r.simSummary(&b)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "verdict:     %s\n", r.Verdict)
+	fmt.Fprintf(&b, "initial:     %d\n", s.Initial)
 	fmt.Fprintf(&b, "generated:   %d\n", s.Generated)
 	fmt.Fprintf(&b, "distinct:    %d\n", s.Distinct)
 	fmt.Fprintf(&b, "depth:       %d\n", s.Depth)
+	fmt.Fprintf(&b, "as TLC:      %d generated, %d distinct, depth %d\n", s.TLCGenerated, s.Distinct, s.TLCDepth)
+	if s.Symmetry {
+		fmt.Fprintf(&b, "symmetry:    on (states counted up to the model's symmetry)\n")
+	}
 	fmt.Fprintf(&b, "queue peak:  %d\n", s.QueuePeak)
 	fmt.Fprintf(&b, "states/s:    %.0f\n", s.Rate())
 	fmt.Fprintf(&b, "elapsed:     %s\n", s.Elapsed.Round(time.Millisecond))
@@ -128,33 +143,38 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "seen-set:    on disk\n")
 	}
 	fmt.Fprintf(&b, "collision:   %.2g\n", r.Collision)
+	r.coverageSometimes(&b)
+	return b.String()
+}
+
+// coverageSometimes renders the coverage and Sometimes parts of Summary.
+func (r Report) coverageSometimes(b *strings.Builder) {
 	if len(r.Coverage) > 0 {
-		fmt.Fprintf(&b, "coverage:\n")
+		fmt.Fprintf(b, "coverage:\n")
 		w := 0
 		for _, c := range r.Coverage {
 			w = max(w, len(c.Name))
 		}
 		for _, c := range r.Coverage {
 			if c.Count == 0 {
-				fmt.Fprintf(&b, "  %-*s  never enabled\n", w, c.Name)
+				fmt.Fprintf(b, "  %-*s  never enabled\n", w, c.Name)
 			} else {
-				fmt.Fprintf(&b, "  %-*s  %d\n", w, c.Name, c.Count)
+				fmt.Fprintf(b, "  %-*s  %d\n", w, c.Name, c.Count)
 			}
 		}
 	}
 	if len(r.Sometimes) > 0 {
-		fmt.Fprintf(&b, "sometimes:\n")
+		fmt.Fprintf(b, "sometimes:\n")
 		for _, p := range r.Sometimes {
 			cite := ""
 			if p.Cite != "" {
 				cite = " (" + p.Cite + ")"
 			}
 			if p.Reached {
-				fmt.Fprintf(&b, "  %s%s: reached at depth %d\n", p.Name, cite, p.Depth)
+				fmt.Fprintf(b, "  %s%s: reached at depth %d\n", p.Name, cite, p.Depth)
 			} else {
-				fmt.Fprintf(&b, "  %s%s: unreached\n", p.Name, cite)
+				fmt.Fprintf(b, "  %s%s: unreached\n", p.Name, cite)
 			}
 		}
 	}
-	return b.String()
 }

@@ -23,7 +23,7 @@ import (
 // unusable directory, a failure of the disk tier, a Decode failure, or a
 // model whose methods are not deterministic. A failed property is a Result
 // with Verdict Violated; a cancelled ctx or MaxDepth gives Incomplete.
-func Run[S, A any](ctx context.Context, m Model[S, A], opts Options) (*Result[S, A], error) {
+func Run[S, A any](ctx context.Context, m Machine[S, A], opts Options) (*Result[S, A], error) {
 	e, err := newEngine(m, opts)
 	if err != nil {
 		return nil, err
@@ -57,16 +57,19 @@ const minMemoryLimit = 64 << 20
 const nonHeap = 16 << 20
 
 type engine[S, A any] struct {
-	m          Model[S, A]
-	opts       Options
-	nw         int
-	props      []Property[S, A]
-	always     []int // indexes into props, by kind
-	transition []int
-	sometimes  []int
-	doner      Doner[S]
-	names      []string
-	workers    []*worker[S, A]
+	m           Machine[S, A]
+	opts        Options
+	nw          int
+	props       []Property[S, A]
+	always      []int // indexes into props, by kind
+	transition  []int
+	sometimes   []int
+	doner       Doner[S]
+	cons        constraints[S, A]
+	sharder     Sharder[S]   // set when the run is one shard of a search
+	shardLevels []ShardLevel // per level, when sharded
+	names       []string
+	workers     []*worker[S, A]
 
 	start time.Time
 	dir   workDir
@@ -100,15 +103,25 @@ type engine[S, A any] struct {
 
 	// Counters read by the progress goroutine.
 	generated atomic.Uint64
+	initGen   atomic.Uint64 // initial states Init returned (TLC counts them as generated)
+	initial   atomic.Uint64 // initial states kept
 	distinct  atomic.Uint64
 	depthNow  atomic.Int64
 	queue     atomic.Uint64
 	queuePeak atomic.Uint64
 	onDisk    atomic.Bool
+
+	ckpt *checkpoint // Options.Checkpoint's writer; nil without one
+
+	parts[S, A] // the model's optional parts, or their defaults
 }
 
-func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
-	e := &engine[S, A]{m: m, opts: opts, nw: opts.Workers, props: m.Properties(), names: m.ActionNames()}
+func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
+	ps, err := newParts(m)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine[S, A]{m: m, parts: ps, opts: opts, nw: opts.Workers, props: m.Properties(), names: ps.kinds.ActionNames()}
 	if e.nw <= 0 {
 		e.nw = runtime.NumCPU()
 	}
@@ -132,7 +145,20 @@ func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
 			return nil, fmt.Errorf("explore: property %q (%v) has no check function", p.Name, p.Kind)
 		}
 	}
+	if err := e.useSymmetry(); err != nil {
+		return nil, err
+	}
 	e.doner, _ = m.(Doner[S])
+	e.cons = newConstraints[S, A](m)
+	if sh := opts.Shard; sh.Count != 0 {
+		var ok bool
+		if e.sharder, ok = m.(Sharder[S]); !ok {
+			return nil, fmt.Errorf("explore: the model declares no shard key (Sharder), so a sharded search of it would not be exact")
+		}
+		if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+			return nil, fmt.Errorf("explore: shard %v: want 0 ≤ index < count", sh)
+		}
+	}
 	e.coverage = make([]uint64, len(e.names))
 	e.reached = make([]atomic.Bool, len(e.props))
 	e.reachDepth = make([]int, len(e.props))
@@ -140,7 +166,7 @@ func newEngine[S, A any](m Model[S, A], opts Options) (*engine[S, A], error) {
 		e.reachDepth[i] = -1
 	}
 	for range e.nw {
-		e.workers = append(e.workers, &worker[S, A]{e: e, cov: make([]uint64, len(e.names))})
+		e.workers = append(e.workers, &worker[S, A]{e: e, cov: make([]uint64, len(e.names)), covShared: make([]uint64, len(e.names))})
 	}
 	if opts.Dir != "" {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -182,6 +208,9 @@ func (e *engine[S, A]) close() error {
 func (e *engine[S, A]) run(ctx context.Context) (*Result[S, A], error) {
 	e.start = time.Now()
 	defer e.startProgress()()
+	if e.opts.Simulate != nil {
+		return e.simulate(ctx)
+	}
 	res, err := e.explore(ctx)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return e.result(Incomplete), nil
@@ -194,6 +223,9 @@ func (e *engine[S, A]) explore(ctx context.Context) (*Result[S, A], error) {
 		if err := e.toDisk(ctx, false); err != nil {
 			return nil, err
 		}
+	}
+	if e.opts.Checkpoint != "" {
+		return e.exploreCheckpointed(ctx)
 	}
 	v, err := e.initLevel(ctx)
 	if err != nil {
@@ -249,6 +281,9 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 		if err := e.checkBudget(ctx); err != nil {
 			return nil, err
 		}
+		if err := e.saveCheckpoint(); err != nil {
+			return nil, err
+		}
 	}
 }
 
@@ -257,14 +292,32 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	w := e.workers[0]
 	b := e.pool.get()
 	dup := make(map[uint64]bool)
-	for idx, s := range e.m.Init() {
-		w.enc = e.m.Encode(s, w.enc[:0])
+	var level0 ShardLevel
+	inits := e.m.Init()
+	e.initGen.Store(uint64(len(inits)))
+	for idx, s := range inits {
+		shared, mine := e.owns(s)
+		if !mine {
+			continue
+		}
+		if !e.cons.inState(s) {
+			w.checkInit(s, idx) // checked, not kept
+			continue
+		}
+		w.enc = e.fpenc.Encode(s, w.enc[:0])
 		fp := fingerprint(w.enc)
+		if !e.same {
+			w.enc = e.qcodec.Encode(s, w.enc[:0])
+		}
 		if dup[fp] {
 			continue
 		}
 		dup[fp] = true
-		w.checkState(s, 0, uint64(b.len()))
+		level0.States++
+		if shared {
+			level0.Shared++
+		}
+		w.checkInit(s, idx)
 		b.add(fp, uint64(idx), w.enc)
 	}
 	for _, p := range e.sometimes {
@@ -280,7 +333,16 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	if err := e.addSeen(ctx, [][]uint64{b.fps}); err != nil {
 		return nil, err
 	}
+	if e.ckpt != nil {
+		if err := e.ckpt.appendLevel([][]uint64{b.fps}, [][]uint64{b.keys}); err != nil {
+			return nil, err
+		}
+	}
+	if e.sharder != nil {
+		e.shardLevels = append(e.shardLevels, level0)
+	}
 	e.front = frontier{n: uint64(b.len()), batches: []*batch{b}}
+	e.initial.Store(e.front.n)
 	e.distinct.Store(e.front.n)
 	e.queue.Store(e.front.n)
 	e.queuePeak.Store(e.front.n)
@@ -300,34 +362,43 @@ func (e *engine[S, A]) release(bs []*batch) {
 func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
 	var (
 		steps []Step[S, A]
+		path  []int
 		err   error
 	)
-	if v.step {
-		steps, err = e.path(v.depth-1, v.index>>16)
+	if v.init {
+		steps, path = []Step[S, A]{{State: e.m.Init()[v.index]}}, []int{int(v.index)}
+	} else if v.step {
+		steps, path, err = e.pathOf(v.depth-1, v.index>>16)
 		if err == nil {
 			var st Step[S, A]
 			st, err = e.step(steps[len(steps)-1].State, int(v.index&0xffff))
-			steps = append(steps, st)
+			steps, path = append(steps, st), append(path, int(v.index&0xffff))
 		}
 	} else {
-		steps, err = e.path(v.depth, v.index)
+		steps, path, err = e.pathOf(v.depth, v.index)
 	}
 	if err != nil {
 		return nil, err
 	}
 	res := e.result(Violated)
 	res.Stats.Depth = v.depth
-	viol := &Violation[S, A]{Property: "deadlock", Kind: Always, Reason: v.reason, Trace: steps}
+	res.Stats.TLCDepth = tlcDepth(v.depth, res.Stats.Distinct)
+	res.Violation = e.violationOf(v, steps, path)
+	return res, nil
+}
+
+// violationOf names v's property and attaches its trace.
+func (e *engine[S, A]) violationOf(v *violation, steps []Step[S, A], path []int) *Violation[S, A] {
+	viol := &Violation[S, A]{Property: "deadlock", Kind: Always, Reason: v.reason, Trace: steps, Path: path}
 	if v.prop >= 0 {
 		p := e.props[v.prop]
 		viol.Property, viol.Cite, viol.Kind = p.Name, p.Cite, p.Kind
 	}
-	res.Violation = viol
-	return res, nil
+	return viol
 }
 
 func (e *engine[S, A]) stats() Stats {
-	return Stats{
+	s := Stats{
 		Generated: e.generated.Load(),
 		Distinct:  e.distinct.Load(),
 		Depth:     int(e.depthNow.Load()),
@@ -336,6 +407,20 @@ func (e *engine[S, A]) stats() Stats {
 		OnDisk:    e.onDisk.Load(),
 		Elapsed:   time.Since(e.start),
 	}
+	s.Symmetry = e.symmetry
+	s.Initial = e.initial.Load()
+	s.TLCGenerated = e.initGen.Load() + s.Generated
+	s.TLCDepth = tlcDepth(s.Depth, s.Distinct)
+	return s
+}
+
+// tlcDepth is TLC's depth for a search of the given depth: TLC counts the
+// initial state as 1.
+func tlcDepth(depth int, distinct uint64) int {
+	if distinct == 0 {
+		return 0
+	}
+	return depth + 1
 }
 
 func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
@@ -348,6 +433,9 @@ func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
 		res.Sometimes = append(res.Sometimes, Reach{Name: e.props[p].Name, Cite: e.props[p].Cite, Reached: d >= 0, Depth: max(d, 0)})
 	}
 	res.Collision = collision(res.Stats.Distinct)
+	if e.sharder != nil {
+		res.Levels = e.shardLevels
+	}
 	return res
 }
 

@@ -206,33 +206,40 @@ var errNondeterministic = errors.New("explore: the model is not deterministic: r
 // path rebuilds the states from an initial state to state i of level d by
 // walking the keys back to level 0 and re-executing the recorded actions.
 func (e *engine[S, A]) path(d int, i uint64) ([]Step[S, A], error) {
+	steps, _, err := e.pathOf(d, i)
+	return steps, err
+}
+
+// pathOf is path, with the positions that lead there: the initial state's
+// index, then each action's (Violation.Path).
+func (e *engine[S, A]) pathOf(d int, i uint64) ([]Step[S, A], []int, error) {
 	acts := make([]int, d)
 	for l := d; l >= 1; l-- {
 		k, err := e.trace.key(l, i)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		acts[l-1] = int(k & 0xffff)
 		i = k >> 16
 	}
 	k0, err := e.trace.key(0, i)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	inits := e.m.Init()
 	if k0 >= uint64(len(inits)) {
-		return nil, errNondeterministic
+		return nil, nil, errNondeterministic
 	}
 	steps := make([]Step[S, A], 0, d+2)
 	steps = append(steps, Step[S, A]{State: inits[k0]})
 	for _, j := range acts {
 		st, err := e.step(steps[len(steps)-1].State, j)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		steps = append(steps, st)
 	}
-	return steps, nil
+	return steps, append([]int{int(k0)}, acts...), nil
 }
 
 // step re-executes action j of s.

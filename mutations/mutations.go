@@ -33,7 +33,7 @@ var All = []Mutation{
 		"Prop 1, §10", []string{"readonly"}, "", "single-read-point", true},
 	{protocols.WindowOnlyWithholding, "The live gate withholds only the owning chunk's window and streams every other event, pre-low events included.",
 		"Prop 3, §6.3 clause (a), §10", []string{"parallel"}, "", "frontier-replay", true},
-	{protocols.EarlyCommonOnset, "Claims the composite's trajectory from the earliest splice or low edge instead of the latest high edge.",
+	{protocols.EarlyCommonOnset, "Claims the composite's trajectory from an onset c* below the frontier (any c* the model chooses, the earliest splice included) instead of the latest high edge.",
 		"Prop 2, Example 5.1, §10", []string{"composite"}, "", "latest-high-trajectory", true},
 	{protocols.FalseRecoveryPoint, "The restore is consistent at a view earlier than the recorded, trusted recovery point r: a stale splice.",
 		"Prop 6, O4, §10", []string{"dump"}, "trusted", "frontier-replay", true},
@@ -57,7 +57,7 @@ var All = []Mutation{
 		"Def. 6.4 clause (a), Thm 5", []string{"parallel"}, "", "per-key-monotonicity", false},
 	{protocols.SkippedBackfill, "The window is not backfilled: the unit emits its raw read (the documented at-least-once mode).",
 		"§7.5, Def. 6.3", []string{"parallel"}, "", "frontier-replay", false},
-	{protocols.ScanSkipsRow, "The chunk scan silently omits a present row, recording it as absent. Frontier replay sees it only when the row exists before the history (an initial store): otherwise the log alone rebuilds it.",
+	{protocols.ScanSkipsRow, "The chunk scan silently omits a present row, recording it as absent: a row whose last write precedes the consumption start (or the history) never reaches the sink.",
 		"§9.1, O2+O3", []string{"classic", "parallel"}, "", "frontier-replay", false},
 	{protocols.OverlappingChunks, "Two chunks own a common key.",
 		"O1", []string{"classic", "parallel"}, "", "contract", false},
@@ -67,6 +67,12 @@ var All = []Mutation{
 		"§7.4 A-discard", []string{"readonly"}, "", "closed-unit-cut", false},
 	{protocols.HighBeforeRead, "The high offset is recorded before the chunk's read finishes.",
 		"§7.5 A-read, O2", []string{"parallel"}, "", "contract", false},
+	{protocols.CopyDropped, "The close emits no copied rows: the sink gets only what the log carries from the consumption start on, so rows written before it (or before the history) never arrive.",
+		"Thm 1, Thm 2/4, S-OBS", []string{"classic", "readonly", "parallel", "dump", "composite"}, "", "frontier-replay", false},
+	{protocols.ConsumerRunsDuringRead, "The consumer processes window events while the chunk is still being read (readonly) or before the restored rows arrive (dump uncertain), and does not remember them, so an event met before its key's older copy arrives cannot discard it: the deleted or overwritten row comes back.",
+		"§7.4 A-discard, Thm 8", []string{"readonly", "dump"}, "", "frontier-replay", false},
+	{protocols.LostWatermark, "The watermark rows are filtered out of the consumed log (an include list without the signalling table): the window never opens, the chunk never closes, the capture waits forever.",
+		"§7.3 W3/W4", []string{"classic"}, "", "deadlock", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

@@ -10,8 +10,12 @@ package protocols
 // watermark and resumes. The next chunk's low watermark waits until the
 // previous chunk has closed.
 //
-// One consumer walks the log in commit order, one position per step, from
-// s0 = 0. When it consumes the chunk's low marker the window opens and the
+// One consumer walks the log in commit order, one position per step, from a
+// start s0 the model chooses: any position before the first low watermark
+// (S-OBS: s0 ⊑ lo_i; the consumer must meet the marker itself, W3). What
+// lies at or before s0 it never sees, so rows written there, like rows of the
+// base store b0 (any store, with initial=any), reach the sink only through a
+// chunk's copy. When it consumes the chunk's low marker the window opens and the
 // buffer takes the chunk's present rows (a key read as ⊥ is not buffered:
 // absence is by omission, §6.1). An in-window event for a buffered key
 // discards that entry. Every data event is emitted at its own place, tagged
@@ -33,7 +37,10 @@ package protocols
 // omits the chunk's first present row, recording ⊥, §9.1); overlapping-chunks
 // (chunk i also owns the first key of chunk i+1, O1); late-start (the
 // consumer starts at lo+1 of the first chunk: of the positions it skips it
-// handles only the watermarks, so the events there are never seen, S-OBS).
+// handles only the watermarks, so the events there are never seen, S-OBS);
+// copy-dropped (the close emits no survivors); lost-watermark (the watermark
+// rows are filtered out of the consumed log, W3: the window never opens, the
+// chunk never closes and the capture waits forever — a deadlock).
 
 import (
 	"fmt"
@@ -67,14 +74,15 @@ type classicState struct {
 type classicKind uint8
 
 const (
-	classicCommit    classicKind = iota // the source commits a transaction (§2.1)
-	classicWriteLow                     // write the low watermark: a marker event, the bracket's lo (Fig. 1)
-	classicReadChunk                    // select the chunk at one position (chunk evidence, §7.2)
-	classicWriteHigh                    // write the high watermark: the bracket's hi
-	classicConsume                      // the consumer processes the next log position (Def. 6.2)
+	classicCommit     classicKind = iota // the source commits a transaction (§2.1)
+	classicWriteLow                      // write the low watermark: a marker event, the bracket's lo (Fig. 1)
+	classicReadChunk                     // select the chunk at one position (chunk evidence, §7.2)
+	classicWriteHigh                     // write the high watermark: the bracket's hi
+	classicConsume                       // the consumer processes the next log position (Def. 6.2)
+	classicStartLater                    // the consumer's start s0 moves one position on (S-OBS, retention)
 )
 
-var classicActionNames = []string{"commit", "write-low", "read-chunk", "write-high", "consume"}
+var classicActionNames = []string{"commit", "write-low", "read-chunk", "write-high", "consume", "start-later"}
 
 // classicAction is one step; Txn is set for commits.
 type classicAction struct {
@@ -94,22 +102,27 @@ func init() {
 		Defaults: Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 2},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
-			ScanSkipsRow, OverlappingChunks, LateStart},
+			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark},
 	}, newClassic))
 }
 
-// Init is the empty store, the empty log and a consumer at s0 = 0.
+// Init: the base store (every store with initial=any), the empty log and a
+// consumer that has not consumed anything, its start still open.
 func (m *classic) Init() []classicState {
-	var s classicState
-	s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-	s.Cap.Log.Init = m.cfg.Initial
-	return []classicState{s}
+	var out []classicState
+	for _, b0 := range InitialStores(&m.cfg) {
+		var s classicState
+		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
+		s.Cap.Log.Init = b0
+		out = append(out, s)
+	}
+	return out
 }
 
 // Actions: first the source's commits, then the capture loop's next step,
 // then the consumer's.
 func (m *classic) Actions(s classicState, buf []classicAction) []classicAction {
-	var tb [64]Txn
+	var tb [128]Txn
 	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, classicAction{Kind: classicCommit, Txn: t})
 	}
@@ -125,6 +138,9 @@ func (m *classic) Actions(s classicState, buf []classicAction) []classicAction {
 	}
 	if m.consumerMay(&s) {
 		buf = append(buf, classicAction{Kind: classicConsume})
+		if MayStartLater(&s.Cap, m.startBound(&s)) {
+			buf = append(buf, classicAction{Kind: classicStartLater})
+		}
 	}
 	return buf
 }
@@ -132,13 +148,20 @@ func (m *classic) Actions(s classicState, buf []classicAction) []classicAction {
 // consumerMay: log processing is paused between the two watermark writes, and
 // there must be a next position.
 func (m *classic) consumerMay(s *classicState) bool {
-	if s.Phase == classicLowWritten || s.Phase == classicChunkRead || s.Cap.Pos >= s.Cap.Log.Len() {
-		return false
+	return s.Phase != classicLowWritten && s.Phase != classicChunkRead && s.Cap.Pos < s.Cap.Log.Len()
+}
+
+// startBound is the latest start s0 allowed so far: before the first low
+// watermark, which the consumer must meet to open the window. The late
+// consumer may start one position past it.
+func (m *classic) startBound(s *classicState) model.Coord {
+	if s.Cap.Plan.N == 0 {
+		return NoBound
 	}
-	if m.cfg.Fault == LateStart && s.Cap.Pos == 0 {
-		return s.Cap.Plan.N > 0 // the late consumer starts only after the first low watermark
+	if m.cfg.Fault == LateStart {
+		return s.Cap.Plan.Units[0].Lo + 1
 	}
-	return true
+	return s.Cap.Plan.Units[0].Lo - 1
 }
 
 func (m *classic) Next(s classicState, a classicAction) (classicState, bool) {
@@ -153,6 +176,8 @@ func (m *classic) Next(s classicState, a classicAction) (classicState, bool) {
 		return m.writeHigh(s), true
 	case classicConsume:
 		return m.consume(s), true
+	case classicStartLater:
+		return m.startLater(s), true
 	}
 	return s, false
 }
@@ -221,22 +246,21 @@ func (m *classic) writeHigh(s classicState) classicState {
 	return s
 }
 
-// consume processes the next log position. The late consumer's first move
-// jumps to lo+1 of the first chunk, handling the markers on the way but never
-// seeing the data events there.
+// consume processes the next log position.
 func (m *classic) consume(s classicState) classicState {
-	if m.cfg.Fault == LateStart && s.Cap.Pos == 0 {
-		to := s.Cap.Plan.Units[0].Lo + 1
-		for p := model.Coord(1); p <= to; p++ {
-			if s.Cap.Log.At(p).Key == model.NoKey {
-				s = m.consumeAt(s, p)
-			}
-		}
-		s.Cap.Pos, s.Cap.Start = to, to
-		return s
-	}
 	s = m.consumeAt(s, s.Cap.Pos+1)
 	s.Cap.Pos++
+	return s
+}
+
+// startLater moves s0 past the next position: the consumer will never see
+// it. Only the late consumer can pass a watermark this way; the capture knows
+// its own writes, so it still handles the marker (the window opens).
+func (m *classic) startLater(s classicState) classicState {
+	if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
+		s = m.consumeAt(s, s.Cap.Pos+1)
+	}
+	StartLater(&s.Cap)
 	return s
 }
 
@@ -247,8 +271,8 @@ func (m *classic) consumeAt(s classicState, p model.Coord) classicState {
 	e := s.Cap.Log.At(p)
 	if e.Key == model.NoKey {
 		i, high := markerChunk(e)
-		if i >= int(s.Cap.Plan.N) || s.Cap.UnitClosed(i) {
-			return s
+		if i >= int(s.Cap.Plan.N) || s.Cap.UnitClosed(i) || m.cfg.Fault == LostWatermark {
+			return s // a filtered watermark never reaches the consumer (W3)
 		}
 		if !high {
 			s.Buf = presentReads(&s.Cap.Plan.Units[i]) // the window opens
@@ -269,7 +293,7 @@ func (m *classic) consumeAt(s classicState, p model.Coord) classicState {
 func (m *classic) close(s classicState, i int, tag model.Coord) classicState {
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-		if s.Buf.Has(k) {
+		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
 			s.Cap.Emit(k, u.Refresh[k], tag)
 		}
 	}
@@ -360,11 +384,13 @@ func (m *classic) Describe(s classicState, a classicAction) string {
 		return d
 	case classicConsume:
 		t, _ := m.Next(s, a)
-		if m.cfg.Fault == LateStart && s.Cap.Pos == 0 {
-			return fmt.Sprintf("consumer starts late at s0 = %d: of positions 1–%d it handles only the watermarks (chunk 1's window opens), emits %s",
-				t.Cap.Pos, t.Cap.Pos, emitted(&s.Cap, &t.Cap, m.cfg.Keys))
-		}
 		return "consume " + m.describeConsume(&s, &t)
+	case classicStartLater:
+		d := describeStartLater(&s.Cap)
+		if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
+			d += " (the capture still handles its own watermark there: chunk 1's window opens)"
+		}
+		return d
 	}
 	return "?"
 }
@@ -376,6 +402,8 @@ func (m *classic) describeConsume(s, t *classicState) string {
 	if e.Key == model.NoKey {
 		i, high := markerChunk(e)
 		switch {
+		case m.cfg.Fault == LostWatermark:
+			return fmt.Sprintf("position %d: %s filtered out of the consumed log (never seen)", p, MarkerName(e.Img))
 		case s.Cap.UnitClosed(i):
 			return fmt.Sprintf("position %d: %s of closed chunk %d, ignored", p, MarkerName(e.Img), i+1)
 		case !high:
@@ -445,8 +473,9 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		invariants.Prop[classicState, classicAction](invariants.Contract, func(s classicState) string {
 			return invariants.CheckContract(&s.Cap, units)
 		}),
-		sometimes("buffered-row-discarded", "Def. 6.2", func(c *model.Capture) string { return bufferedRowDiscarded(c, -1, false) }),
+		sometimes("buffered-row-discarded", "Def. 6.2", bufferedRowDiscarded),
 		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", survivorEmitted),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(c *model.Capture) string { return copyDecides(c, units, false) }),
 		sometimes("absent-read-inserted-in-window", "§3.1, §6.1", absentReadInserted),
 		sometimes("delete-races-read", "§1.2, Thm 2", deleteRacesRead),
 		sometimes("stale-read-corrected", "Example 4.1, Thm 2", staleReadCorrected),
@@ -513,26 +542,17 @@ func describeCommit(l *model.Log, t Txn) string {
 }
 
 // bufferedRowDiscarded (Def. 6.2): a key read present has an event in the
-// part of its window the consumer has processed, (lo, min(Pos, hi)]. Unit
-// pending has no high edge yet; its window reaches the log end. With
-// afterRead the event must also follow the key's read, so the row was
-// certainly buffered when the consumer met it (per-key reads, §7.4).
-func bufferedRowDiscarded(c *model.Capture, pending int, afterRead bool) string {
+// part of its window the consumer has processed, (lo, min(Pos, hi)]: the
+// consumer met it with the row in the buffer (classic reads while paused,
+// before the window's first event is consumed).
+func bufferedRowDiscarded(c *model.Capture) string {
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
-		hi := u.Hi
-		if i == pending {
-			hi = c.Log.Len()
-		}
 		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
 			if !u.Read.Has(k) || u.Refresh[k] == model.Absent {
 				continue
 			}
-			w := model.Window{Lo: u.Lo, Hi: min(c.Pos, hi)}
-			if afterRead {
-				w.Lo = max(u.Lo, c.ReadAt[k])
-			}
-			if _, at, ok := c.Log.Last(k, w); ok {
+			if _, at, ok := c.Log.Last(k, model.Window{Lo: u.Lo, Hi: min(c.Pos, u.Hi)}); ok {
 				return fmt.Sprintf("chunk %d: buffered %v=%v discarded by the event at %d", i+1, k, u.Refresh[k], at)
 			}
 		}
@@ -540,12 +560,21 @@ func bufferedRowDiscarded(c *model.Capture, pending int, afterRead bool) string 
 	return ""
 }
 
-// survivorEmitted (Def. 6.2): a closed unit had a survivor.
+// survivorEmitted (Def. 6.2): a closed unit's survivor is what the stream
+// last carries for its key — an entry with the read value tagged with the
+// high edge, which no log event for a survivor can be (it has none in the
+// window). So the survivor was really emitted, not only computed.
 func survivorEmitted(c *model.Capture) string {
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
-		if c.UnitClosed(i) && u.Survivors(&c.Log) != 0 {
-			return fmt.Sprintf("chunk %d closed with survivors", i+1)
+		if !c.UnitClosed(i) {
+			continue
+		}
+		sv := u.Survivors(&c.Log)
+		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+			if sv.Has(k) && c.Out.Tag[k] == u.Hi && c.Out.Val[k] == u.Refresh[k] {
+				return fmt.Sprintf("chunk %d emitted survivor %v=%v@%d", i+1, k, u.Refresh[k], u.Hi)
+			}
 		}
 	}
 	return ""

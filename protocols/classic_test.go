@@ -139,15 +139,20 @@ func TestClassicPasses(t *testing.T) {
 //   - H written, the consumer walks on: [x L H] consumed 0..3; [L x H]
 //     read 1, 0..3; [L H] 0..2; [L H x] 0..3; [L x H] read ⊥, 0..3    19 states
 //
-// 31 states in all; the deepest is L R H x then three consumes (depth 7).
+// 31 states consumed from s0 = 0. The consumer may also start at s0 = 1 when
+// x precedes L (it never sees x; only the read carries it): [x] and [x L]
+// with s0 = 1; [x L] read 1 with s0 = 1; [x L H] read 1 consumed 1..3 with
+// s0 = 1 — 6 more, 37 in all, 40 generated (the 33 before, 2 start moves,
+// 5 steps from the new states); the deepest is still 7 steps.
 func TestClassicCounts(t *testing.T) {
 	tests := []struct {
 		cfg                       Config
 		distinct, generated, deep int
 	}{
-		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, 31, 33, 7},
-		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}, 4007, 4702, 14},
-		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 364, 441, 9},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, 37, 40, 7},
+		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}, 5235, 6126, 14},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 564, 689, 9},
+		{Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, InitialAny: true}, 636, 688, 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
@@ -197,7 +202,9 @@ func TestClassicFaults(t *testing.T) {
 		{HighEdgeOffByOne, "closed-unit-cut", 9, "frontier-replay", 14},
 		{ScanSkipsRow, "contract", 7, "contract", 7},
 		{OverlappingChunks, "contract", 6, "contract", 6},
-		{LateStart, "closed-unit-cut", 6, "frontier-replay", 11},
+		{LateStart, "closed-unit-cut", 7, "frontier-replay", 12},
+		{CopyDropped, "closed-unit-cut", 7, "frontier-replay", 12},
+		{LostWatermark, "deadlock", 9, "deadlock", 9},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault.String(), func(t *testing.T) {
@@ -218,22 +225,39 @@ func TestClassicFaults(t *testing.T) {
 	}
 }
 
-// Reference: §9.1, §3.3 (O2 with O3) — a scan that skips a present row breaks
-// the contract, but with consumption from s0 = 0 over an initially empty store
-// the log alone carries every key's value, so the emitted stream still replays
-// to σ: frontier replay survives the skipped row.
-func TestClassicScanSkipsRowReplaySurvives(t *testing.T) {
-	cfg := Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 1, Fault: ScanSkipsRow}
-	if wdSmall() {
-		cfg = classicFaultCfg
-		cfg.Fault = ScanSkipsRow
-	}
+// Reference: §9.1, §3.3 (O2 with O3), S-OBS — a scan that skips a present
+// row is caught by frontier replay even over an empty base store: the
+// consumer may start after the row's insert, so only the copy could carry it.
+func TestClassicScanSkipsRowCaughtByReplay(t *testing.T) {
+	cfg := classicFaultCfg
+	cfg.Fault = ScanSkipsRow
 	m := newClassic(cfg)
-	r := wdRun(t, wdOnly[classicState, classicAction]{m, []string{invariants.FrontierReplay.Name, invariants.ClosedUnitCut.Name}}, 2)
-	if r.Verdict != explore.Pass {
-		t.Fatalf("%v\n%s", r.Verdict, wdTrace(m, r.Violation))
+	r := wdRun(t, wdOnly[classicState, classicAction]{m, []string{invariants.FrontierReplay.Name}}, 2)
+	if r.Verdict != explore.Violated {
+		t.Fatalf("%v: frontier replay survives a skipped row", r.Verdict)
 	}
-	t.Logf("scan-skips-row: frontier-replay and closed-unit-cut hold over %d states", r.Stats.Distinct)
+	steps := strings.Join(wdSteps(m, r.Violation), "\n")
+	if !strings.Contains(steps, "skipping its first present row") || !strings.Contains(steps, "consumer's start moves past") {
+		t.Errorf("want a skipped row the consumer never sees in the log:\n%s", steps)
+	}
+}
+
+// Reference: §7.3 W3 — a filtered watermark: the window never opens, the
+// chunk never closes, and the run ends in a state that is not done.
+func TestClassicLostWatermarkTrace(t *testing.T) {
+	cfg := Config{Keys: 1, Values: 1, Events: 0, Chunks: 1, Txn: 1, Fault: LostWatermark}
+	m := newClassic(cfg)
+	r := wdRun(t, m, 1)
+	want := []string{
+		"1. write low watermark for chunk 1 at position 1",
+		"2. read chunk 1 at position 1: k0=⊥",
+		"3. write high watermark for chunk 1 at position 2",
+		"4. consume position 1: L1 filtered out of the consumed log (never seen)",
+		"5. consume position 2: H1 filtered out of the consumed log (never seen)",
+	}
+	if r.Violation == nil || r.Violation.Property != "deadlock" || !slices.Equal(wdSteps(m, r.Violation), want) {
+		t.Fatalf("got\n%s\nwant deadlock after\n%s", wdTrace(m, r.Violation), strings.Join(want, "\n"))
+	}
 }
 
 // Reference: Def. 6.2, Lemma 6.1 — the early-release trace, step by step: the
@@ -339,10 +363,23 @@ type bfcState struct {
 	phase   int // 0 idle, 1 low written, 2 chunk read, 3 high written
 	buf     []bool
 	started int
+	base    []int // the store before the history
+	s0      int   // consumption start: positions 1..s0 are never consumed
 }
 
 func (s bfcState) key() string {
-	return fmt.Sprint(s.log, s.lo, s.hi, s.read, s.readAt, s.pos, s.outVal, s.outTag, s.closed, s.phase, s.buf, s.started)
+	return fmt.Sprint(s.log, s.lo, s.hi, s.read, s.readAt, s.pos, s.outVal, s.outTag, s.closed, s.phase, s.buf, s.started, s.base, s.s0)
+}
+
+// sigma is key k's value after the first n log entries, over the base store.
+func (s bfcState) sigma(n, k int) int {
+	v := s.base[k]
+	for _, e := range s.log[:n] {
+		if e.key == k {
+			v = e.val
+		}
+	}
+	return v
 }
 
 func (s bfcState) clone() bfcState {
@@ -359,7 +396,8 @@ func (s bfcState) clone() bfcState {
 	return t
 }
 
-// bfSigma is the value of key k after the first n entries of the log.
+// bfSigma is the value of key k after the first n entries of the log (over
+// the empty store; bfcState.sigma adds the base store).
 func bfSigma(log []bfcEvent, n, k int) int {
 	v := 0
 	for _, e := range log[:n] {
@@ -371,12 +409,15 @@ func bfSigma(log []bfcEvent, n, k int) int {
 }
 
 // bfTxns is every transaction the source may commit on top of log: 1..room
-// rows on increasing keys, each changing its key's value.
+// rows on distinct keys in any order, each changing its key's value.
 func bfTxns(log []bfcEvent, keys, values, room int) [][]bfcEvent {
 	var out [][]bfcEvent
-	var rec func(from int, cur []bfcEvent)
-	rec = func(from int, cur []bfcEvent) {
-		for k := from; k < keys; k++ {
+	var rec func(cur []bfcEvent)
+	rec = func(cur []bfcEvent) {
+		for k := 0; k < keys; k++ {
+			if slices.ContainsFunc(cur, func(e bfcEvent) bool { return e.key == k }) {
+				continue
+			}
 			for v := 0; v <= values; v++ {
 				if v == bfSigma(log, len(log), k) {
 					continue
@@ -384,13 +425,33 @@ func bfTxns(log []bfcEvent, keys, values, room int) [][]bfcEvent {
 				t := append(slices.Clone(cur), bfcEvent{key: k, val: v})
 				out = append(out, t)
 				if len(t) < room {
-					rec(k+1, t)
+					rec(t)
 				}
 			}
 		}
 	}
 	if room > 0 {
-		rec(0, nil)
+		rec(nil)
+	}
+	return out
+}
+
+// bfStores is every base store over keys and values, or the empty one.
+func bfStores(keys, values int, any bool) [][]int {
+	out := [][]int{make([]int, keys)}
+	if !any {
+		return out
+	}
+	for k := 0; k < keys; k++ {
+		var next [][]int
+		for _, st := range out {
+			for v := 0; v <= values; v++ {
+				t := slices.Clone(st)
+				t[k] = v
+				next = append(next, t)
+			}
+		}
+		out = next
 	}
 	return out
 }
@@ -422,9 +483,20 @@ func bfDomain(i, keys, chunks int) (lo, hi int) { return i * keys / chunks, (i +
 
 // bfSearch is a plain breadth-first search with a map of state keys.
 func bfSearch[S interface{ key() string }](init S, next func(S) []S) bfWD {
+	return bfSearchAll([]S{init}, next)
+}
+
+// bfSearchAll is bfSearch from several initial states.
+func bfSearchAll[S interface{ key() string }](inits []S, next func(S) []S) bfWD {
 	var r bfWD
-	seen := map[string]bool{init.key(): true}
-	level := []S{init}
+	seen := map[string]bool{}
+	var level []S
+	for _, s := range inits {
+		if k := s.key(); !seen[k] {
+			seen[k] = true
+			level = append(level, s)
+		}
+	}
 	for {
 		var nl []S
 		for _, s := range level {
@@ -446,16 +518,27 @@ func bfSearch[S interface{ key() string }](init S, next func(S) []S) bfWD {
 	return r
 }
 
-// bfClassic enumerates the classic loop: the source commits at any time; the
-// capture writes L, reads the chunk, writes H; the consumer (paused between
-// L and H) walks the log, opening the window at L, discarding buffered keys
-// on in-window events, emitting events in place and survivors at H.
+// bfClassic enumerates the classic loop: the source commits at any time over
+// a base store (every one with InitialAny); the capture writes L, reads the
+// chunk, writes H; the consumer (paused between L and H) may first give up
+// positions before the first L (its start s0), then walks the log, opening
+// the window at L, discarding buffered keys on in-window events, emitting
+// events in place and survivors at H.
 func bfClassic(cfg Config) bfWD {
 	K, C := cfg.Keys, cfg.Chunks
-	init := bfcState{readAt: make([]int, K), outVal: make([]int, K), outTag: make([]int, K), buf: make([]bool, K)}
-	return bfSearch(init, func(s bfcState) []bfcState {
+	var inits []bfcState
+	for _, b := range bfStores(K, cfg.Values, cfg.InitialAny) {
+		inits = append(inits, bfcState{readAt: make([]int, K), outVal: make([]int, K), outTag: make([]int, K), buf: make([]bool, K), base: b})
+	}
+	return bfSearchAll(inits, func(s bfcState) []bfcState {
 		var out []bfcState
-		for _, rows := range bfTxns(s.log, K, cfg.Values, min(cfg.Txn, cfg.Events-bfRows(s.log))) {
+		cur := make([]bfcEvent, 0, K) // the base store as a pseudo-log, so bfTxns sees current values
+		for k, v := range s.base {
+			if v != 0 {
+				cur = append(cur, bfcEvent{key: k, val: v})
+			}
+		}
+		for _, rows := range bfTxns(append(cur, s.log...), K, cfg.Values, min(cfg.Txn, cfg.Events-bfRows(s.log))) {
 			t := s.clone()
 			t.log = bfCommit(t.log, rows)
 			out = append(out, t)
@@ -474,7 +557,7 @@ func bfClassic(cfg Config) bfWD {
 			i := t.started - 1
 			a, b := bfDomain(i, K, C)
 			for k := a; k < b; k++ {
-				t.read[i][k] = bfSigma(t.log, len(t.log), k)
+				t.read[i][k] = t.sigma(len(t.log), k)
 				t.readAt[k] = len(t.log)
 			}
 			t.phase = 2
@@ -484,6 +567,12 @@ func bfClassic(cfg Config) bfWD {
 			t.log = bfCommit(t.log, []bfcEvent{{key: -1, chunk: s.started - 1, high: true}})
 			t.hi[s.started-1] = len(t.log)
 			t.phase = 3
+			out = append(out, t)
+		}
+		if s.phase != 1 && s.phase != 2 && s.pos < len(s.log) && s.pos == s.s0 && (s.started == 0 || s.pos+1 < s.lo[0]) {
+			t := s.clone() // the start moves past the next position, never past L
+			t.pos++
+			t.s0++
 			out = append(out, t)
 		}
 		if s.phase != 1 && s.phase != 2 && s.pos < len(s.log) {

@@ -1,36 +1,51 @@
 package protocols
 
 // Heterogeneous composition (§4.6, Corollary 3, Figure 3, Example 5.1,
-// Proposition 2, Lemma 4.2).
+// Proposition 2, Lemma 4.2), reconciled by window-discard with point splices
+// as its degenerate case (§6.2, §6.4).
 //
 // C units over disjoint key ranges (chunk i owns keys [i*K/C, (i+1)*K/C)),
 // recorded in any order, interleaved with the source's commits:
 //
-//   - mode mixed (Figure 3): unit 1 is a chunked scan with an ordinary,
+//   - mode mixed (Figure 3): chunk 1 is a chunked scan with an ordinary,
 //     write-free bracket — record lo (the log's length), read its keys at one
-//     point, record hi — and units 2..C are point splices, each one action:
-//     record r_j (the log's length) and read its keys there;
+//     point, record hi — chunk 2 a native dump and chunks 3.. point selects,
+//     each behind a point bracket of its own: one action records r (the log's
+//     length) and reads the chunk's keys at r (the trusted binding v = p = r,
+//     Prop 6). The three provenances are one formal object (§3.1, §7.6);
 //   - mode tablesync (Example 5.1's per-table dumps, Proposition 2's shape):
 //     every unit is a point splice at its own recorded coordinate.
 //
-// One consumer starts at s0 = 0, at or before every lo and splice (§6.4), and
-// walks the log one position per step under window-discard over all units
-// (a point splice is its degenerate case): a unit closes just before the
-// consumer passes beyond its high edge, emitting its survivors tagged hi; an
-// in-window event for a buffered key of the chunked unit discards it; every
-// data event is emitted at its place. The consumer never passes the high edge
-// of a unit that has not been read. The composite has no shared state witness
-// in general, so its trajectory is claimed from the latest high edge only
-// (Lemma 4.2).
+// One consumer walks the log one position per step from a start s0 the model
+// chooses: while it has consumed nothing it may move s0 on, up to the earliest
+// low edge or splice recorded so far (§6.4: s0 ⊑ lo_i for every unit; later
+// units are recorded at the log's end, never before s0). Positions at or
+// before s0 it never sees, so what they wrote, like the rows of the base store
+// b0 (every store with initial=any), reaches the sink only through a copy.
+//
+// Each unit keeps a real buffer: its keys read present (absence is by
+// omission, §6.1). An event the consumer processes inside the chunked unit's
+// window (lo, hi] discards its key's buffered row (the log wins, Def. 6.2); a
+// point bracket's window is empty. Serialized window lifecycle (A-discard,
+// §7.4): the consumer does not pass lo while the chunk's read is pending, so
+// every window event meets the filled buffer. A unit closes just before the
+// consumer passes beyond its high edge, emitting what is still buffered
+// tagged with the high edge, and the consumer never passes the high edge of a
+// unit that has not closed. Every data event is emitted at its own place. The
+// composite has no shared state witness in general, so its trajectory is
+// claimed from the latest high edge only (Lemma 4.2).
 //
 // The read positions are latent. The plan lists its units in chunk order.
 //
-// Faults: early-common-onset (the trajectory is claimed from the earliest
-// recorded lo or splice, Proposition 2); late-start (the consumer starts one
-// position after the earliest recorded lo or splice, S-OBS).
+// Faults: early-common-onset (once every unit has closed the capture claims
+// the trajectory from an onset c* strictly below the frontier, any c* the
+// model chooses: Proposition 2 exhibits a composite where every such claim
+// fails); late-start (s0 may move one position past the earliest lo or
+// splice, S-OBS); copy-dropped (the close emits none of its buffered rows).
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/invariants"
@@ -48,8 +63,8 @@ type compScan uint8
 
 const (
 	compScanIdle compScan = iota // not started
-	compScanLow                  // lo recorded
-	compScanRead                 // its keys read
+	compScanLow                  // lo recorded: the consumer waits at lo for the read
+	compScanRead                 // its keys read into the buffer
 	compScanHigh                 // hi recorded: the bracket is complete
 )
 
@@ -57,33 +72,36 @@ var compScanNames = [...]string{"idle", "lo recorded", "read", "hi recorded"}
 
 // compositeState is one state of the composite model.
 type compositeState struct {
-	Cap     model.Capture
-	Chunk   [model.MaxUnits]uint8 // the chunk of plan unit i (chunks are recorded in any order)
-	Scan    compScan              // the chunked unit's progress (mixed)
-	Started bool                  // the consumer is running (from the start, unless late-start)
+	Cap   model.Capture
+	Chunk [model.MaxUnits]uint8 // the chunk of plan unit i (chunks are recorded in any order)
+	Scan  compScan              // the chunked unit's progress (mixed)
+	Buf   model.KeySet          // rows buffered by the open units (domains are disjoint: one set); values in Refresh
+	Onset model.Coord           // early-common-onset: the claimed c* plus one; 0 = no claim yet
 }
 
 type compositeKind uint8
 
 const (
-	compCommit    compositeKind = iota // the source commits a transaction (§2.1)
-	compRecordLo                       // chunked unit: record its low edge, the log's length (write-free bracket)
-	compRead                           // chunked unit: read its keys at one point
-	compRecordHi                       // chunked unit: record its high edge
-	compSplice                         // point splice: record r_j and read its keys there, one action (§6.4)
-	compClose                          // a unit closes: survivors emitted, tagged with its high edge (Def. 6.2)
-	compConsume                        // the consumer processes the next log position
-	compStartLate                      // late-start: the consumer starts one past the earliest lo/splice
+	compCommit     compositeKind = iota // the source commits a transaction (§2.1)
+	compRecordLo                        // chunked unit: record its low edge, the log's length (write-free bracket)
+	compRead                            // chunked unit: read its keys at one point into the buffer
+	compRecordHi                        // chunked unit: record its high edge
+	compSplice                          // point splice: record r and read its keys there, one action (§6.4)
+	compClose                           // a unit closes: its buffered rows emitted, tagged with its high edge (Def. 6.2)
+	compConsume                         // the consumer processes the next log position
+	compStartLater                      // the consumer's start s0 moves one position on (S-OBS, retention)
+	compClaim                           // early-common-onset: claim the trajectory from c* (Prop 2)
 	compKinds
 )
 
-var compositeKindNames = [compKinds]string{"commit", "record lo", "read chunk", "record hi", "splice", "close", "consume", "start late"}
+var compositeKindNames = [compKinds]string{"commit", "record-lo", "read-chunk", "record-hi", "splice", "close", "consume", "start-later", "claim-onset"}
 
 // compositeAction is one step of the composite model.
 type compositeAction struct {
 	Kind compositeKind
-	Txn  Txn   // compCommit
-	Unit uint8 // compSplice: the chunk; compClose: the plan unit
+	Txn  Txn         // compCommit
+	Unit uint8       // compSplice: the chunk; compClose: the plan unit
+	At   model.Coord // compClaim: the claimed onset c*
 }
 
 // composite is the model under one Config.
@@ -107,9 +125,9 @@ func newComposite(cfg Config) *composite {
 	if m.tablesync || cfg.Chunks > 1 {
 		m.kinds = append(m.kinds, compSplice)
 	}
-	m.kinds = append(m.kinds, compClose, compConsume)
-	if cfg.Fault == LateStart {
-		m.kinds = append(m.kinds, compStartLate)
+	m.kinds = append(m.kinds, compClose, compConsume, compStartLater)
+	if cfg.Fault == EarlyCommonOnset {
+		m.kinds = append(m.kinds, compClaim)
 	}
 	for i, k := range m.kinds {
 		m.kindIndex[k] = i
@@ -117,12 +135,17 @@ func newComposite(cfg Config) *composite {
 	return m
 }
 
+// Init: one state per base store, the empty log, nothing recorded, the
+// consumer at s0 = 0 with its start still open.
 func (m *composite) Init() []compositeState {
-	var s compositeState
-	s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-	s.Cap.Log.Init = m.cfg.Initial
-	s.Started = m.cfg.Fault != LateStart // s0 = 0
-	return []compositeState{s}
+	var out []compositeState
+	for _, b0 := range InitialStores(&m.cfg) {
+		var s compositeState
+		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
+		s.Cap.Log.Init = b0
+		out = append(out, s)
+	}
+	return out
 }
 
 // isSplice reports whether plan unit i is a point splice (not the chunked scan).
@@ -139,6 +162,16 @@ func (m *composite) complete(s *compositeState, i int) bool {
 func (m *composite) scanUnit(s *compositeState) int {
 	for i := 0; i < int(s.Cap.Plan.N); i++ {
 		if !m.isSplice(s, i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// unitOf is the plan index of chunk ch, or -1 if it is not recorded.
+func (m *composite) unitOf(s *compositeState, ch int) int {
+	for i := 0; i < int(s.Cap.Plan.N); i++ {
+		if int(s.Chunk[i]) == ch {
 			return i
 		}
 	}
@@ -164,11 +197,36 @@ func (m *composite) blocked(s *compositeState) bool {
 	return false
 }
 
-func (m *composite) Actions(s compositeState, buf []compositeAction) []compositeAction {
-	var txns [64]Txn
-	for _, t := range Commits(&m.cfg, &s.Cap.Log, txns[:0]) {
-		buf = append(buf, compositeAction{Kind: compCommit, Txn: t})
+// consumerMay: a next position exists, no unit is due to close, and the
+// consumer is not at the low edge of a chunk whose read is still pending
+// (A-discard: the buffer is filled before any window event is processed).
+func (m *composite) consumerMay(s *compositeState) bool {
+	c := &s.Cap
+	if c.Pos >= c.Log.Len() || m.blocked(s) {
+		return false
 	}
+	if s.Scan == compScanLow && c.Pos >= c.Plan.Units[m.scanUnit(s)].Lo {
+		return false
+	}
+	return true
+}
+
+// startBound is the latest start allowed so far: the earliest low edge or
+// splice recorded (§6.4); one past it for the late consumer.
+func (m *composite) startBound(c *model.Capture) model.Coord {
+	b := EarliestLow(&c.Plan)
+	if m.cfg.Fault == LateStart && b != NoBound {
+		b++
+	}
+	return b
+}
+
+// Actions: the capture's steps (records, the chunk's read and high edge,
+// closes), then the source's commits, then the consumer's step, and under
+// early-common-onset the claims. The order only breaks ties between equally
+// short traces: capture steps first lets the shortest early-common-onset
+// counterexample show Proposition 2's shape (a splice before the commits).
+func (m *composite) Actions(s compositeState, buf []compositeAction) []compositeAction {
 	c := &s.Cap
 	done := m.recorded(&s)
 	for ch := 0; ch < m.cfg.Chunks; ch++ {
@@ -187,19 +245,25 @@ func (m *composite) Actions(s compositeState, buf []compositeAction) []composite
 	case compScanRead:
 		buf = append(buf, compositeAction{Kind: compRecordHi})
 	}
-	if !s.Started {
-		if c.Plan.N > 0 && (c.Log.Len() > m.earliest(c) || DataEvents(&c.Log) == m.cfg.Events) {
-			buf = append(buf, compositeAction{Kind: compStartLate})
-		}
-		return buf
-	}
 	for i := 0; i < int(c.Plan.N); i++ {
 		if !c.UnitClosed(i) && m.complete(&s, i) && c.Pos >= c.Plan.Units[i].Hi {
 			buf = append(buf, compositeAction{Kind: compClose, Unit: uint8(i)})
 		}
 	}
-	if c.Pos < c.Log.Len() && !m.blocked(&s) {
+	var tb [128]Txn
+	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+		buf = append(buf, compositeAction{Kind: compCommit, Txn: t})
+	}
+	if m.consumerMay(&s) {
 		buf = append(buf, compositeAction{Kind: compConsume})
+		if MayStartLater(c, m.startBound(c)) {
+			buf = append(buf, compositeAction{Kind: compStartLater})
+		}
+	}
+	if m.cfg.Fault == EarlyCommonOnset && s.Onset == 0 && c.AllClosed(m.cfg.Chunks) && c.Pos >= c.Plan.LatestHigh() {
+		for at := model.Coord(0); at < c.Pos; at++ {
+			buf = append(buf, compositeAction{Kind: compClaim, At: at})
+		}
 	}
 	return buf
 }
@@ -221,8 +285,12 @@ func (m *composite) Next(s compositeState, a compositeAction) (compositeState, b
 		return m.closeUnit(s, int(a.Unit)), true
 	case compConsume:
 		return m.consume(s), true
-	case compStartLate:
-		return m.startLate(s), true
+	case compStartLater:
+		StartLater(&s.Cap)
+		return s, true
+	case compClaim:
+		s.Onset = a.At + 1
+		return s, true
 	}
 	return s, false
 }
@@ -247,41 +315,35 @@ func (m *composite) addUnit(s compositeState, ch int) (compositeState, int) {
 	return s, i
 }
 
-// earliest is the earliest recorded lo or splice coordinate (0 for an empty plan).
-func (m *composite) earliest(c *model.Capture) model.Coord {
-	if c.Plan.N == 0 {
-		return 0
-	}
-	first := c.Plan.Units[0].Lo
-	for i := 1; i < int(c.Plan.N); i++ {
-		first = min(first, c.Plan.Units[i].Lo)
-	}
-	return first
-}
-
-// readKeys reads every key of unit i at the log's length: R(k) = σ_len(k).
+// readKeys reads every key of unit i at the log's length, R(k) = σ_len(k),
+// and buffers the keys read present.
 func (m *composite) readKeys(s compositeState, i int) compositeState {
 	c := &s.Cap
 	u := &c.Plan.Units[i]
 	at := c.Log.Len()
-	for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if u.Domain.Has(k) {
 			u.Refresh[k] = c.Log.Sigma(at, k)
 			u.Read = u.Read.With(k)
 			c.ReadAt[k] = at
+			if u.Refresh[k] != model.Absent {
+				s.Buf = s.Buf.With(k)
+			}
 		}
 	}
 	return s
 }
 
-// recordLo opens the chunked unit's bracket at the log's length.
+// recordLo opens the chunked unit's bracket at the log's length; its high
+// edge is not recorded yet.
 func (m *composite) recordLo(s compositeState) compositeState {
-	s, _ = m.addUnit(s, 0)
+	s, i := m.addUnit(s, 0)
+	s.Cap.Plan.Units[i].Hi = 0
 	s.Scan = compScanLow
 	return s
 }
 
-// readChunk reads the chunked unit's keys, all at one point.
+// readChunk reads the chunked unit's keys, all at one point, into the buffer.
 func (m *composite) readChunk(s compositeState) compositeState {
 	s = m.readKeys(s, m.scanUnit(&s))
 	s.Scan = compScanRead
@@ -295,87 +357,107 @@ func (m *composite) recordHi(s compositeState) compositeState {
 	return s
 }
 
-// splice records r_j, the log's length, and reads chunk ch's keys there.
+// splice records r, the log's length, and reads chunk ch's keys there.
 func (m *composite) splice(s compositeState, ch int) compositeState {
 	s, i := m.addUnit(s, ch)
 	return m.readKeys(s, i)
 }
 
-// closeUnit emits unit i's survivors tagged with its high edge (Def. 6.2):
-// for a point splice every key read present.
+// closeUnit emits unit i's buffered rows tagged with its high edge (Def. 6.2;
+// for a point splice every key read present, §6.4) and empties its buffer.
 func (m *composite) closeUnit(s compositeState, i int) compositeState {
 	c := &s.Cap
 	u := &c.Plan.Units[i]
-	surv := u.Survivors(&c.Log)
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-		if surv.Has(k) {
+		if s.Buf.Has(k) && u.Domain.Has(k) && m.cfg.Fault != CopyDropped {
 			c.Emit(k, u.Refresh[k], u.Hi)
 		}
 	}
+	s.Buf &^= u.Domain
 	c.Closed |= 1 << i
 	return s
 }
 
-// consume processes the next position, emitting its event at its
-// place (for a buffered key of the open chunked unit the event discards the
-// buffered row: the close emits only survivors).
+// inWindow reports whether position p lies in the window of open unit i:
+// (lo, hi], or beyond lo while the high edge is not recorded yet (it will be
+// at or after the log's present end). A point bracket's window is empty.
+func (m *composite) inWindow(s *compositeState, i int, p model.Coord) bool {
+	u := &s.Cap.Plan.Units[i]
+	return p > u.Lo && (!m.complete(s, i) || p <= u.Hi)
+}
+
+// consume processes the next position: an in-window event for a buffered
+// key discards the buffered row (the log wins, Def. 6.2); every data event is
+// emitted at its own place.
 func (m *composite) consume(s compositeState) compositeState {
 	c := &s.Cap
 	c.Pos++
-	if e := c.Log.At(c.Pos); e.Key != model.NoKey {
-		c.Emit(e.Key, e.Img, c.Pos)
+	e := c.Log.At(c.Pos)
+	if e.Key == model.NoKey {
+		return s
 	}
-	return s
-}
-
-// startLate is the late-start consumer: s0 is one past the earliest recorded
-// lo or splice (or the log's end, if the source has stopped short of it), so
-// the event at s0 is never consumed.
-func (m *composite) startLate(s compositeState) compositeState {
-	c := &s.Cap
-	s0 := min(m.earliest(c)+1, c.Log.Len())
-	c.Start, c.Pos = s0, s0
-	s.Started = true
+	if s.Buf.Has(e.Key) {
+		if i := c.Plan.Owner(e.Key); m.inWindow(&s, i, c.Pos) {
+			s.Buf = s.Buf.Without(e.Key)
+		}
+	}
+	c.Emit(e.Key, e.Img, c.Pos)
 	return s
 }
 
 // claim is the coordinate the trajectory is claimed from: the latest high
-// edge (Lemma 4.2), or the earliest lo/splice under early-common-onset.
-func (m *composite) claim(c *model.Capture) model.Coord {
+// edge (Lemma 4.2), or under early-common-onset the claimed c* (ok=false
+// while nothing is claimed).
+func (m *composite) claim(s *compositeState) (model.Coord, bool) {
 	if m.cfg.Fault == EarlyCommonOnset {
-		return m.earliest(c)
+		return s.Onset - 1, s.Onset != 0
 	}
-	return c.Plan.LatestHigh()
+	return s.Cap.Plan.LatestHigh(), true
 }
 
-// Done: every unit has closed, the consumer is at the log's end and the
-// source has committed all E events.
+// Done: every unit has closed, the consumer is at the log's end, the source
+// has committed all E events (and the claim is made, under early-common-onset).
 func (m *composite) Done(s compositeState) bool {
 	c := &s.Cap
-	return c.AllClosed(m.cfg.Chunks) && c.Pos == c.Log.Len() && DataEvents(&c.Log) == m.cfg.Events
+	done := c.AllClosed(m.cfg.Chunks) && c.Pos == c.Log.Len() && DataEvents(&c.Log) == m.cfg.Events
+	if m.cfg.Fault == EarlyCommonOnset && c.Pos > 0 {
+		done = done && s.Onset != 0
+	}
+	return done
 }
 
 func (m *composite) Encode(s compositeState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, s.Chunk[:s.Cap.Plan.N]...)
-	started := byte(0)
-	if s.Started {
-		started = 1
-	}
-	return append(buf, byte(s.Scan), started)
+	return append(buf, byte(s.Scan), byte(s.Buf), byte(s.Buf>>8), byte(s.Onset))
 }
 
 func (m *composite) Decode(b []byte) (compositeState, error) {
 	var s compositeState
 	c, rest, ok := model.DecodeCapture(b)
-	if !ok || len(rest) != int(c.Plan.N)+2 {
+	if !ok || len(rest) != int(c.Plan.N)+4 {
 		return s, fmt.Errorf("composite: bad state encoding (%d bytes)", len(b))
 	}
 	s.Cap = c
 	copy(s.Chunk[:], rest[:c.Plan.N])
 	rest = rest[c.Plan.N:]
-	s.Scan, s.Started = compScan(rest[0]), rest[1] == 1
+	s.Scan = compScan(rest[0])
+	s.Buf = model.KeySet(rest[1]) | model.KeySet(rest[2])<<8
+	s.Onset = model.Coord(rest[3])
 	return s, nil
+}
+
+// provenance names how chunk ch's refresh is obtained (Figure 3, Example 5.1).
+func (m *composite) provenance(ch int) string {
+	switch {
+	case m.tablesync:
+		return "per-table dump"
+	case ch == 0:
+		return "chunked scan"
+	case ch == 1:
+		return "native dump"
+	}
+	return "point select"
 }
 
 func (m *composite) Describe(s compositeState, a compositeAction) string {
@@ -383,55 +465,58 @@ func (m *composite) Describe(s compositeState, a compositeAction) string {
 	n := c.Log.Len()
 	switch a.Kind {
 	case compCommit:
-		return dumpCommitText(&a.Txn, n)
+		return describeCommit(&c.Log, a.Txn)
 	case compRecordLo:
-		return fmt.Sprintf("record lo for chunk 1 %s at %d", keySet(m.domain[0], m.cfg.Keys), n)
+		return fmt.Sprintf("record lo for chunk 1 (chunked scan) %s at %d", keySet(m.domain[0], m.cfg.Keys), n)
 	case compRead:
-		return fmt.Sprintf("read chunk 1 at position %d: %s", n, m.readsText(&c.Log, m.domain[0], n))
+		t, _ := m.Next(s, a)
+		i := m.scanUnit(&t)
+		return fmt.Sprintf("read chunk 1 at position %d: %s, buffer %s", n, m.readsText(&c.Log, m.domain[0], n), bufferString(&t.Cap.Plan.Units[i], t.Buf&m.domain[0], m.cfg.Keys))
 	case compRecordHi:
 		return fmt.Sprintf("record hi for chunk 1 at %d: bracket (%d, %d]", n, c.Plan.Units[m.scanUnit(&s)].Lo, n)
 	case compSplice:
 		d := m.domain[a.Unit]
-		return fmt.Sprintf("splice chunk %d %s at recorded r = %d: %s", a.Unit+1, keySet(d, m.cfg.Keys), n, m.readsText(&c.Log, d, n))
+		return fmt.Sprintf("splice chunk %d (%s) %s at recorded r = %d: %s", a.Unit+1, m.provenance(int(a.Unit)), keySet(d, m.cfg.Keys), n, m.readsText(&c.Log, d, n))
 	case compClose:
 		u := &c.Plan.Units[a.Unit]
-		return fmt.Sprintf("close chunk %d at %d: emit survivors %s", s.Chunk[a.Unit]+1, u.Hi, dumpEmitText(u, u.Survivors(&c.Log), m.cfg.Keys))
+		what := bufferString(u, s.Buf&u.Domain, m.cfg.Keys)
+		switch {
+		case s.Buf&u.Domain == 0:
+			what = "nothing (no row buffered)"
+		case m.cfg.Fault == CopyDropped:
+			what = "nothing (the copy is dropped; buffered " + what + ")"
+		default:
+			what += fmt.Sprintf(" tagged %d", u.Hi)
+		}
+		return fmt.Sprintf("close chunk %d at %d: emit %s", s.Chunk[a.Unit]+1, u.Hi, what)
 	case compConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
 		text := fmt.Sprintf("consume position %d: %v := %v", p, e.Key, e.Img)
-		if i := m.scanUnit(&s); i >= 0 && !c.UnitClosed(i) && e.Key != model.NoKey {
-			u := &c.Plan.Units[i]
-			if u.Domain.Has(e.Key) && p > u.Lo && (s.Scan < compScanHigh || p <= u.Hi) {
-				text += ", in chunk 1's window"
-				if !u.Read.Has(e.Key) {
-					text += " (not read yet)"
-				} else if u.Refresh[e.Key] != model.Absent && !c.Log.Touches(e.Key, model.Window{Lo: u.Lo, Hi: p - 1}) {
-					text += fmt.Sprintf(", discards buffered %v=%v", e.Key, u.Refresh[e.Key])
-				}
+		if i := c.Plan.Owner(e.Key); e.Key != model.NoKey && i >= 0 && !c.UnitClosed(i) && m.inWindow(&s, i, p) {
+			text += fmt.Sprintf(", in chunk %d's window", s.Chunk[i]+1)
+			if s.Buf.Has(e.Key) {
+				text += fmt.Sprintf(", discards buffered %v=%v", e.Key, c.Plan.Units[i].Refresh[e.Key])
 			}
 		}
-		return text
-	case compStartLate:
-		first := m.earliest(c)
-		s0 := min(first+1, n)
-		return fmt.Sprintf("the consumer starts late at s0 = %d, after the earliest lo/splice %d", s0, first)
+		return text + ", emitted"
+	case compStartLater:
+		return describeStartLater(c)
+	case compClaim:
+		return fmt.Sprintf("claim the trajectory from an early common onset c* = %d (frontier %d, latest high %d)", a.At, c.Pos, c.Plan.LatestHigh())
 	}
 	return "?"
 }
 
 // readsText lists σ_at over the keys of d: "k1=2 k2=⊥".
 func (m *composite) readsText(l *model.Log, d model.KeySet, at model.Coord) string {
-	s := ""
+	var out []string
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if d.Has(k) {
-			if s != "" {
-				s += " "
-			}
-			s += fmt.Sprintf("%v=%v", k, l.Sigma(at, k))
+			out = append(out, fmt.Sprintf("%v=%v", k, l.Sigma(at, k)))
 		}
 	}
-	return s
+	return strings.Join(out, " ")
 }
 
 func (m *composite) ActionNames() []string {
@@ -444,25 +529,40 @@ func (m *composite) ActionNames() []string {
 
 func (m *composite) ActionKind(a compositeAction) int { return m.kindIndex[a.Kind] }
 
+// bufferText renders every open unit's buffered rows: "{k0=1 k2=2}".
+func (m *composite) bufferText(s *compositeState) string {
+	var out []string
+	for i := 0; i < int(s.Cap.Plan.N); i++ {
+		u := &s.Cap.Plan.Units[i]
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if s.Buf.Has(k) && u.Domain.Has(k) {
+				out = append(out, fmt.Sprintf("%v=%v", k, u.Refresh[k]))
+			}
+		}
+	}
+	return "{" + strings.Join(out, " ") + "}"
+}
+
 func (m *composite) Fields(s compositeState) []explore.Field {
 	f := CaptureFields(&s.Cap, m.cfg.Keys)
 	if !m.tablesync {
 		f = append(f, explore.Field{Name: "chunk 1", Value: compScanNames[s.Scan]})
 	}
-	if !s.Started {
-		f = append(f, explore.Field{Name: "consumer", Value: "not started"})
+	f = append(f, explore.Field{Name: "buffer", Value: m.bufferText(&s)})
+	if s.Onset != 0 {
+		f = append(f, explore.Field{Name: "claimed onset", Value: fmt.Sprint(s.Onset - 1)})
 	}
 	return f
 }
 
 func (m *composite) View(s compositeState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"mode": m.modeName()}
+	v.Control = map[string]string{"mode": m.modeName(), "buffer": m.bufferText(&s)}
 	if !m.tablesync {
 		v.Control["chunk 1"] = compScanNames[s.Scan]
 	}
-	if !s.Started {
-		v.Control["consumer"] = "not started"
+	if s.Onset != 0 {
+		v.Control["claimed onset"] = fmt.Sprint(s.Onset - 1)
 	}
 	return v
 }
@@ -479,6 +579,9 @@ func (m *composite) modeName() string {
 func (m *composite) Properties() []explore.Property[compositeState, compositeAction] {
 	type P = explore.Property[compositeState, compositeAction]
 	units := m.cfg.Chunks
+	sometimes := func(name, cite string, check func(s *compositeState) string) P {
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s compositeState) string { return check(&s) }}
+	}
 	props := []P{
 		invariants.Prop[compositeState, compositeAction](invariants.FrontierReplay, func(s compositeState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)
@@ -493,63 +596,112 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
 		invariants.Prop[compositeState, compositeAction](invariants.LatestHigh, func(s compositeState) string {
-			if !s.Cap.AllClosed(units) {
+			claim, ok := m.claim(&s)
+			if !ok || !s.Cap.AllClosed(units) {
 				return ""
 			}
-			return invariants.CheckTrajectory(&s.Cap, units, m.claim(&s.Cap))
+			return invariants.CheckTrajectory(&s.Cap, units, claim)
 		}),
 		invariants.Prop[compositeState, compositeAction](invariants.Contract, func(s compositeState) string {
 			return invariants.CheckContract(&s.Cap, units)
 		}),
-		{Name: "distinct-splice-coordinates", Cite: "Prop 2, Example 5.1", Kind: explore.Sometimes, Check: func(s compositeState) string {
-			c := &s.Cap
-			for i := 0; i < int(c.Plan.N); i++ {
-				if !m.isSplice(&s, i) {
-					continue
-				}
-				r := c.Plan.Units[i].Lo
-				for j := 0; j < int(c.Plan.N); j++ {
-					if u := &c.Plan.Units[j]; j != i && m.complete(&s, j) && (r < u.Lo || r > u.Hi) {
-						return fmt.Sprintf("splice at %d lies outside the bracket [%d, %d] of another unit", r, u.Lo, u.Hi)
-					}
-				}
-			}
-			return ""
-		}},
-		{Name: "no-shared-witness", Cite: "Prop 2, Cor 3", Kind: explore.Sometimes, Check: func(s compositeState) string {
+		sometimes("distinct-splice-coordinates", "Prop 2, Example 5.1", m.distinctSplices),
+		sometimes("no-shared-witness", "Prop 2, Cor 3", func(s *compositeState) string {
 			if c := &s.Cap; c.AllClosed(units) {
 				if p := c.FinalPlan(); p.SharedWitnesses(&c.Log) == 0 {
 					return "the final plan has no shared state witness"
 				}
 			}
 			return ""
-		}},
+		}),
 	}
 	if !m.tablesync {
-		props = append(props, P{Name: "buffered-row-discarded", Cite: "Def. 6.2, Thm 2", Kind: explore.Sometimes, Check: func(s compositeState) string {
-			c := &s.Cap
-			i := m.scanUnit(&s)
-			if i < 0 || !c.UnitClosed(i) {
-				return ""
-			}
-			u := &c.Plan.Units[i]
-			for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-				if u.Domain.Has(k) && u.Refresh[k] != model.Absent && c.Log.Touches(k, model.Window{Lo: c.ReadAt[k], Hi: u.Hi}) {
-					return fmt.Sprintf("buffered %v=%v was discarded by an event after its read", k, u.Refresh[k])
-				}
-			}
-			return ""
-		}})
+		props = append(props, sometimes("buffered-row-discarded", "Def. 6.2, Thm 2", m.bufferedRowDiscarded))
 	}
-	return append(props, P{Name: "survivor-emitted", Cite: "Def. 6.2, §6.4", Kind: explore.Sometimes, Check: func(s compositeState) string {
-		c := &s.Cap
-		for i := 0; i < int(c.Plan.N); i++ {
-			if c.UnitClosed(i) && (m.tablesync || !m.isSplice(&s, i)) && c.Plan.Units[i].Survivors(&c.Log) != 0 {
-				return fmt.Sprintf("chunk %d emitted a survivor", s.Chunk[i]+1)
+	props = append(props,
+		sometimes("survivor-emitted", "Def. 6.2, §6.4", m.survivorEmitted),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *compositeState) string { return copyDecides(&s.Cap, units, false) }))
+	if !m.tablesync && units >= 3 {
+		props = append(props, sometimes("three-provenances", "Figure 3, Cor 3", m.threeProvenances))
+	}
+	return props
+}
+
+// distinctSplices (Prop 2, Example 5.1): a splice lies outside the bracket of
+// another complete unit.
+func (m *composite) distinctSplices(s *compositeState) string {
+	c := &s.Cap
+	for i := 0; i < int(c.Plan.N); i++ {
+		if !m.isSplice(s, i) {
+			continue
+		}
+		r := c.Plan.Units[i].Lo
+		for j := 0; j < int(c.Plan.N); j++ {
+			if u := &c.Plan.Units[j]; j != i && m.complete(s, j) && (r < u.Lo || r > u.Hi) {
+				return fmt.Sprintf("splice at %d lies outside the bracket [%d, %d] of another unit", r, u.Lo, u.Hi)
 			}
 		}
+	}
+	return ""
+}
+
+// bufferedRowDiscarded (Def. 6.2): the chunked unit has read a key present and
+// its row is no longer buffered although the unit is still open — only an
+// in-window event removes a row before the close.
+func (m *composite) bufferedRowDiscarded(s *compositeState) string {
+	c := &s.Cap
+	i := m.scanUnit(s)
+	if i < 0 || s.Scan < compScanRead || c.UnitClosed(i) {
 		return ""
-	}})
+	}
+	u := &c.Plan.Units[i]
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+		if u.Domain.Has(k) && u.Refresh[k] != model.Absent && !s.Buf.Has(k) {
+			return fmt.Sprintf("buffered %v=%v was discarded by an in-window event", k, u.Refresh[k])
+		}
+	}
+	return ""
+}
+
+// survivorEmitted (Def. 6.2, §6.4): a closed unit's buffered row is what the
+// stream last carries for its key — its read value, present, tagged with the
+// high edge — and no log event can be that entry (the event at the high edge,
+// if the consumer saw one, is for another key). The chunked unit counts in
+// mode mixed, every splice in tablesync.
+func (m *composite) survivorEmitted(s *compositeState) string {
+	c := &s.Cap
+	for i := 0; i < int(c.Plan.N); i++ {
+		if !c.UnitClosed(i) || (!m.tablesync && m.isSplice(s, i)) {
+			continue
+		}
+		u := &c.Plan.Units[i]
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if !u.Domain.Has(k) || u.Refresh[k] == model.Absent || c.Out.Tag[k] != u.Hi || c.Out.Val[k] != u.Refresh[k] {
+				continue
+			}
+			if u.Hi <= c.Start || c.Log.At(u.Hi).Key != k {
+				return fmt.Sprintf("chunk %d emitted survivor %v=%v@%d", s.Chunk[i]+1, k, u.Refresh[k], u.Hi)
+			}
+		}
+	}
+	return ""
+}
+
+// threeProvenances (Figure 3): the chunked scan with an ordinary bracket
+// (lo < hi), the native dump and a point select have all closed, the two
+// splices at distinct coordinates, so no coordinate lies inside all three
+// brackets.
+func (m *composite) threeProvenances(s *compositeState) string {
+	c := &s.Cap
+	scan, dump, sel := m.unitOf(s, 0), m.unitOf(s, 1), m.unitOf(s, 2)
+	if scan < 0 || dump < 0 || sel < 0 || !c.UnitClosed(scan) || !c.UnitClosed(dump) || !c.UnitClosed(sel) {
+		return ""
+	}
+	u, rd, rs := &c.Plan.Units[scan], c.Plan.Units[dump].Lo, c.Plan.Units[sel].Lo
+	if u.Lo < u.Hi && rd != rs {
+		return fmt.Sprintf("chunked scan (%d, %d], native dump at %d, point select at %d: no coordinate in all three brackets", u.Lo, u.Hi, rd, rs)
+	}
+	return ""
 }
 
 func init() {
@@ -557,8 +709,8 @@ func init() {
 		Name:     "composite",
 		Doc:      "heterogeneous composition: a chunked scan plus point splices at their own coordinates, one window-discard consumer",
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
-		Defaults: Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 1, Mode: CompositeMixed},
+		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{CompositeMixed, CompositeTablesync}},
-		Faults:   []Fault{EarlyCommonOnset, LateStart},
+		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped},
 	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return newComposite(cfg) }))
 }

@@ -2,33 +2,54 @@ package protocols
 
 // Native dumps and restores (§7.6–7.7, Proposition 6, Theorem 8, Example 7.1).
 //
-// One unit owns every key: the whole scope is one dump, or one restored backup.
-// The model has two modes.
+// One unit owns every key: the whole scope is one dump, or one restored
+// backup. Proposition 6 and Theorem 8 are one-unit statements ("the dump as
+// the one-unit refresh", §7.7; "O1 holds with the one widened unit"); dumps
+// of several tables at their own coordinates are a composition (Cor. 3, §7.6
+// Result, Example 5.1, Prop. 2), which the composite model checks.
 //
-// trusted (Proposition 6, §6.4 point splice): the dump is one engine-consistent
-// read of every key at the recorded coordinate r, one action: r is the log's
-// length and every key is read there, so the bracket is the point lo = hi = r.
-// The consumer starts at r; the unit closes at once, emitting its present
-// refresh entries tagged r; every later event is then emitted at its place.
-// The trajectory is claimed from r (Cor. 1: r is a shared state witness).
+// The consumer walks the log in commit order from a start s0 the model
+// chooses (the start-later action): at or before the unit's low edge, r or b
+// (S-OBS; §6.4 for the splice, Thm 8(2) "consumption beginning at or before
+// b"). What lies at or before s0 it never sees, so rows written there, like
+// the rows of the base store b0 (every store with initial=any), reach the
+// sink only through the dump's buffer. Every consumed event is emitted at its
+// own place. The model has two modes.
 //
-// uncertain (Theorem 8, §6.2 window-discard): a restore whose one consistent
-// view v lies somewhere between the recorded b and e. Record b (the backup's
-// start), restore (every key read at the log's length v — latent: the capture
-// never learns v), record e (after the restore). The bracket is widened to
-// (b, e]. The consumer starts at b, buffers the present restored rows, lets an
-// in-window event for a buffered key discard it, emits every event at its
-// place, and closes the unit (survivors tagged e) only once every event
-// through e has been processed. The trajectory is claimed from e (Lemma 4.2).
+// trusted (Proposition 6, §6.4 point splice): the dump binds one
+// engine-consistent view to the recorded coordinate r (A-cert, A-scope), one
+// action: r is the log's length then, every key is read there and the
+// present rows go into the buffer. The bracket is the point r and its window
+// is empty, so nothing discards. While the dump is in flight the consumer
+// may run up to r and no further: the present rows are emitted at r, before
+// every later event (copy-before-suffix, §6.4). The unit closes when the
+// consumer stands at r: the buffer is emitted, tagged r. The trajectory is
+// claimed from r (Cor. 1: r is a shared state witness).
 //
-// Faults: false-recovery-point (trusted: the read and the recording of r are
+// uncertain (Theorem 8, §6.2 window-discard over the widened bracket): a
+// physical backup is consistent at one view v somewhere between the recorded
+// b and e. Record b (the backup's start); the view is taken at a latent v
+// (the capture never learns it); record e (post-recovery); the restored rows
+// arrive in the buffer at any time after the view, before or after e. The
+// consumer streams the log throughout (§8.6 "streams the log from the
+// backup's start"): an event in (b, e] for a buffered key discards it; one
+// met before the rows have arrived is remembered and drops its key's row when
+// they arrive — Def. 6.2 asks for exactly the survivors, keys with no event
+// in (b, e], however late the rows come. The unit closes only once the rows
+// have arrived and every event through e has been processed (Thm 8(2)): the
+// buffer is emitted, tagged e. The trajectory is claimed from e (Lemma 4.2).
+//
+// Faults: false-recovery-point (trusted: the view and the recording of r are
 // two actions, so the source may commit between them and the splice is
 // stale); claim-inside-uncertainty (uncertain: the trajectory is claimed from
-// b+1, inside the bracket); no-discard (uncertain: an in-window event does not
-// discard the buffered row, Example 7.1's restored 4 survives).
+// b+1, inside the bracket); no-discard (uncertain: an in-window event neither
+// discards nor drops the row, Example 7.1's restored 4 survives);
+// copy-dropped (the close emits no buffered rows); consumer-runs-during-read
+// (uncertain: a window event met before the rows arrive is not remembered).
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/invariants"
@@ -41,40 +62,48 @@ const (
 	DumpUncertain = "uncertain"
 )
 
-// dumpPhase is how far the unit's bracket and read have got.
+// dumpPhase is how far the unit's bracket and view have got.
 type dumpPhase uint8
 
 const (
 	dumpIdle     dumpPhase = iota // nothing recorded or read yet
-	dumpLow                       // uncertain: b recorded, the restore not yet taken
-	dumpViewed                    // the view has been read; the high edge (r or e) is not recorded yet
+	dumpLow                       // uncertain: b recorded, the view not yet taken
+	dumpViewed                    // the view has been taken; the high edge (r or e) is not recorded yet
 	dumpRecorded                  // the bracket is complete: the point r, or (b, e]
 )
 
-var dumpPhaseNames = [...]string{"idle", "b recorded", "view read", "bracket recorded"}
+var dumpPhaseNames = [...]string{"idle", "b recorded", "view taken", "bracket recorded"}
 
-// dumpState is one state of the dump model: the shared capture and the phase.
+// dumpState is one state of the dump model: the shared capture, the phase
+// and the buffer. Buf holds the arrived rows not yet discarded (their values
+// are the unit's Refresh); Gone the keys whose window event was met before
+// the rows arrived.
 type dumpState struct {
-	Cap   model.Capture
-	Phase dumpPhase
+	Cap     model.Capture
+	Phase   dumpPhase
+	Arrived bool // the dumped or restored rows are in the buffer
+	Buf     model.KeySet
+	Gone    model.KeySet
 }
 
 type dumpKind uint8
 
 const (
-	dumpCommit  dumpKind = iota // the source commits a transaction (§2.1)
-	dumpSplice                  // trusted: record r and read every key at r, one action (Prop 6)
-	dumpReadAt                  // false-recovery-point: the dump reads every key at a latent view v
-	dumpRecordR                 // false-recovery-point: r is recorded afterwards, as the log end then
-	dumpRecordB                 // uncertain: record the backup's start coordinate b (Thm 8)
-	dumpRestore                 // uncertain: the restore, one consistent view at a latent v
-	dumpRecordE                 // uncertain: record the post-recovery coordinate e
-	dumpClose                   // the unit closes: present refresh (point) or survivors (window), tagged hi
-	dumpConsume                 // the consumer processes the next log position
+	dumpCommit     dumpKind = iota // the source commits a transaction (§2.1)
+	dumpSplice                     // trusted: record r, read every key at r into the buffer (Prop 6)
+	dumpReadAt                     // false-recovery-point: the dump reads every key at a latent view v
+	dumpRecordR                    // false-recovery-point: r is recorded afterwards, as the log end then
+	dumpRecordB                    // uncertain: record the backup's start coordinate b (Thm 8)
+	dumpRestore                    // uncertain: the backup's one consistent view, at a latent v
+	dumpArrive                     // uncertain: the restored rows arrive in the buffer
+	dumpRecordE                    // uncertain: record the post-recovery coordinate e
+	dumpClose                      // the unit closes: the buffer is emitted, tagged hi
+	dumpConsume                    // the consumer processes the next log position
+	dumpStartLater                 // the consumer's start s0 moves one position on (S-OBS, retention)
 	dumpKinds
 )
 
-var dumpKindNames = [dumpKinds]string{"commit", "dump", "read view", "record r", "record b", "restore", "record e", "close", "consume"}
+var dumpKindNames = [dumpKinds]string{"commit", "dump", "read view", "record r", "record b", "restore", "rows arrive", "record e", "close", "consume", "start-later"}
 
 // dumpAction is one step of the dump model.
 type dumpAction struct {
@@ -95,11 +124,11 @@ func newDump(cfg Config) *dump {
 	m := &dump{cfg: cfg, uncertain: cfg.Mode == DumpUncertain, scope: model.Range(0, model.Key(cfg.Keys))}
 	switch {
 	case m.uncertain:
-		m.kinds = []dumpKind{dumpCommit, dumpRecordB, dumpRestore, dumpRecordE, dumpClose, dumpConsume}
+		m.kinds = []dumpKind{dumpCommit, dumpRecordB, dumpRestore, dumpArrive, dumpRecordE, dumpClose, dumpConsume, dumpStartLater}
 	case cfg.Fault == FalseRecoveryPoint:
-		m.kinds = []dumpKind{dumpCommit, dumpReadAt, dumpRecordR, dumpClose, dumpConsume}
+		m.kinds = []dumpKind{dumpCommit, dumpReadAt, dumpRecordR, dumpClose, dumpConsume, dumpStartLater}
 	default:
-		m.kinds = []dumpKind{dumpCommit, dumpSplice, dumpClose, dumpConsume}
+		m.kinds = []dumpKind{dumpCommit, dumpSplice, dumpClose, dumpConsume, dumpStartLater}
 	}
 	for i, k := range m.kinds {
 		m.kindIndex[k] = i
@@ -107,19 +136,26 @@ func newDump(cfg Config) *dump {
 	return m
 }
 
+// Init: one state per base store b0, the empty log, nothing recorded and a
+// consumer that has consumed nothing, its start still open.
 func (m *dump) Init() []dumpState {
-	var s dumpState
-	s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-	s.Cap.Log.Init = m.cfg.Initial
-	return []dumpState{s}
+	var out []dumpState
+	for _, b0 := range InitialStores(&m.cfg) {
+		var s dumpState
+		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
+		s.Cap.Log.Init = b0
+		out = append(out, s)
+	}
+	return out
 }
 
+// Actions: the source's commits, the capture's next step, the rows' arrival,
+// the close, then the consumer's.
 func (m *dump) Actions(s dumpState, buf []dumpAction) []dumpAction {
-	var txns [64]Txn
-	for _, t := range Commits(&m.cfg, &s.Cap.Log, txns[:0]) {
+	var tb [128]Txn
+	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, dumpAction{Kind: dumpCommit, Txn: t})
 	}
-	c := &s.Cap
 	switch s.Phase {
 	case dumpIdle:
 		switch {
@@ -135,22 +171,45 @@ func (m *dump) Actions(s dumpState, buf []dumpAction) []dumpAction {
 	case dumpViewed:
 		if m.uncertain {
 			buf = append(buf, dumpAction{Kind: dumpRecordE})
-			if c.Pos < c.Log.Len() {
-				buf = append(buf, dumpAction{Kind: dumpConsume})
-			}
 		} else {
 			buf = append(buf, dumpAction{Kind: dumpRecordR})
 		}
-	case dumpRecorded:
-		hi := c.Plan.Units[0].Hi
-		switch {
-		case !c.UnitClosed(0) && c.Pos == hi:
-			buf = append(buf, dumpAction{Kind: dumpClose})
-		case c.Pos < c.Log.Len():
-			buf = append(buf, dumpAction{Kind: dumpConsume})
+	}
+	if m.uncertain && s.Phase >= dumpViewed && !s.Arrived {
+		buf = append(buf, dumpAction{Kind: dumpArrive})
+	}
+	c := &s.Cap
+	if s.Phase == dumpRecorded && s.Arrived && !c.UnitClosed(0) && c.Pos == c.Plan.Units[0].Hi {
+		buf = append(buf, dumpAction{Kind: dumpClose})
+	}
+	if m.consumerMay(&s) {
+		buf = append(buf, dumpAction{Kind: dumpConsume})
+		if MayStartLater(c, m.startBound(&s)) {
+			buf = append(buf, dumpAction{Kind: dumpStartLater})
 		}
 	}
 	return buf
+}
+
+// consumerMay: there is a next position, and the consumer does not pass the
+// recorded high edge before the unit has closed (the close comes before every
+// event beyond hi: §6.4 copy-before-suffix, Def. 6.2's close placement).
+func (m *dump) consumerMay(s *dumpState) bool {
+	c := &s.Cap
+	if c.Pos >= c.Log.Len() {
+		return false
+	}
+	return s.Phase != dumpRecorded || c.UnitClosed(0) || c.Pos < c.Plan.Units[0].Hi
+}
+
+// startBound is the latest start s0 allowed so far: the unit's low edge once
+// recorded (r, or b), else none. Under false-recovery-point the capture
+// learns r only when it records it.
+func (m *dump) startBound(s *dumpState) model.Coord {
+	if !m.uncertain && s.Phase != dumpRecorded {
+		return NoBound
+	}
+	return EarliestLow(&s.Cap.Plan)
 }
 
 func (m *dump) Next(s dumpState, a dumpAction) (dumpState, bool) {
@@ -167,12 +226,17 @@ func (m *dump) Next(s dumpState, a dumpAction) (dumpState, bool) {
 		return m.recordB(s), true
 	case dumpRestore:
 		return m.restore(s), true
+	case dumpArrive:
+		return m.arrive(s), true
 	case dumpRecordE:
 		return m.recordE(s), true
 	case dumpClose:
 		return m.closeUnit(s), true
 	case dumpConsume:
 		return m.consume(s), true
+	case dumpStartLater:
+		StartLater(&s.Cap)
+		return s, true
 	}
 	return s, false
 }
@@ -182,9 +246,9 @@ func (m *dump) commit(s dumpState, t Txn) (dumpState, bool) {
 	return s, ok
 }
 
-// readAll reads every key at the log's current length (one consistent view)
+// view reads every key at the log's current length (one consistent view)
 // into unit 0: R(k) = σ_len(k), ReadAt[k] = len.
-func (m *dump) readAll(s dumpState) dumpState {
+func (m *dump) view(s dumpState) dumpState {
 	c := &s.Cap
 	v := c.Log.Len()
 	u := &c.Plan.Units[0]
@@ -203,20 +267,20 @@ func (m *dump) addUnit(s dumpState) dumpState {
 	return s
 }
 
-// splice is the trusted dump: r is the log's length, every key is read there,
-// the bracket is the point r and the consumer starts at r (Prop 6, §6.4).
+// splice is the trusted dump: r is the log's length, every key is read there
+// and the present rows are buffered; the bracket is the point r (Prop 6).
 func (m *dump) splice(s dumpState) dumpState {
-	s = m.readAll(m.addUnit(s))
-	r := s.Cap.Log.Len()
-	s.Cap.Start, s.Cap.Pos = r, r
+	s = m.view(m.addUnit(s))
+	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
 	s.Phase = dumpRecorded
 	return s
 }
 
 // readView is the false-recovery-point dump's read: consistent at the latent
-// view v, with r not recorded yet (the bracket is provisional).
+// view v, the rows buffered, r not recorded yet (the bracket is provisional).
 func (m *dump) readView(s dumpState) dumpState {
-	s = m.readAll(m.addUnit(s))
+	s = m.view(m.addUnit(s))
+	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
 	s.Phase = dumpViewed
 	return s
 }
@@ -227,26 +291,31 @@ func (m *dump) recordR(s dumpState) dumpState {
 	r := s.Cap.Log.Len()
 	u := &s.Cap.Plan.Units[0]
 	u.Lo, u.Hi = r, r
-	s.Cap.Start, s.Cap.Pos = r, r
 	s.Phase = dumpRecorded
 	return s
 }
 
-// recordB records the backup's start coordinate b; the consumer will start
-// there (s0 ⊑ b).
+// recordB records the backup's start coordinate b: the window's low edge.
 func (m *dump) recordB(s dumpState) dumpState {
 	s = m.addUnit(s)
-	b := s.Cap.Log.Len()
-	s.Cap.Start, s.Cap.Pos = b, b
 	s.Phase = dumpLow
 	return s
 }
 
-// restore reads every key at one consistent view v, the log's length now;
-// the capture does not learn v.
+// restore takes the backup's one consistent view at v, the log's length now;
+// the capture does not learn v, and the rows have not arrived yet.
 func (m *dump) restore(s dumpState) dumpState {
-	s = m.readAll(s)
+	s = m.view(s)
 	s.Phase = dumpViewed
+	return s
+}
+
+// arrive puts the restored rows in the buffer: the present ones, less those
+// whose key already had a window event (Def. 6.2: a key with an event in the
+// window is no survivor, whenever its row arrives).
+func (m *dump) arrive(s dumpState) dumpState {
+	s.Buf = presentReads(&s.Cap.Plan.Units[0]) &^ s.Gone
+	s.Gone, s.Arrived = 0, true
 	return s
 }
 
@@ -257,52 +326,46 @@ func (m *dump) recordE(s dumpState) dumpState {
 	return s
 }
 
-// closeUnit emits the buffered rows that survived, tagged with the high edge:
-// for a point bracket every present read, for (b, e] the keys read present
-// with no event in the window (Def. 6.2).
+// closeUnit emits the buffer, tagged with the high edge: for the point
+// bracket every present read, for (b, e] the survivors (Def. 6.2).
 func (m *dump) closeUnit(s dumpState) dumpState {
 	c := &s.Cap
 	u := &c.Plan.Units[0]
-	emit := m.emitted(c)
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-		if emit.Has(k) {
+		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
 			c.Emit(k, u.Refresh[k], u.Hi)
 		}
 	}
+	s.Buf = 0
 	c.Closed |= 1
 	return s
 }
 
-// emitted is what the close emits: the survivors (Def. 6.2; for a point
-// bracket, every key read present).
-func (m *dump) emitted(c *model.Capture) model.KeySet {
-	u := &c.Plan.Units[0]
-	if m.cfg.Fault == NoDiscard {
-		return m.present(u) // in-window events discarded nothing
-	}
-	return u.Survivors(&c.Log)
+// inWindow: position p lies in the open window (b, e] of the uncertain unit.
+// Before e is recorded every new position will lie at or before it. The
+// point bracket's window is empty.
+func (m *dump) inWindow(s *dumpState, p model.Coord) bool {
+	c := &s.Cap
+	return m.uncertain && c.Plan.N == 1 && !c.UnitClosed(0) && p > c.Plan.Units[0].Lo
 }
 
-// present is the set of keys read present: the rows the restore buffered.
-func (m *dump) present(u *model.Unit) model.KeySet {
-	var p model.KeySet
-	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-		if u.Read.Has(k) && u.Refresh[k] != model.Absent {
-			p = p.With(k)
-		}
-	}
-	return p
-}
-
-// consume processes the next position, emitting its event at its place
-// (an in-window event for a buffered key discards the buffered row: the close
-// emits only survivors).
+// consume processes the next position: an in-window event discards its key's
+// buffered row, or, before the rows have arrived, marks the key so that its
+// row is dropped when they do; every event is emitted at its place.
 func (m *dump) consume(s dumpState) dumpState {
 	c := &s.Cap
-	c.Pos++
-	if e := c.Log.At(c.Pos); e.Key != model.NoKey {
-		c.Emit(e.Key, e.Img, c.Pos)
+	p := c.Pos + 1
+	e := c.Log.At(p)
+	if m.inWindow(&s, p) && m.cfg.Fault != NoDiscard {
+		switch {
+		case s.Arrived:
+			s.Buf = s.Buf.Without(e.Key)
+		case m.cfg.Fault != ConsumerRunsDuringRead:
+			s.Gone = s.Gone.With(e.Key)
+		}
 	}
+	c.Pos = p
+	c.Emit(e.Key, e.Img, p)
 	return s
 }
 
@@ -324,15 +387,26 @@ func (m *dump) Done(s dumpState) bool {
 }
 
 func (m *dump) Encode(s dumpState, buf []byte) []byte {
-	return append(s.Cap.AppendTo(buf), byte(s.Phase))
+	var arrived byte
+	if s.Arrived {
+		arrived = 1
+	}
+	buf = s.Cap.AppendTo(buf)
+	return append(buf, byte(s.Phase), arrived, byte(s.Buf), byte(s.Buf>>8), byte(s.Gone), byte(s.Gone>>8))
 }
 
 func (m *dump) Decode(b []byte) (dumpState, error) {
 	c, rest, ok := model.DecodeCapture(b)
-	if !ok || len(rest) != 1 {
+	if !ok || len(rest) != 6 {
 		return dumpState{}, fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
 	}
-	return dumpState{Cap: c, Phase: dumpPhase(rest[0])}, nil
+	return dumpState{
+		Cap:     c,
+		Phase:   dumpPhase(rest[0]),
+		Arrived: rest[1] == 1,
+		Buf:     model.KeySet(rest[2]) | model.KeySet(rest[3])<<8,
+		Gone:    model.KeySet(rest[4]) | model.KeySet(rest[5])<<8,
+	}, nil
 }
 
 func (m *dump) Describe(s dumpState, a dumpAction) string {
@@ -340,39 +414,63 @@ func (m *dump) Describe(s dumpState, a dumpAction) string {
 	n := c.Log.Len()
 	switch a.Kind {
 	case dumpCommit:
-		return dumpCommitText(&a.Txn, n)
+		return describeCommit(&c.Log, a.Txn)
 	case dumpSplice:
-		return fmt.Sprintf("dump every key at recorded r = %d (point bracket): %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys))
+		t, _ := m.Next(s, a)
+		return fmt.Sprintf("dump every key at recorded r = %d (point bracket): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
 	case dumpReadAt:
-		return fmt.Sprintf("dump reads every key at view %d (r not recorded yet): %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys))
+		t, _ := m.Next(s, a)
+		return fmt.Sprintf("dump reads every key at view %d (r not recorded yet): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
 	case dumpRecordR:
 		return fmt.Sprintf("record recovery point r = %d (the dump's view was %d)", n, c.ReadAt[0])
 	case dumpRecordB:
-		return fmt.Sprintf("record backup start b = %d; the consumer starts there", n)
+		return fmt.Sprintf("record backup start b = %d", n)
 	case dumpRestore:
-		return fmt.Sprintf("restore at latent view v = %d: %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys))
+		return fmt.Sprintf("the backup's consistent view, at latent v = %d: %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys))
+	case dumpArrive:
+		t, _ := m.Next(s, a)
+		u := &c.Plan.Units[0]
+		d := "the restored rows arrive: buffer " + bufferString(u, t.Buf, m.cfg.Keys)
+		if dropped := presentReads(u) & s.Gone; dropped != 0 {
+			d += ", dropped " + bufferString(u, dropped, m.cfg.Keys) + " (window event already met)"
+		}
+		return d
 	case dumpRecordE:
 		return fmt.Sprintf("record recovery end e = %d: bracket (%d, %d]", n, c.Plan.Units[0].Lo, n)
 	case dumpClose:
 		u := &c.Plan.Units[0]
-		return fmt.Sprintf("close the unit at %d: emit %s", u.Hi, dumpEmitText(u, m.emitted(c), m.cfg.Keys))
-	case dumpConsume:
-		p := c.Pos + 1
-		e := c.Log.At(p)
-		text := fmt.Sprintf("consume position %d: %v := %v", p, e.Key, e.Img)
-		if u := &c.Plan.Units[0]; m.uncertain && !c.UnitClosed(0) && e.Key != model.NoKey {
-			text += fmt.Sprintf(", in window (%d, e]", u.Lo)
-			if u.Refresh[e.Key] != model.Absent && !c.Log.Touches(e.Key, model.Window{Lo: u.Lo, Hi: p - 1}) {
-				if m.cfg.Fault == NoDiscard {
-					text += fmt.Sprintf(", does not discard buffered %v=%v", e.Key, u.Refresh[e.Key])
-				} else {
-					text += fmt.Sprintf(", discards buffered %v=%v", e.Key, u.Refresh[e.Key])
-				}
-			}
+		if m.cfg.Fault == CopyDropped && s.Buf != 0 {
+			return fmt.Sprintf("close the unit at %d: emit nothing, dropping the buffer %s", u.Hi, bufferString(u, s.Buf, m.cfg.Keys))
 		}
-		return text
+		return fmt.Sprintf("close the unit at %d: emit %s", u.Hi, dumpEmitText(u, s.Buf, m.cfg.Keys))
+	case dumpConsume:
+		t, _ := m.Next(s, a)
+		return "consume " + m.describeConsume(&s, &t)
+	case dumpStartLater:
+		return describeStartLater(c)
 	}
 	return "?"
+}
+
+// describeConsume says what consuming the next position did.
+func (m *dump) describeConsume(s, t *dumpState) string {
+	p := s.Cap.Pos + 1
+	e := s.Cap.Log.At(p)
+	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
+	if m.inWindow(s, p) {
+		d += fmt.Sprintf(" in window (%d, e]", s.Cap.Plan.Units[0].Lo)
+		switch {
+		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
+			d += fmt.Sprintf(", discards buffered %v", e.Key)
+		case s.Buf.Has(e.Key):
+			d += fmt.Sprintf(", does not discard buffered %v", e.Key)
+		case !t.Gone.Has(e.Key) && !s.Arrived:
+			d += fmt.Sprintf(", not remembered for %v's row still to arrive", e.Key)
+		case !s.Arrived:
+			d += fmt.Sprintf(", %v's row will be dropped when it arrives", e.Key)
+		}
+	}
+	return d + ", emitted"
 }
 
 func (m *dump) ActionNames() []string {
@@ -386,12 +484,32 @@ func (m *dump) ActionNames() []string {
 func (m *dump) ActionKind(a dumpAction) int { return m.kindIndex[a.Kind] }
 
 func (m *dump) Fields(s dumpState) []explore.Field {
-	return append(CaptureFields(&s.Cap, m.cfg.Keys), explore.Field{Name: "phase", Value: dumpPhaseNames[s.Phase]})
+	return append(CaptureFields(&s.Cap, m.cfg.Keys),
+		explore.Field{Name: "phase", Value: dumpPhaseNames[s.Phase]},
+		explore.Field{Name: "buffer", Value: m.bufferField(&s)})
+}
+
+// bufferField: the buffered rows, or the keys whose rows will be dropped on
+// arrival.
+func (m *dump) bufferField(s *dumpState) string {
+	if s.Cap.Plan.N == 0 {
+		return "{}"
+	}
+	if !s.Arrived {
+		var ks []string
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if s.Gone.Has(k) {
+				ks = append(ks, k.String())
+			}
+		}
+		return "not arrived; drop {" + strings.Join(ks, " ") + "}"
+	}
+	return bufferString(&s.Cap.Plan.Units[0], s.Buf, m.cfg.Keys)
 }
 
 func (m *dump) View(s dumpState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"mode": m.modeName(), "phase": dumpPhaseNames[s.Phase]}
+	v.Control = map[string]string{"mode": m.modeName(), "phase": dumpPhaseNames[s.Phase], "buffer": m.bufferField(&s)}
 	return v
 }
 
@@ -402,10 +520,26 @@ func (m *dump) modeName() string {
 	return DumpTrusted
 }
 
+// closeEmitted reports whether the close really emitted k's buffered row:
+// the stream's last entry for k carries the refresh, tagged hi, and is not
+// the consumed event at hi itself (the only other entry that can carry tag
+// hi; later entries carry later tags).
+func closeEmitted(c *model.Capture, k model.Key) bool {
+	u := &c.Plan.Units[0]
+	if !c.UnitClosed(0) || u.Refresh[k] == model.Absent || c.Out.Tag[k] != u.Hi || c.Out.Val[k] != u.Refresh[k] {
+		return false
+	}
+	return c.Start >= u.Hi || c.Log.At(u.Hi).Key != k // Start ≥ hi also covers hi = 0, where no event lies
+}
+
 // Properties: the shared invariants, the mode's trajectory claim, and the
 // races that show they bite.
 func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 	type P = explore.Property[dumpState, dumpAction]
+	keys := model.Key(m.cfg.Keys)
+	sometimes := func(name, cite string, check func(s *dumpState) string) P {
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s dumpState) string { return check(&s) }}
+	}
 	props := []P{
 		invariants.Prop[dumpState, dumpAction](invariants.FrontierReplay, func(s dumpState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, 1)
@@ -423,74 +557,109 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 			return invariants.CheckContract(&s.Cap, 1)
 		}),
 	}
+	trajectory := invariants.LatestHigh
 	if !m.uncertain {
-		props = append(props,
-			invariants.Prop[dumpState, dumpAction](invariants.TrustedSplice, func(s dumpState) string {
-				if s.Phase != dumpRecorded {
-					return ""
-				}
-				return invariants.CheckTrajectory(&s.Cap, 1, m.claim(&s.Cap))
-			}),
-			P{Name: "splice-before-later-events", Cite: "Prop 6, §6.4", Kind: explore.Sometimes, Check: func(s dumpState) string {
-				if c := &s.Cap; c.AllClosed(1) && c.Pos > c.Plan.Units[0].Hi {
-					return "an event after the splice coordinate was consumed"
-				}
-				return ""
-			}},
-			P{Name: "key-read-present", Cite: "Prop 6", Kind: explore.Sometimes, Check: func(s dumpState) string {
-				if s.Cap.Plan.N == 1 && m.present(&s.Cap.Plan.Units[0]) != 0 {
-					return "the dump read a present row"
-				}
-				return ""
-			}},
-		)
-		return props
+		trajectory = invariants.TrustedSplice
 	}
-	return append(props,
-		invariants.Prop[dumpState, dumpAction](invariants.LatestHigh, func(s dumpState) string {
+	props = append(props,
+		invariants.Prop[dumpState, dumpAction](trajectory, func(s dumpState) string {
 			if s.Phase != dumpRecorded {
 				return ""
 			}
 			return invariants.CheckTrajectory(&s.Cap, 1, m.claim(&s.Cap))
 		}),
-		P{Name: "view-strictly-inside", Cite: "Thm 8", Kind: explore.Sometimes, Check: func(s dumpState) string {
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return copyDecides(&s.Cap, 1, false) }),
+	)
+	if !m.uncertain {
+		return append(props,
+			sometimes("spliced-row-emitted", "Prop 6, §6.4", func(s *dumpState) string {
+				for k := model.Key(0); k < keys; k++ {
+					if closeEmitted(&s.Cap, k) {
+						return fmt.Sprintf("the splice emitted %v=%v@%d", k, s.Cap.Out.Val[k], s.Cap.Out.Tag[k])
+					}
+				}
+				return ""
+			}),
+			sometimes("event-before-splice-consumed", "§6.4 (s0 ⊑ r)", func(s *dumpState) string {
+				if c := &s.Cap; c.AllClosed(1) && c.Start < c.Plan.Units[0].Hi {
+					return fmt.Sprintf("the consumer started at %d and processed (%d, %d] before the splice", c.Start, c.Start, c.Plan.Units[0].Hi)
+				}
+				return ""
+			}),
+			sometimes("splice-before-later-events", "Prop 6, §6.4", func(s *dumpState) string {
+				if c := &s.Cap; c.AllClosed(1) && c.Pos > c.Plan.Units[0].Hi {
+					return "an event after the splice coordinate was consumed"
+				}
+				return ""
+			}),
+		)
+	}
+	return append(props,
+		sometimes("view-strictly-inside", "Thm 8", func(s *dumpState) string {
 			c := &s.Cap
 			if u := &c.Plan.Units[0]; s.Phase == dumpRecorded && u.Lo < c.ReadAt[0] && c.ReadAt[0] < u.Hi {
 				return "b < v < e"
 			}
 			return ""
-		}},
-		P{Name: "restored-row-discarded", Cite: "Example 7.1, Def. 6.2", Kind: explore.Sometimes, Check: func(s dumpState) string {
+		}),
+		sometimes("window-event-before-arrival", "Def. 6.2, Thm 8(2)", func(s *dumpState) string {
+			u := &s.Cap.Plan.Units[0]
+			if s.Phase >= dumpViewed && !s.Arrived && presentReads(u)&s.Gone != 0 {
+				return "a window event was met before its key's restored row arrived"
+			}
+			return ""
+		}),
+		sometimes("restored-row-discarded", "Example 7.1, Def. 6.2", func(s *dumpState) string {
 			c := &s.Cap
-			if u := &c.Plan.Units[0]; c.AllClosed(1) && m.present(u)&^u.Survivors(&c.Log) != 0 {
+			if s.Arrived && !c.UnitClosed(0) && presentReads(&c.Plan.Units[0])&^s.Buf != 0 {
 				return "an in-window event discarded a restored row"
 			}
 			return ""
-		}},
-		P{Name: "survivor-emitted", Cite: "Def. 6.2", Kind: explore.Sometimes, Check: func(s dumpState) string {
-			c := &s.Cap
-			if u := &c.Plan.Units[0]; c.AllClosed(1) && u.Survivors(&c.Log) != 0 {
-				return "a restored row survived to the close"
+		}),
+		sometimes("rows-arrive-after-e", "Thm 8(2)", func(s *dumpState) string {
+			if s.Phase == dumpRecorded && !s.Arrived && s.Cap.Pos == s.Cap.Plan.Units[0].Hi {
+				return "every event through e processed, the restored rows still in flight"
 			}
 			return ""
-		}},
-		P{Name: "stale-restore-corrected", Cite: "Thm 8, Example 7.1", Kind: explore.Sometimes, Check: func(s dumpState) string {
+		}),
+		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", func(s *dumpState) string {
+			for k := model.Key(0); k < keys; k++ {
+				if closeEmitted(&s.Cap, k) {
+					return fmt.Sprintf("survivor %v=%v@%d emitted", k, s.Cap.Out.Val[k], s.Cap.Out.Tag[k])
+				}
+			}
+			return ""
+		}),
+		sometimes("stale-restore-corrected", "Thm 8, Example 7.1", func(s *dumpState) string {
 			c := &s.Cap
 			if !c.AllClosed(1) {
 				return ""
 			}
 			u := &c.Plan.Units[0]
-			for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			for k := model.Key(0); k < keys; k++ {
 				if u.Refresh[k] != c.Log.Sigma(u.Hi, k) && c.Out.Val[k] == c.Log.Sigma(c.Pos, k) {
 					return fmt.Sprintf("restored %v=%v is stale at e, the replay has %v", k, u.Refresh[k], c.Out.Val[k])
 				}
 			}
 			return ""
-		}},
+		}),
 	)
 }
 
-// commitText describes a commit: "source commits k2 := ⊥ at position 5".
+// dumpReadsText lists σ_at over the first keys: "k0=1 k1=⊥".
+func dumpReadsText(l *model.Log, at model.Coord, keys int) string {
+	s := ""
+	for k := model.Key(0); k < model.Key(keys); k++ {
+		if k > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%v=%v", k, l.Sigma(at, k))
+	}
+	return s
+}
+
+// dumpCommitText describes a commit: "source commits k2 := ⊥ at position 5"
+// (composite's traces use it).
 func dumpCommitText(t *Txn, n model.Coord) string {
 	s := "source commits"
 	for i, e := range t.Events() {
@@ -505,20 +674,8 @@ func dumpCommitText(t *Txn, n model.Coord) string {
 	return s + fmt.Sprintf(" at positions %d–%d", n+1, n+model.Coord(t.N))
 }
 
-// readsText lists σ_at over the first keys: "k0=1 k1=⊥".
-func dumpReadsText(l *model.Log, at model.Coord, keys int) string {
-	s := ""
-	for k := model.Key(0); k < model.Key(keys); k++ {
-		if k > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%v=%v", k, l.Sigma(at, k))
-	}
-	return s
-}
-
 // dumpEmitText lists the entries a close emits for the keys of set:
-// "k0=2@3 k1=1@3", or "nothing".
+// "k0=2@3 k1=1@3", or "nothing" (composite's traces use it).
 func dumpEmitText(u *model.Unit, set model.KeySet, keys int) string {
 	s := ""
 	for k := model.Key(0); k < model.Key(keys); k++ {
@@ -540,8 +697,8 @@ func init() {
 		Name:     "dump",
 		Doc:      "native dumps and restores: a trusted point splice at r, or an uncertain view in (b, e] reconciled by window-discard",
 		Cite:     "§7.6–7.7, Prop 6, Thm 8",
-		Defaults: Config{Keys: 3, Values: 2, Events: 5, Chunks: 1, Txn: 1, Mode: DumpTrusted},
+		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 1, Txn: 2, Mode: DumpTrusted},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: 1, Txn: MaxTxn, Modes: []string{DumpTrusted, DumpUncertain}},
-		Faults:   []Fault{FalseRecoveryPoint, ClaimInsideUncertainty, NoDiscard},
+		Faults:   []Fault{FalseRecoveryPoint, ClaimInsideUncertainty, NoDiscard, CopyDropped, ConsumerRunsDuringRead},
 	}, func(cfg Config) explore.Model[dumpState, dumpAction] { return newDump(cfg) }))
 }

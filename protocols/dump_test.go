@@ -9,9 +9,9 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-func runDump(t *testing.T, cfg Config, workers int) *explore.Result[dumpState, dumpAction] {
+func runDump(t *testing.T, cfg Config, workers int, only ...string) *explore.Result[dumpState, dumpAction] {
 	t.Helper()
-	r, err := explore.Run(context.Background(), explore.Model[dumpState, dumpAction](newDump(cfg)), explore.Options{Workers: workers})
+	r, err := explore.Run(context.Background(), explore.Model[dumpState, dumpAction](newDump(cfg)), explore.Options{Workers: workers, Only: only})
 	if err != nil {
 		t.Fatalf("%v: %v", cfg, err)
 	}
@@ -20,7 +20,7 @@ func runDump(t *testing.T, cfg Config, workers int) *explore.Result[dumpState, d
 
 // dumpSmall is a bound small enough for -race and -short.
 func dumpSmall(mode string) Config {
-	return Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: mode}
+	return Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: mode, InitialAny: true}
 }
 
 // Reference: §7.6 Prop 6, §7.7 Thm 8 — every invariant holds, and the result
@@ -34,8 +34,9 @@ func TestDumpPasses(t *testing.T) {
 		{"uncertain 1 key", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: DumpUncertain}},
 		{"trusted small", dumpSmall(DumpTrusted)},
 		{"uncertain small", dumpSmall(DumpUncertain)},
-		{"trusted txn 2", Config{Keys: 2, Values: 1, Events: 3, Chunks: 1, Txn: 2, Mode: DumpTrusted}},
-		{"uncertain txn 2", Config{Keys: 2, Values: 1, Events: 3, Chunks: 1, Txn: 2, Mode: DumpUncertain}},
+		{"trusted txn 2", Config{Keys: 2, Values: 1, Events: 3, Chunks: 1, Txn: 2, Mode: DumpTrusted, InitialAny: true}},
+		{"uncertain txn 2", Config{Keys: 2, Values: 1, Events: 3, Chunks: 1, Txn: 2, Mode: DumpUncertain, InitialAny: true}},
+		{"uncertain fixed store", Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 2, Mode: DumpUncertain, Initial: model.Store{2, 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,28 +52,34 @@ func TestDumpPasses(t *testing.T) {
 	}
 }
 
-// Reference: §7.6–7.7 — exact counts, from an enumerator written from the
-// paper's description with its own states (no engine, no fingerprints).
+// Reference: §6.4, §7.6–7.7 — exact counts, from an enumerator written from
+// the paper's description with its own states (no engine, no fingerprints,
+// no buffer: its close emits the survivors of Def. 6.2 straight from the
+// definition, so agreeing counts also say the model's step-by-step buffer
+// leaves the replay the definition gives).
 //
-// By hand, trusted at 1 key / 1 value / 1 event: the source commits k0 := 1
-// before or after the dump. Before any dump: {} and [k0=1] (2 states). Dump at
-// r = 0: open; open with the commit; closed; closed with the commit; then the
-// consumer takes position 1 (5 states). Dump at r = 1: open; closed, k0=1
-// emitted (2 states). 9 in all; 9 transitions (2 + 1 + 2 + 1 + 1 + 1 + 1).
-//
-// Uncertain at the same bound: 24 states (2 before b; b at 0 or 1 and the
-// commit around the restore: 6 more; e recorded: 7; closed: 6), 26 transitions.
+// By hand, trusted at 1 key / 1 value / 1 event, empty base store. Before the
+// dump: {} ; [k0:=1] ; [k0:=1] consumed ; [k0:=1] with s0 = 1 (4 states).
+// Dump at r = 0 (nothing present): open; closed; open with the commit; closed
+// with the commit; then position 1 consumed (5 states: the consumer waits at
+// r = 0 until the close). Dump at r = 1 (k0=1 buffered): open; open with
+// position 1 consumed; open with s0 = 1; closed from each of the last two
+// (5 states; consuming before or after the dump meet in one state). 14 in
+// all. Transitions: {} 2, [k0:=1] 3, consumed 1, s0 = 1 1; r = 0: open 2,
+// closed 1, open with the commit 1, closed with the commit 1; r = 1: open 2,
+// consumed 1, s0 = 1 1 — 16.
 func TestDumpCounts(t *testing.T) {
 	tests := []struct {
 		cfg                 Config
 		distinct, generated uint64
 	}{
-		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: DumpTrusted}, 9, 9},
-		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: DumpUncertain}, 24, 26},
-		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: DumpTrusted}, 55, 68},
-		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain}, 255, 328},
-		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: DumpTrusted}, 187, 238},
-		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain}, 929, 1212},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: DumpTrusted}, 14, 16},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: DumpUncertain}, 51, 78},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: DumpTrusted}, 129, 186},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain}, 723, 1321},
+		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain, InitialAny: true}, 24255, 44811},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: DumpTrusted, InitialAny: true}, 668, 944},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: DumpUncertain, InitialAny: true}, 3476, 6300},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
@@ -90,7 +97,7 @@ func TestDumpCounts(t *testing.T) {
 }
 
 // Reference: Prop 6, Thm 8, Example 7.1 — the races the invariants must
-// survive are reached.
+// survive are reached, and the copy decides a key at the frontier.
 func TestDumpSometimes(t *testing.T) {
 	for _, mode := range []string{DumpTrusted, DumpUncertain} {
 		t.Run(mode, func(t *testing.T) {
@@ -115,8 +122,8 @@ func TestDumpSometimes(t *testing.T) {
 	}
 }
 
-// dumpPaper is the paper's largest bound (§10: three keys, four events), used
-// where the defaults are too slow for go test.
+// dumpPaper is a bound at the paper's sizes (§10: three keys, four events)
+// that go test can afford.
 func dumpPaper(mode string) Config {
 	return Config{Keys: 3, Values: 2, Events: 4, Chunks: 1, Txn: 1, Mode: mode}
 }
@@ -132,27 +139,43 @@ func dumpDefaults(mode string) Config {
 }
 
 // Reference: §10 mutated runs; Prop 6 (false trusted recovery point), Thm 8
-// (claim inside the uncertainty bracket), Def. 6.2 (no discard).
+// (claim inside the uncertainty bracket), Def. 6.2 (no discard; a window
+// event met before the rows arrive), Thm 1 (a copy that never arrives).
+// Each shortest trace is counted by hand in its comment.
 func TestDumpFaults(t *testing.T) {
+	one := func(mode string, f Fault) Config {
+		return Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: mode, Fault: f, InitialAny: true}
+	}
 	tests := []struct {
 		name   string
 		cfg    Config
 		breaks string
 		steps  int // actions on the shortest trace
 	}{
-		// read k0=⊥ at v=0; commit k0 := 1; record r = 1; close: k0 stays ⊥ ≠ σ_1.
-		{"false-recovery-point", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: DumpTrusted, Fault: FalseRecoveryPoint}, "frontier-replay", 4},
-		// record b=0; commit k0; commit k1; restore at v=2; record e=2;
-		// consume 1, 2; close — claimed from 1, sink_1(k1) = 1 ≠ σ_1(k1) = ⊥.
-		{"claim-inside-uncertainty", Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain, Fault: ClaimInsideUncertainty}, "latest-high-trajectory", 8},
-		// commit k0 := 1; record b=1; restore k0=1 at v=1; commit k0 := ⊥;
-		// record e=2; consume 2; close emits the stale k0=1.
-		{"no-discard", Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain, Fault: NoDiscard}, "frontier-replay", 7},
+		// read view 0 (k0=1 buffered, from b0); commit k0 := ⊥ at 1; record
+		// r = 1; consume 1 (or start later past it); close emits the stale
+		// k0=1@1 ≠ σ_1 = ⊥. The commit must fall between the view and r.
+		{"false-recovery-point", one(DumpTrusted, FalseRecoveryPoint), "frontier-replay", 5},
+		// record b = 0; commit k0; commit k1; restore at v = 2; rows arrive;
+		// record e = 2; consume 1, 2 (s0 ⊑ b = 0); close — claimed from 1,
+		// sink_1(k1) = 1 ≠ σ_1(k1) = ⊥.
+		{"claim-inside-uncertainty", Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain, Fault: ClaimInsideUncertainty}, "latest-high-trajectory", 9},
+		// b0 k0=1; record b = 0; restore k0=1 at v = 0; rows arrive; commit
+		// k0 := ⊥; record e = 1; consume 1 (no discard); close emits k0=1.
+		{"no-discard", one(DumpUncertain, NoDiscard), "frontier-replay", 7},
+		// b0 k0=1; dump at r = 0; close emits nothing: replay ⊥ ≠ σ_0 = 1.
+		{"copy-dropped trusted", one(DumpTrusted, CopyDropped), "frontier-replay", 2},
+		// b0 k0=1; record b = 0; restore; rows arrive; record e = 0; close.
+		{"copy-dropped uncertain", one(DumpUncertain, CopyDropped), "frontier-replay", 5},
+		// b0 k0=1; record b = 0; restore k0=1 at v = 0; commit k0 := ⊥;
+		// consume 1 before the rows arrive (not remembered); rows arrive,
+		// k0=1 buffered; record e = 1; close resurrects k0=1.
+		{"consumer-runs-during-read", one(DumpUncertain, ConsumerRunsDuringRead), "frontier-replay", 7},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newDump(tt.cfg)
-			r := runDump(t, tt.cfg, 2)
+			r := runDump(t, tt.cfg, 2, tt.breaks)
 			if r.Verdict != explore.Violated || r.Violation.Property != tt.breaks {
 				t.Fatalf("%v: want %s violated, got %v\n%s", tt.cfg, tt.breaks, r.Verdict, dumpViolation(m, r))
 			}
@@ -162,12 +185,11 @@ func TestDumpFaults(t *testing.T) {
 			t.Logf("%s", dumpViolation(m, r))
 			// The same fault at the defaults is killed too.
 			cfg := dumpDefaults(tt.cfg.Mode)
-			cfg.Fault = tt.cfg.Fault
 			if testing.Short() || dumpRace {
 				cfg = dumpSmall(tt.cfg.Mode)
-				cfg.Fault = tt.cfg.Fault
 			}
-			if r := runDump(t, cfg, 2); r.Verdict != explore.Violated || r.Violation.Property != tt.breaks {
+			cfg.Fault = tt.cfg.Fault
+			if r := runDump(t, cfg, 2, tt.breaks); r.Verdict != explore.Violated || r.Violation.Property != tt.breaks {
 				t.Errorf("%v: want %s violated, got %v", cfg, tt.breaks, r.Verdict)
 			} else {
 				t.Logf("%v: %s, %d steps", cfg, r.Violation.Property, len(r.Violation.Trace)-1)
@@ -176,68 +198,142 @@ func TestDumpFaults(t *testing.T) {
 	}
 }
 
-// Reference: Example 7.1 — a backup restores a = 4 at a view v in [b, e]
-// (here v = b); after the view the source updates a to 6, inside the
-// uncertainty window; window-discard drops the buffered 4 on that update and
-// the replay yields 6. Without the discard the stale 4 comes back.
+// dumpStepper drives a dump model by hand, insisting that each action is
+// enabled and collecting the trace lines.
+type dumpStepper struct {
+	t     *testing.T
+	m     *dump
+	s     dumpState
+	lines []string
+}
+
+func newDumpStepper(t *testing.T, cfg Config) *dumpStepper {
+	m := newDump(cfg)
+	return &dumpStepper{t: t, m: m, s: m.Init()[0]}
+}
+
+func (d *dumpStepper) enabled(a dumpAction) bool {
+	for _, b := range d.m.Actions(d.s, nil) {
+		if b == a {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *dumpStepper) step(kind dumpKind) { d.do(dumpAction{Kind: kind}) }
+
+func (d *dumpStepper) commit(k model.Key, v model.Value) {
+	d.do(dumpAction{Kind: dumpCommit, Txn: Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: k, Img: v}}}})
+}
+
+func (d *dumpStepper) do(a dumpAction) {
+	d.t.Helper()
+	if !d.enabled(a) {
+		d.t.Fatalf("%s is not enabled after\n%s", dumpKindNames[a.Kind], strings.Join(d.lines, "\n"))
+	}
+	d.lines = append(d.lines, d.m.Describe(d.s, a))
+	var ok bool
+	if d.s, ok = d.m.Next(d.s, a); !ok {
+		d.t.Fatalf("%s changed nothing", dumpKindNames[a.Kind])
+	}
+}
+
+// holds checks every always-property on the current state.
+func (d *dumpStepper) holds() {
+	d.t.Helper()
+	for _, p := range d.m.Properties() {
+		if p.Kind == explore.Always {
+			if r := p.Check(d.s); r != "" {
+				d.t.Errorf("%s: %s\n%s", p.Name, r, strings.Join(d.lines, "\n"))
+			}
+		}
+	}
+}
+
+// Reference: Example 7.1 — a backup restores a = 4 (a row of the base
+// store) at a view v in [b, e] (here v = b); after the view the source
+// updates a to 6, inside the uncertainty window. Window-discard drops the
+// buffered 4 on that update and the replay yields 6, whether the consumer
+// meets the update after the rows arrive (the buffer entry is discarded) or
+// before (the row is dropped when it arrives). Without the discard, or
+// without remembering the early update, the stale 4 comes back.
 func TestDumpExample71(t *testing.T) {
 	const a = model.Key(0)
-	run := func(fault Fault) (dumpState, []string) {
-		m := newDump(Config{Keys: 1, Values: 6, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain, Fault: fault})
-		s := m.Init()[0]
-		var lines []string
-		step := func(a dumpAction) {
-			t.Helper()
-			found := false
-			for _, b := range m.Actions(s, nil) {
-				found = found || b == a
-			}
-			if !found {
-				t.Fatalf("%+v is not enabled", a)
-			}
-			lines = append(lines, m.Describe(s, a))
-			var ok bool
-			if s, ok = m.Next(s, a); !ok {
-				t.Fatalf("%+v changed nothing", a)
-			}
+	run := func(fault Fault, early bool) *dumpStepper {
+		d := newDumpStepper(t, Config{Keys: 1, Values: 6, Events: 1, Chunks: 1, Txn: 1, Mode: DumpUncertain, Initial: model.Store{4}, Fault: fault})
+		d.step(dumpRecordB) // b = 0
+		d.step(dumpRestore) // the view v = 0: a = 4
+		if !early {
+			d.step(dumpArrive) // buffer {a=4}
 		}
-		commit := func(v model.Value) dumpAction {
-			return dumpAction{Kind: dumpCommit, Txn: Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: a, Img: v}}}}
+		d.commit(a, 6)      // a := 6 at position 1, after the view
+		d.step(dumpConsume) // position 1, in the window (0, e]
+		if early {
+			d.step(dumpArrive) // the rows arrive after the update was met
 		}
-		step(commit(4))                     // a := 4 at position 1
-		step(dumpAction{Kind: dumpRecordB}) // b = 1
-		step(dumpAction{Kind: dumpRestore}) // the view v = 1: a = 4
-		step(commit(6))                     // a := 6 at position 2, after the view
-		step(dumpAction{Kind: dumpRecordE}) // e = 2: bracket (1, 2]
-		step(dumpAction{Kind: dumpConsume}) // position 2: the in-window update discards buffered a=4
-		step(dumpAction{Kind: dumpClose})   // nothing survives
-		return s, lines
+		d.step(dumpRecordE) // e = 1: bracket (0, 1]
+		d.step(dumpClose)
+		return d
 	}
+	for _, early := range []bool{false, true} {
+		d := run(None, early)
+		t.Log("\n" + strings.Join(d.lines, "\n"))
+		c := &d.s.Cap
+		if u := &c.Plan.Units[0]; u.Lo != 0 || u.Hi != 1 || c.ReadAt[a] != 0 || u.Refresh[a] != 4 {
+			t.Fatalf("restore: bracket (%d, %d], a=%v read at %d; want (0, 1], a=4 at 0", u.Lo, u.Hi, u.Refresh[a], c.ReadAt[a])
+		}
+		if c.Out.Val[a] != 6 || c.Log.Sigma(c.Pos, a) != 6 {
+			t.Errorf("replay a = %v, σ_f(a) = %v; want 6, 6", c.Out.Val[a], c.Log.Sigma(c.Pos, a))
+		}
+		consumed, want := d.lines[4], "position 1: k0 := 6 in window (0, e], discards buffered k0, emitted"
+		if early {
+			consumed, want = d.lines[3], "position 1: k0 := 6 in window (0, e], k0's row will be dropped when it arrives, emitted"
+			if !strings.Contains(d.lines[4], "buffer {}, dropped {k0=4}") {
+				t.Errorf("the arrival does not show the drop:\n%s", strings.Join(d.lines, "\n"))
+			}
+		}
+		if !strings.HasSuffix(consumed, want) || !strings.HasSuffix(d.lines[len(d.lines)-1], "emit nothing") {
+			t.Errorf("trace does not show the discard:\n%s", strings.Join(d.lines, "\n"))
+		}
+		d.holds()
+	}
+	if d := run(NoDiscard, false); d.s.Cap.Out.Val[a] != 4 {
+		t.Errorf("no-discard: replay a = %v, want the stale 4", d.s.Cap.Out.Val[a])
+	}
+	if d := run(ConsumerRunsDuringRead, true); d.s.Cap.Out.Val[a] != 4 {
+		t.Errorf("consumer-runs-during-read: replay a = %v, want the stale 4", d.s.Cap.Out.Val[a])
+	}
+}
 
-	s, lines := run(None)
-	t.Log("\n" + strings.Join(lines, "\n"))
-	c := &s.Cap
-	if u := &c.Plan.Units[0]; u.Lo != 1 || u.Hi != 2 || c.ReadAt[a] != 1 || u.Refresh[a] != 4 {
-		t.Fatalf("restore: bracket (%d, %d], a=%v read at %d; want (1, 2], a=4 at 1", u.Lo, u.Hi, u.Refresh[a], c.ReadAt[a])
+// Reference: Prop 6, §6.4 — the point splice by shape: consumption starts
+// before r and emits (s0, r] at their places; while the dump is in flight the
+// consumer waits at r; the close emits every present row at r, before every
+// later event; the trajectory holds from r.
+func TestDumpPointSplice(t *testing.T) {
+	k0, k1 := model.Key(0), model.Key(1)
+	d := newDumpStepper(t, Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: DumpTrusted, Initial: model.Store{1}})
+	d.commit(k1, 2)     // position 1
+	d.step(dumpConsume) // k1=2@1, s0 = 0
+	d.step(dumpSplice)  // r = 1: k0=1 k1=2 buffered
+	d.commit(k0, 2)     // position 2, while the dump is in flight
+	if d.enabled(dumpAction{Kind: dumpConsume}) {
+		t.Fatal("the consumer may pass r before the splice's rows are emitted")
 	}
-	if c.Out.Val[a] != 6 || c.Log.Sigma(c.Pos, a) != 6 {
-		t.Errorf("replay a = %v, σ_f(a) = %v; want 6, 6", c.Out.Val[a], c.Log.Sigma(c.Pos, a))
+	d.step(dumpClose)   // k0=1@1 k1=2@1
+	d.step(dumpConsume) // k0=2@2
+	t.Log("\n" + strings.Join(d.lines, "\n"))
+	c := &d.s.Cap
+	if u := &c.Plan.Units[0]; u.Lo != 1 || u.Hi != 1 || c.ReadAt[k0] != 1 || c.ReadAt[k1] != 1 {
+		t.Fatalf("splice: bracket (%d, %d], reads at %d, %d; want the point 1", u.Lo, u.Hi, c.ReadAt[k0], c.ReadAt[k1])
 	}
-	if !strings.Contains(lines[5], "k0 := 6, in window (1, e], discards buffered k0=4") || !strings.HasSuffix(lines[6], "emit nothing") {
-		t.Errorf("trace does not show the discard:\n%s", strings.Join(lines, "\n"))
+	if !strings.HasSuffix(d.lines[2], "buffer {k0=1 k1=2}") || !strings.HasSuffix(d.lines[4], "emit k0=1@1 k1=2@1") {
+		t.Errorf("the splice does not buffer and emit every present row at r:\n%s", strings.Join(d.lines, "\n"))
 	}
-	for _, p := range newDump(Config{Keys: 1, Values: 6, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain}).Properties() {
-		if p.Kind == explore.Always {
-			if r := p.Check(s); r != "" {
-				t.Errorf("%s: %s", p.Name, r)
-			}
-		}
+	if c.Out.Val != c.Log.State(c.Pos) || c.Out.Tag[k0] != 2 || c.Out.Tag[k1] != 1 {
+		t.Errorf("replay %v tags %v; want σ_2 = %v with k0@2, k1@1", c.Out.Val, c.Out.Tag, c.Log.State(c.Pos))
 	}
-
-	s, _ = run(NoDiscard)
-	if s.Cap.Out.Val[a] != 4 {
-		t.Errorf("no-discard: replay a = %v, want the stale 4", s.Cap.Out.Val[a])
-	}
+	d.holds()
 }
 
 // Reference: §10 — states survive the spilled queue: Decode inverts Encode.
@@ -265,7 +361,9 @@ func TestDumpEncodeDecode(t *testing.T) {
 				}
 			}
 		}
-		walk(m.Init()[0], 6)
+		for _, s := range m.Init()[:3] {
+			walk(s, 5)
+		}
 		if seen < 100 {
 			t.Errorf("%s: only %d states walked", mode, seen)
 		}
@@ -286,24 +384,28 @@ func dumpViolation(m *dump, r *explore.Result[dumpState, dumpAction]) string {
 	return b.String()
 }
 
-// ---- An independent enumerator of the dump protocol (§7.6–7.7). ----
+// ---- An independent enumerator of the dump protocol (§6.4, §7.6–7.7). ----
 
-// bfDump is a state as the paper describes it: the log, the recorded b, the
-// latent view v and the recorded e (trusted: b = v = e = r), how far the
-// consumer has got, whether the unit has closed, and the replay of what was
-// emitted with each key's last tag.
+// bfDump is a state as the paper describes it: the base store and the log
+// (key, image, transaction label per position); how far the unit has got
+// (0 nothing, 1 b recorded, 2 view taken, 3 bracket complete) with b, the
+// latent view v and e (trusted: b = v = e = r); whether the rows have
+// arrived; the consumer's start and position; whether the unit has closed;
+// and the replay of what was emitted with each key's last tag.
 type bfDump struct {
-	n        int
-	key, img [8]int8
-	phase    int // 0 nothing; 1 b recorded; 2 view read; 3 bracket recorded
-	b, v, e  int
-	pos      int
-	closed   bool
-	val, tag [8]int
+	init          [4]int8
+	n             int
+	key, img, txn [8]int8
+	phase         int
+	b, v, e       int
+	arrived       bool
+	s0, pos       int
+	closed        bool
+	val, tag      [4]int
 }
 
 func (s *bfDump) sigma(c, k int) int {
-	v := 0
+	v := int(s.init[k])
 	for p := 0; p < c; p++ {
 		if int(s.key[p]) == k {
 			v = int(s.img[p])
@@ -322,48 +424,96 @@ func (s *bfDump) touched(k, lo, hi int) bool {
 }
 
 // bfDumpCount returns the distinct reachable states and the transitions
-// taken from them (T = 1).
+// taken from them (T ≤ 2).
 func bfDumpCount(cfg Config) (distinct, transitions uint64) {
 	uncertain := cfg.Mode == DumpUncertain
 	seen := map[bfDump]bool{}
-	var visit func(s bfDump)
-	visit = func(s bfDump) {
-		if seen[s] {
-			return
+	var stack []bfDump
+	push := func(s bfDump) {
+		if !seen[s] {
+			seen[s] = true
+			stack = append(stack, s)
 		}
-		seen[s] = true
-		var next []bfDump
-		// The source commits one row event changing its key (T = 1).
-		if s.n < cfg.Events {
-			for k := 0; k < cfg.Keys; k++ {
+	}
+	// Base stores: the fixed one, or every store over the keys and values.
+	stores := [][4]int8{{}}
+	if cfg.InitialAny {
+		for k := 0; k < cfg.Keys; k++ {
+			var more [][4]int8
+			for _, st := range stores {
 				for v := 0; v <= cfg.Values; v++ {
-					if v != s.sigma(s.n, k) {
-						t := s
-						t.key[t.n], t.img[t.n] = int8(k), int8(v)
-						t.n++
-						next = append(next, t)
+					st[k] = int8(v)
+					more = append(more, st)
+				}
+			}
+			stores = more
+		}
+	} else {
+		for k := 0; k < cfg.Keys; k++ {
+			stores[0][k] = int8(cfg.Initial[k])
+		}
+	}
+	for _, st := range stores {
+		push(bfDump{init: st, b: -1, v: -1, e: -1})
+	}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var next []bfDump
+		// The source commits 1..T row events on distinct keys, in any order,
+		// each giving its key another value than before the transaction.
+		label := int8(1)
+		if s.n > 0 {
+			label = s.txn[s.n-1] + 1
+		}
+		var extend func(t bfDump, size int)
+		extend = func(t bfDump, size int) {
+			for k := 0; k < cfg.Keys; k++ {
+				if t.touched(k, s.n, t.n) {
+					continue
+				}
+				for v := 0; v <= cfg.Values; v++ {
+					if v == s.sigma(s.n, k) {
+						continue
+					}
+					u := t
+					u.key[u.n], u.img[u.n], u.txn[u.n] = int8(k), int8(v), label
+					u.n++
+					next = append(next, u)
+					if size+1 < cfg.Txn && u.n < cfg.Events {
+						extend(u, size+1)
 					}
 				}
 			}
 		}
+		if s.n < cfg.Events {
+			extend(s, 0)
+		}
+		// The capture's next step.
 		t := s
 		switch {
-		case !uncertain && s.phase == 0: // dump at r = the log's end; the consumer starts at r
-			t.phase, t.b, t.v, t.e, t.pos = 3, s.n, s.n, s.n, s.n
+		case !uncertain && s.phase == 0: // dump at r = the log's end, rows in hand
+			t.phase, t.b, t.v, t.e, t.arrived = 3, s.n, s.n, s.n, true
 			next = append(next, t)
-		case uncertain && s.phase == 0: // record b; the consumer starts at b
-			t.phase, t.b, t.pos = 1, s.n, s.n
+		case uncertain && s.phase == 0: // record b
+			t.phase, t.b = 1, s.n
 			next = append(next, t)
-		case s.phase == 1: // restore at the view v = the log's end
+		case s.phase == 1: // the view v = the log's end
 			t.phase, t.v = 2, s.n
 			next = append(next, t)
-		case s.phase == 2: // record e; the consumer may go on replaying the window
+		case s.phase == 2: // record e
 			t.phase, t.e = 3, s.n
 			next = append(next, t)
-			if s.pos < s.n {
-				next = append(next, bfDumpConsume(s))
-			}
-		case s.phase == 3 && !s.closed && s.pos == s.e: // close: present reads with no event in (b, e], tagged e
+		}
+		if uncertain && s.phase >= 2 && !s.arrived { // the restored rows arrive
+			t := s
+			t.arrived = true
+			next = append(next, t)
+		}
+		// The close: once the rows are in and the consumer stands at e,
+		// every present read with no event in (b, e] (Def. 6.2), tagged e.
+		if s.phase == 3 && s.arrived && !s.closed && s.pos == s.e {
+			t := s
 			for k := 0; k < cfg.Keys; k++ {
 				if r := s.sigma(s.v, k); r != 0 && !s.touched(k, s.b, s.e) {
 					t.val[k], t.tag[k] = r, s.e
@@ -371,21 +521,27 @@ func bfDumpCount(cfg Config) (distinct, transitions uint64) {
 			}
 			t.closed = true
 			next = append(next, t)
-		case s.phase == 3 && s.pos < s.n:
-			next = append(next, bfDumpConsume(s))
+		}
+		// The consumer: the next position, never past e before the close;
+		// or, having consumed nothing, a later start, at most the low edge.
+		if s.pos < s.n && (s.phase < 3 || s.closed || s.pos < s.e) {
+			t := s
+			t.pos++
+			k := t.key[t.pos-1]
+			t.val[k], t.tag[k] = int(t.img[t.pos-1]), t.pos
+			next = append(next, t)
+			bounded := (uncertain && s.phase >= 1) || (!uncertain && s.phase == 3)
+			if s.pos == s.s0 && (!bounded || s.pos < s.b) {
+				t := s
+				t.s0++
+				t.pos++
+				next = append(next, t)
+			}
 		}
 		transitions += uint64(len(next))
 		for _, t := range next {
-			visit(t)
+			push(t)
 		}
 	}
-	visit(bfDump{b: -1, v: -1, e: -1})
 	return uint64(len(seen)), transitions
-}
-
-func bfDumpConsume(s bfDump) bfDump {
-	s.pos++
-	k := s.key[s.pos-1]
-	s.val[k], s.tag[k] = int(s.img[s.pos-1]), s.pos
-	return s
 }

@@ -12,7 +12,7 @@ const (
 	// The paper's mutated runs (§10).
 	SharedReadInstant      // claim: one read instant explains every read of a chunk (Prop 1)
 	WindowOnlyWithholding  // parallel: gate withholds only the window's events (Prop 3)
-	EarlyCommonOnset       // composite: trajectory claimed from the earliest splice (Prop 2)
+	EarlyCommonOnset       // composite: trajectory claimed from an onset c* below the frontier, not the latest high (Prop 2)
 	FalseRecoveryPoint     // dump trusted: the restore is consistent at a view other than the recorded r
 	ClaimInsideUncertainty // dump uncertain: trajectory claimed from inside (b, e)
 	InteriorExecutedSet    // readonly: a sample maps to a prefix inside a committed transaction
@@ -31,6 +31,12 @@ const (
 	LateStart            // consumption starts after a low edge or after the earliest splice (S-OBS)
 	ReleaseBeforeLastRow // readonly: release before the last row event of the window's last transaction
 	HighBeforeRead       // the high edge is recorded before the read finishes
+
+	// Environment faults: the capture meets the world the paper's contract
+	// describes and drops what only it could supply.
+	CopyDropped            // the close emits no copied rows: only the log reaches the sink
+	ConsumerRunsDuringRead // readonly: window events are consumed while the chunk is still being read (breaks A-discard)
+	LostWatermark          // classic: the watermark rows are filtered out of the consumed log (W3/W4)
 )
 
 var faultNames = [...]string{
@@ -54,6 +60,9 @@ var faultNames = [...]string{
 	LateStart:              "late-start",
 	ReleaseBeforeLastRow:   "release-before-last-row",
 	HighBeforeRead:         "high-before-read",
+	CopyDropped:            "copy-dropped",
+	ConsumerRunsDuringRead: "consumer-runs-during-read",
+	LostWatermark:          "lost-watermark",
 }
 
 func (f Fault) String() string {

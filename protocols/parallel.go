@@ -19,17 +19,39 @@ package protocols
 //     model.Unit.Merged derives from the log and the recorded unit, so the
 //     state holds no copy of it.
 //
-// Once every chunk has closed, the live (binlog) reader starts at the minimum
-// high offset (s0 = min hi, A-handoff's live floor) and consumes the log one
-// position per step. An event passes the gate only if its position is strictly
-// beyond the high offset of the chunk that owns its key (clause (a)); it is
-// emitted tagged with its position. Everything at or before that high edge —
-// window events and pre-low events alike — is withheld.
+// Once every chunk has closed, the live (binlog) reader consumes the log one
+// position per step from its start s0. The start is the model's choice
+// (action start-later): while the reader has consumed nothing, s0 may move one
+// position on, up to the minimum high offset. Def. 6.4 fixes s0 ⊑ hi_i for
+// every unit, and §6.3 notes that range-merge "needs the stream only from
+// s0 ⊑ hi_i" (A-handoff, §7.5: the reader starts at or before every chunk
+// high). Flink starts at exactly the minimum; every earlier start is lawful
+// too, and only an earlier start lets a lone chunk's gate meet the events
+// before its low edge (Prop 3). The
+// reader is created when the last chunk finishes, as Flink assigns the binlog
+// split, so every high edge is known when s0 is chosen; what lies at or
+// before s0 it never sees. An event passes the gate only if its position is
+// strictly beyond the high offset of the chunk that owns its key (clause (a));
+// it is emitted tagged with its position. Everything at or before that high
+// edge — window events and pre-low events alike — is withheld, so what a key
+// held there, like a row of the base store b0 (any store, with initial=any),
+// reaches the sink only through the merged unit.
 //
 // Latent: where each key was read (Capture.ReadAt). The running connector
 // knows its offsets, not which committed state each returned row reflects.
-// The source commits at any time, until E row events exist. Flink records
-// offsets rather than writing markers, so the log holds row events only.
+// The source commits transactions at any time, their rows in any order,
+// until E row events exist. Flink records offsets rather than writing
+// markers, so the log holds row events only.
+//
+// Faults: window-only-withholding (the gate withholds only the owning chunk's
+// window, so pre-low events stream: Prop 3); gate-drops-boundary (the gate
+// passes only beyond hi+1); gate-repeats-window (the gate compares with the
+// minimum high instead of the owner's); skipped-backfill (the raw read is
+// emitted); scan-skips-row (the select omits the chunk's first present row,
+// §9.1); overlapping-chunks (O1); low- and high-edge-off-by-one (the backfill
+// reads (lo+1, hi] or (lo, hi-1]); high-before-read (the high offset is
+// recorded before the last key is read); copy-dropped (the close emits no
+// merged rows).
 
 import (
 	"errors"
@@ -49,7 +71,7 @@ func init() {
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
-			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead},
+			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped},
 	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return parallel{cfg} }))
 }
 
@@ -68,7 +90,7 @@ var chunkPhaseNames = [...]string{"idle", "reading", "high recorded", "closed"}
 func (p chunkPhase) String() string { return chunkPhaseNames[p&3] }
 
 // parallelState is the capture plus each chunk's phase. Chunk i is unit i of
-// Cap.Plan; Cap.Pos and Cap.Start stay 0 until the live reader starts.
+// Cap.Plan; Cap.Pos and Cap.Start stay 0 until every chunk has closed.
 type parallelState struct {
 	Cap   model.Capture
 	Phase [model.MaxUnits]chunkPhase
@@ -78,15 +100,16 @@ type parallelState struct {
 type parallelKind uint8
 
 const (
-	parallelCommit  parallelKind = iota // the source commits a transaction (§2.1)
-	parallelLow                         // record the chunk's low binlog offset (§7.5)
-	parallelRead                        // the chunk select returns its next key (A-read)
-	parallelHigh                        // record the chunk's high binlog offset (§7.5)
-	parallelClose                       // backfill (lo, hi] into the buffer and emit the merged unit (Def. 6.3, 6.4)
-	parallelConsume                     // the live reader consumes one position through the gate (clause (a), A-handoff)
+	parallelCommit     parallelKind = iota // the source commits a transaction (§2.1)
+	parallelLow                            // record the chunk's low binlog offset (§7.5)
+	parallelRead                           // the chunk select returns its next key (A-read)
+	parallelHigh                           // record the chunk's high binlog offset (§7.5)
+	parallelClose                          // backfill (lo, hi] into the buffer and emit the merged unit (Def. 6.3, 6.4)
+	parallelConsume                        // the live reader consumes one position through the gate (clause (a), A-handoff)
+	parallelStartLater                     // the live reader's start s0 moves one position on (Def. 6.4: s0 ⊑ hi_i)
 )
 
-var parallelKindNames = [...]string{"commit", "record-low", "read", "record-high", "backfill-emit", "consume"}
+var parallelKindNames = [...]string{"commit", "record-low", "read", "record-high", "backfill-emit", "consume", "start-later"}
 
 // parallelAction is one step: a commit carries its transaction, a chunk step
 // its chunk.
@@ -109,24 +132,28 @@ func (m parallel) domain(i int) model.KeySet {
 	return d
 }
 
-// Init is the empty store with every chunk split off and idle.
+// Init: one state per base store (every store with initial=any), the empty
+// log, every chunk split off and idle.
 func (m parallel) Init() []parallelState {
-	var s parallelState
-	s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-	s.Cap.Log.Init = m.cfg.Initial
-	for i := 0; i < m.cfg.Chunks; i++ {
-		s.Cap.Plan.Add(model.Unit{Domain: m.domain(i)})
+	var out []parallelState
+	for _, b0 := range InitialStores(&m.cfg) {
+		var s parallelState
+		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
+		s.Cap.Log.Init = b0
+		for i := 0; i < m.cfg.Chunks; i++ {
+			s.Cap.Plan.Add(model.Unit{Domain: m.domain(i)})
+		}
+		out = append(out, s)
 	}
-	return []parallelState{s}
+	return out
 }
 
-// Actions lists the source's commits, then each chunk's next step, then the
-// live reader.
+// Actions lists each chunk's next step, then the source's commits, then the
+// live reader's steps. (The order only breaks ties between shortest traces:
+// with the capture's steps first, a counterexample commits as late as its
+// shape allows, e.g. Prop 3's delete lands inside the window rather than
+// before the low edge.)
 func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelAction {
-	var txns [64]Txn
-	for _, t := range Commits(&m.cfg, &s.Cap.Log, txns[:0]) {
-		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
-	}
 	for i := 0; i < m.cfg.Chunks; i++ {
 		u := &s.Cap.Plan.Units[i]
 		c := uint8(i)
@@ -148,8 +175,15 @@ func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelActio
 			}
 		}
 	}
+	var tb [128]Txn
+	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
+	}
 	if s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos < s.Cap.Log.Len() {
 		buf = append(buf, parallelAction{Kind: parallelConsume})
+		if MayStartLater(&s.Cap, m.minHigh(&s.Cap.Plan)) {
+			buf = append(buf, parallelAction{Kind: parallelStartLater})
+		}
 	}
 	return buf
 }
@@ -179,6 +213,9 @@ func (m parallel) Next(s parallelState, a parallelAction) (parallelState, bool) 
 		return m.backfillAndEmit(s, i), true
 	case parallelConsume:
 		return m.consume(s), true
+	case parallelStartLater:
+		StartLater(&s.Cap)
+		return s, true
 	}
 	return s, false
 }
@@ -219,12 +256,12 @@ func (m parallel) recordHigh(s parallelState, i int) parallelState {
 }
 
 // backfillAndEmit reads the window (lo, hi] into the buffer, emits the merged
-// unit (one entry per key with M(k) ≠ ⊥, tagged hi) and closes the chunk; the
-// last chunk to close starts the live reader at the minimum high offset.
+// unit (one entry per key with M(k) ≠ ⊥, tagged hi) and closes the chunk.
+// Once the last chunk has closed the live reader exists, its start still open.
 func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-		if !u.Domain.Has(k) {
+		if !u.Domain.Has(k) || m.cfg.Fault == CopyDropped {
 			continue
 		}
 		if v := m.merged(u, &s.Cap.Log, k); v != model.Absent {
@@ -233,10 +270,6 @@ func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
 	}
 	s.Cap.Closed |= 1 << i
 	s.Phase[i] = chunkClosed
-	if s.Cap.AllClosed(m.cfg.Chunks) {
-		s.Cap.Start = m.minHigh(&s.Cap.Plan)
-		s.Cap.Pos = s.Cap.Start
-	}
 	return s
 }
 
@@ -282,11 +315,13 @@ func (m parallel) passes(c *model.Capture, k model.Key, p model.Coord) bool {
 	case GateDropsBoundary:
 		return p > u.Hi+1
 	case GateRepeatsWindow:
-		return p > c.Start // the minimum high instead of the owner's
+		return p > m.minHigh(&c.Plan) // the minimum high instead of the owner's
 	}
 	return p > u.Hi
 }
 
+// minHigh is the smallest high offset: the latest start s0 allowed (Def. 6.4),
+// where Flink's binlog split starts.
 func (m parallel) minHigh(p *model.Plan) model.Coord {
 	h := p.Units[0].Hi
 	for i := 1; i < int(p.N); i++ {
@@ -363,7 +398,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 	u := &c.Plan.Units[i]
 	switch a.Kind {
 	case parallelCommit:
-		return m.describeCommit(&c.Log, &a.Txn)
+		return describeCommit(&c.Log, a.Txn)
 	case parallelLow:
 		return fmt.Sprintf("chunk %d records low offset %d", i+1, c.Log.Len())
 	case parallelRead:
@@ -385,9 +420,17 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 				}
 			}
 		}
-		d := fmt.Sprintf("chunk %d backfills %v and emits merged {%s} at %d", i+1, u.Window(), strings.Join(out, " "), u.Hi)
+		what := "emits merged"
+		if m.cfg.Fault == CopyDropped {
+			what = "drops merged"
+		}
+		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, u.Window(), what, strings.Join(out, " "), u.Hi)
 		if t := m.backfillAndEmit(s, i); t.Cap.AllClosed(m.cfg.Chunks) {
-			d += fmt.Sprintf("; live reader starts at %d (minimum high)", t.Cap.Start)
+			if h := m.minHigh(&t.Cap.Plan); h == 0 {
+				d += "; the live reader starts at s0 = 0 (the minimum high)"
+			} else {
+				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to the minimum high %d", h)
+			}
 		}
 		return d
 	case parallelConsume:
@@ -399,21 +442,10 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 			verdict = "emitted"
 		}
 		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d high %d, %s", p, e.Key, e.Img, o+1, c.Plan.Units[o].Hi, verdict)
+	case parallelStartLater:
+		return describeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.minHigh(&c.Plan))
 	}
 	return "?"
-}
-
-// describeCommit is "source commits k2 := ⊥ at position 5".
-func (m parallel) describeCommit(l *model.Log, t *Txn) string {
-	var ev []string
-	for _, e := range t.Events() {
-		ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
-	}
-	first := l.Len() + 1
-	if t.N == 1 {
-		return fmt.Sprintf("source commits %s at position %d", ev[0], first)
-	}
-	return fmt.Sprintf("source commits %s at positions %d..%d", strings.Join(ev, ", "), first, first+model.Coord(t.N)-1)
 }
 
 // ActionNames lists the kinds of steps.
@@ -478,6 +510,7 @@ func (m parallel) Properties() []explore.Property[parallelState, parallelAction]
 		sometimes("absent-read-inserted-in-window", "Def. 6.3, Thm 4", m.absentReadInserted),
 		sometimes("delete-races-read", "Def. 6.3, Lemma 6.2", m.deleteRacesRead),
 		sometimes("stale-read-corrected", "Lemma 6.2, Example 4.1", m.staleReadCorrected),
+		sometimes("copy-decides-frontier", "Thm 1, Thm 4, S-OBS", func(c *model.Capture) string { return copyDecides(c, n, true) }),
 		sometimes("live-event-withheld", "Def. 6.4 clause (a)", func(c *model.Capture) string { return m.liveWithheld(c, false) }),
 		sometimes("pre-low-event-withheld", "Prop 3, §7.5 A-handoff", func(c *model.Capture) string { return m.liveWithheld(c, true) }),
 	}
@@ -514,40 +547,60 @@ func (m parallel) closedKeys(c *model.Capture, f func(i int, u *model.Unit, k mo
 	return ""
 }
 
-// mergeChangesValue: a closed chunk's merged result differs from its read.
+// mergedShown reports whether k's replay is, in this state, the merged entry
+// unit u emitted at its close (Def. 6.4): tagged hi, carrying M(k) ≠ ⊥, and
+// not a live event at hi that a faulty gate passed. It returns M(k) as well.
+func (m parallel) mergedShown(c *model.Capture, u *model.Unit, k model.Key) (model.Value, bool) {
+	mv := m.merged(u, &c.Log, k)
+	if mv == model.Absent || c.Out.Tag[k] != u.Hi || c.Out.Val[k] != mv {
+		return mv, false
+	}
+	live := c.Start < u.Hi && u.Hi <= c.Pos && c.Log.At(u.Hi).Key == k && m.passes(c, k, u.Hi)
+	return mv, !live
+}
+
+// mergeChangesValue: a closed chunk emitted a merged entry that differs from
+// its read, and the sink shows it.
 func (m parallel) mergeChangesValue(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
-		if mv := u.Merged(&c.Log, k); mv != u.Refresh[k] {
-			return fmt.Sprintf("chunk %d: %v read %v, merged %v", i+1, k, u.Refresh[k], mv)
+		if mv, ok := m.mergedShown(c, u, k); ok && mv != u.Refresh[k] {
+			return fmt.Sprintf("chunk %d: %v read %v, merged %v emitted at %d", i+1, k, u.Refresh[k], mv, u.Hi)
 		}
 		return ""
 	})
 }
 
-// absentReadInserted: a key read absent is inserted (⊥ → value) inside its window.
+// absentReadInserted: a key read absent is inserted (⊥ → value) inside its
+// window, and the merged entry carrying the insert reached the sink.
 func (m parallel) absentReadInserted(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
 		if u.Refresh[k] != model.Absent {
 			return ""
 		}
+		if _, ok := m.mergedShown(c, u, k); !ok {
+			return ""
+		}
 		for p := u.Lo + 1; p <= u.Hi; p++ {
 			if e := c.Log.At(p); e.Key == k && e.Img != model.Absent && c.Log.Sigma(p-1, k) == model.Absent {
-				return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d in %v", i+1, k, p, u.Window())
+				return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d in %v, merged entry emitted", i+1, k, p, u.Window())
 			}
 		}
 		return ""
 	})
 }
 
-// deleteRacesRead: a key read present is deleted after its read, inside its window.
+// deleteRacesRead: a key read present is deleted after its read, inside its
+// window, the merged block omits it (M(k) = ⊥) and the sink shows ⊥ with
+// nothing for the key emitted beyond the high edge: the stale read never
+// reached the sink.
 func (m parallel) deleteRacesRead(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
-		if u.Refresh[k] == model.Absent {
+		if u.Refresh[k] == model.Absent || m.merged(u, &c.Log, k) != model.Absent || c.Out.Val[k] != model.Absent || c.Out.Tag[k] > u.Hi {
 			return ""
 		}
 		for p := max(u.Lo, c.ReadAt[k]) + 1; p <= u.Hi; p++ {
 			if e := c.Log.At(p); e.Key == k && e.Img == model.Absent {
-				return fmt.Sprintf("chunk %d: %v read %v at %d, deleted at %d in %v", i+1, k, u.Refresh[k], c.ReadAt[k], p, u.Window())
+				return fmt.Sprintf("chunk %d: %v read %v at %d, deleted at %d in %v, nothing emitted", i+1, k, u.Refresh[k], c.ReadAt[k], p, u.Window())
 			}
 		}
 		return ""
@@ -555,15 +608,17 @@ func (m parallel) deleteRacesRead(c *model.Capture) string {
 }
 
 // staleReadCorrected: a key read present is updated to another present value
-// after its read, inside its window, and the merged result carries the update.
+// after its read, inside its window, and the sink shows the merged entry
+// carrying the update.
 func (m parallel) staleReadCorrected(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
-		r, mv := u.Refresh[k], u.Merged(&c.Log, k)
-		if r == model.Absent || mv == model.Absent || mv == r {
+		r := u.Refresh[k]
+		mv, ok := m.mergedShown(c, u, k)
+		if r == model.Absent || !ok || mv == r {
 			return ""
 		}
 		if _, at, ok := c.Log.Last(k, model.Window{Lo: max(u.Lo, c.ReadAt[k]), Hi: u.Hi}); ok {
-			return fmt.Sprintf("chunk %d: %v read %v at %d, updated at %d, merged %v", i+1, k, r, c.ReadAt[k], at, mv)
+			return fmt.Sprintf("chunk %d: %v read %v at %d, updated at %d, merged %v emitted", i+1, k, r, c.ReadAt[k], at, mv)
 		}
 		return ""
 	})

@@ -35,22 +35,43 @@ func (m parallelOnly) Properties() []explore.Property[parallelState, parallelAct
 	return out
 }
 
-// Reference: §7.5 Prop 5, §6.3 Thm 4, Thm 5, Lemma 6.3 — every invariant holds,
-// and the engine finds exactly the states an independent enumeration finds.
+// parallelReach checks only the model's sometimes-properties.
+type parallelReach struct{ parallel }
+
+func (m parallelReach) Properties() []explore.Property[parallelState, parallelAction] {
+	var out []explore.Property[parallelState, parallelAction]
+	for _, p := range m.parallel.Properties() {
+		if p.Kind == explore.Sometimes {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Reference: §7.5 Prop 5, §6.3 Thm 4, Thm 5, Lemma 6.3, Def. 6.4 — every
+// invariant holds, and the engine finds exactly the states an independent
+// enumeration finds.
 func TestParallelPasses(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
 		want uint64 // distinct states, from enumerateParallel; literal for the record
 	}{
-		// By hand: the log is [] or [k0=1]. With n = its length, idle: 2 states
-		// (n = 0, 1); low recorded, nothing read: lo ≤ n, 3; read at ra:
-		// lo ≤ ra ≤ n, 4; high: lo ≤ ra ≤ hi ≤ n, 5; closed, live reader at
-		// pos with hi ≤ pos ≤ n: 1 + (2+1+1+1) = 6. Total 20.
-		{"k1 v1 e1 c1", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, 20},
-		{"k2 v1 e2 c2", Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1}, 4363},
-		{"k2 v2 e2 c2", Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}, 16565},
-		{"k2 v1 e2 c1 t2", Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 294},
+		// By hand: the log is [] or [k0=1], n its length. Idle: 2 states
+		// (n = 0, 1). Low recorded, nothing read, lo ≤ n: 3. Read at ra,
+		// lo ≤ ra ≤ n: 4. High, lo ≤ ra ≤ hi ≤ n: 5. Closed: the reader's
+		// start s0 ≤ hi and its position s0 ≤ pos ≤ n — hi = n = 0: 1;
+		// hi = 0, n = 1: pos 0 or 1, 2; hi = n = 1: (lo, ra) in 3 ways times
+		// (s0, pos) in {(0,0), (0,1), (1,1)}, 9. Total 2+3+4+5+12 = 26.
+		{"k1 v1 e1 c1", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, 26},
+		{"k1 v2 e2 c1 any", Config{Keys: 1, Values: 2, Events: 2, Chunks: 1, Txn: 1, InitialAny: true}, 1029},
+		{"k2 v1 e2 c2", Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1}, 5659},
+		{"k2 v2 e2 c2", Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}, 21677},
+		{"k2 v1 e2 c1 t2", Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 620},
+		{"k2 v1 e2 c2 t2 any", Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, InitialAny: true}, 24676},
+		// The same count by symmetry: the log is [] or [k0=⊥], and the base
+		// row reaches the sink only through the merged unit.
+		{"k1 v1 e1 c1 b0={k0=1}", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Initial: model.Store{1}}, 26},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +83,7 @@ func TestParallelPasses(t *testing.T) {
 			for _, w := range []int{1, 2} {
 				r := runParallel(t, parallel{tt.cfg}, w)
 				if r.Verdict != explore.Pass {
-					t.Fatalf("workers=%d: verdict %v: %+v", w, r.Verdict, r.Violation)
+					t.Fatalf("workers=%d: verdict %v: %s", w, r.Verdict, describeViolation(parallel{tt.cfg}, r))
 				}
 				if r.Stats.Distinct != brute {
 					t.Errorf("workers=%d: engine found %d distinct states, enumeration %d", w, r.Stats.Distinct, brute)
@@ -77,12 +98,13 @@ func TestParallelPasses(t *testing.T) {
 	}
 }
 
-// Reference: §6.3, §7.5 — every race the invariants are about happens.
+// Reference: §6.3, §7.5 — every race the invariants are about happens, and
+// every action is taken.
 func TestParallelSometimes(t *testing.T) {
-	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1}
+	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, InitialAny: true}
 	r := runParallel(t, parallel{cfg}, 2)
 	if r.Verdict != explore.Pass {
-		t.Fatalf("verdict %v: %+v", r.Verdict, r.Violation)
+		t.Fatalf("verdict %v: %s", r.Verdict, describeViolation(parallel{cfg}, r))
 	}
 	for _, s := range r.Sometimes {
 		if !s.Reached {
@@ -92,6 +114,78 @@ func TestParallelSometimes(t *testing.T) {
 	for _, c := range r.Coverage {
 		if c.Count == 0 {
 			t.Errorf("action %s never taken", c.Name)
+		}
+	}
+}
+
+// Reference: Def. 6.4, Thm 4 — the properties about the merged unit fire
+// only when its entry really reached the sink: with copy-dropped the close
+// emits nothing, so they stay unreached, while the delete race (whose merged
+// result is emitted zero times anyway) is still seen.
+func TestParallelSometimesNeedEmission(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, InitialAny: true, Fault: CopyDropped}
+	r := runParallel(t, parallelReach{parallel{cfg}}, 2)
+	if r.Verdict != explore.Pass {
+		t.Fatalf("verdict %v", r.Verdict)
+	}
+	want := map[string]bool{
+		"merge-changes-value": false, "absent-read-inserted-in-window": false, "stale-read-corrected": false,
+		"copy-decides-frontier": false, "delete-races-read": true, "brackets-overlap": true,
+		"live-event-withheld": true, "pre-low-event-withheld": true,
+	}
+	for _, s := range r.Sometimes {
+		if w, ok := want[s.Name]; !ok || s.Reached != w {
+			t.Errorf("%s: reached %v under copy-dropped, want %v", s.Name, s.Reached, w)
+		}
+	}
+}
+
+// Reference: Def. 6.4 (s0 ⊑ hi_i for every unit), §6.3, §7.5 A-handoff. The
+// live reader's start ranges over every position from 0 to the minimum high
+// offset and never beyond; it moves only before the reader consumes anything
+// and only once every chunk has closed.
+func TestParallelStartRule(t *testing.T) {
+	m := parallel{Config{Keys: 2, Values: 1, Events: 3, Chunks: 2, Txn: 2, InitialAny: true}}
+	starts := map[[2]model.Coord]bool{} // (s0, min hi) pairs seen with the reader done
+	seen := map[string]bool{}
+	queue := m.Init()
+	var buf []parallelAction
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		enc := string(m.Encode(s, nil))
+		if seen[enc] {
+			continue
+		}
+		seen[enc] = true
+		c := &s.Cap
+		if !c.AllClosed(m.cfg.Chunks) && (c.Start != 0 || c.Pos != 0) {
+			t.Fatalf("reader moved before every chunk closed: s0 = %d, pos = %d", c.Start, c.Pos)
+		}
+		if c.AllClosed(m.cfg.Chunks) {
+			h := m.minHigh(&c.Plan)
+			if c.Start > h {
+				t.Fatalf("s0 = %d beyond the minimum high %d", c.Start, h)
+			}
+			if c.Pos == c.Log.Len() {
+				starts[[2]model.Coord{c.Start, h}] = true
+			}
+		}
+		buf = m.Actions(s, buf[:0])
+		for _, a := range buf {
+			if a.Kind == parallelStartLater && c.Pos != c.Start {
+				t.Fatalf("start-later offered after the reader consumed position %d", c.Pos)
+			}
+			if next, ok := m.Next(s, a); ok {
+				queue = append(queue, next)
+			}
+		}
+	}
+	for h := model.Coord(0); h <= 3; h++ {
+		for s0 := model.Coord(0); s0 <= h; s0++ {
+			if !starts[[2]model.Coord{s0, h}] {
+				t.Errorf("no finished run starts at s0 = %d with minimum high %d", s0, h)
+			}
 		}
 	}
 }
@@ -108,32 +202,38 @@ func TestParallelFaults(t *testing.T) {
 		breaks string
 		bSteps int
 	}{
-		// Prop 3's narrowed gate streams pre-low events. The first thing that
-		// breaks is monotonicity: a key inserted before its chunk's low edge
-		// and read present is re-emitted, tagged with its old position, after
-		// the merged entry tagged hi. Checked alone, frontier-replay fails
-		// with Prop 3's own shape (TestParallelProposition3).
-		{WindowOnlyWithholding, Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1}, "per-key-monotonicity", 11, "frontier-replay", 12},
+		// Prop 3 (TestParallelProposition3): the reader, started before the
+		// low edge, streams the insert the window's delete absorbed. The
+		// closed chunk's key is wrong as soon as the insert is emitted; the
+		// frontier one step later, when the delete is withheld.
+		{WindowOnlyWithholding, Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1}, "closed-unit-cut", 7, "frontier-replay", 8},
 		// k0 := 1 right after the high edge is dropped by the gate.
 		{GateDropsBoundary, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "frontier-replay", 6, "frontier-replay", 6},
-		// An event of the chunk with the larger high edge, after the minimum
-		// high, is emitted again after that chunk's merged block.
+		// One chunk's gate is the minimum, so two are needed: k1 inserted in
+		// chunk 2's window (0, 2] is merged, tagged 2, and passed again by
+		// a gate at chunk 1's high 0, tagged 1.
 		{GateRepeatsWindow, Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1}, "per-key-monotonicity", 11, "per-key-monotonicity", 11},
 		// k0 read ⊥, inserted in the window: the raw read loses the insert.
-		{SkippedBackfill, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "frontier-replay", 5, "frontier-replay", 5},
-		// The only present row is dropped by the scan.
-		{ScanSkipsRow, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "frontier-replay", 5, "frontier-replay", 5},
+		// The chunk's key is wrong at its close; the frontier once the
+		// reader has passed the high edge.
+		{SkippedBackfill, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "closed-unit-cut", 5, "frontier-replay", 6},
+		// The only present row is dropped by the scan; the insert before
+		// the low edge is withheld.
+		{ScanSkipsRow, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "closed-unit-cut", 5, "frontier-replay", 6},
 		// The split assigner's plan already breaks O1 in the initial state.
 		{OverlappingChunks, Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1}, "contract", 0, "contract", 0},
 		// The window's only event, at lo+1, is not backfilled.
-		{LowEdgeOffByOne, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "frontier-replay", 5, "frontier-replay", 5},
+		{LowEdgeOffByOne, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "closed-unit-cut", 5, "frontier-replay", 6},
 		// The window's only event, at hi, is not backfilled.
-		{HighEdgeOffByOne, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "frontier-replay", 5, "frontier-replay", 5},
+		{HighEdgeOffByOne, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "closed-unit-cut", 5, "frontier-replay", 6},
 		// k0 is read after the high offset and after k0 := 1: the merged
 		// entry is ahead of the frontier, and O2 fails at the same close
-		// (frontier-replay is listed first, so it is reported; with two
-		// chunks closed-unit-cut is reported at the first chunk's close).
+		// (frontier-replay is listed first, so it is reported).
 		{HighBeforeRead, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "frontier-replay", 5, "contract", 5},
+		// k0 inserted in the window: the close emits nothing, the reader
+		// withholds the insert. With the base store k0 = 1 and no event the
+		// frontier is wrong at the close itself (TestParallelCopyDropped).
+		{CopyDropped, Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, "closed-unit-cut", 5, "frontier-replay", 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault.String(), func(t *testing.T) {
@@ -157,67 +257,102 @@ func TestParallelFaults(t *testing.T) {
 	}
 }
 
-// Reference: §6.3 Proposition 3 (withholding is necessary), §7.5 A-handoff.
-// With the narrowed gate the shortest frontier-replay failure is Prop 3's
-// instance: a key inserted before its chunk's low edge and deleted inside its
-// window. The merged block is empty, but the live reader — started at the
-// other chunk's lower high edge — streams the insert, resurrecting the key.
-func TestParallelProposition3(t *testing.T) {
-	cfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Fault: WindowOnlyWithholding}
+// Reference: Thm 1, Thm 4, S-OBS — a capture whose close emits no merged
+// rows fails frontier replay wherever a row predates the reader's view: with
+// every base store, at the first close, before any event exists.
+func TestParallelCopyDropped(t *testing.T) {
+	cfg := Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, InitialAny: true, Fault: CopyDropped}
 	m := parallel{cfg}
 	r := runParallel(t, parallelOnly{m, "frontier-replay"}, 2)
-	if r.Verdict != explore.Violated {
-		t.Fatalf("verdict %v, want frontier-replay violated", r.Verdict)
+	if r.Verdict != explore.Violated || len(r.Violation.Trace)-1 != 4 {
+		t.Fatalf("want frontier-replay in 4 steps; got %v %s", r.Verdict, describeViolation(m, r))
 	}
-	want := []string{
-		"chunk 1 records low offset 0",
-		"chunk 1 reads k0 = ⊥ at position 0",
-		"chunk 1 records high offset 0",
-		"source commits k1 := 1 at position 1",
-		"chunk 1 backfills (0, 0] and emits merged {} at 0",
-		"chunk 2 records low offset 1",
-		"source commits k1 := ⊥ at position 2",
-		"chunk 2 reads k1 = ⊥ at position 2",
-		"chunk 2 records high offset 2",
-		"chunk 2 backfills (1, 2] and emits merged {} at 2; live reader starts at 0 (minimum high)",
-		"live reader consumes position 1: k1 := 1, chunk 2 high 2, emitted",
-		"live reader consumes position 2: k1 := ⊥, chunk 2 high 2, withheld",
+	c := &r.Violation.Trace[len(r.Violation.Trace)-1].State.Cap
+	if c.Log.Init[0] == model.Absent || c.Log.Len() != 0 || c.Out.Val[0] != model.Absent {
+		t.Errorf("want the base row k0 lost with an empty log; got b0 %v, log %d, replay %v", c.Log.Init[0], c.Log.Len(), c.Out.Val[0])
 	}
-	tr := r.Violation.Trace
-	var got []string
-	for i := 1; i < len(tr); i++ {
-		got = append(got, m.Describe(tr[i-1].State, tr[i].Action))
+	cfg.Fault = None
+	if r := runParallel(t, parallel{cfg}, 2); r.Verdict != explore.Pass {
+		t.Errorf("lawful close: %v %s", r.Verdict, describeViolation(parallel{cfg}, r))
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+}
 
-	// The shape, read off the final state rather than the words.
-	c := &tr[len(tr)-1].State.Cap
-	a := model.Key(1)
-	u := &c.Plan.Units[c.Plan.Owner(a)]
-	ins, del := c.Log.At(1), c.Log.At(2)
-	switch {
-	case c.Log.Len() != 2 || ins.Key != a || ins.Img == model.Absent || del.Key != a || del.Img != model.Absent:
-		t.Errorf("log %v: want an insert of %v and its delete", c.Log.Ev[:c.Log.N], a)
-	case !(1 <= u.Lo && u.Window().Contains(2)):
-		t.Errorf("bracket %v: want the insert at or before the low edge and the delete inside the window", u.Window())
-	case u.Merged(&c.Log, a) != model.Absent:
-		t.Errorf("merged %v = %v, want ⊥ (an empty merged block)", a, u.Merged(&c.Log, a))
-	case !(c.Start < 1):
-		t.Errorf("live reader starts at %d, want before the insert (the other chunk's high edge)", c.Start)
-	case c.Out.Val[a] != ins.Img || c.Out.Tag[a] != 1 || c.Log.Sigma(c.Pos, a) != model.Absent:
-		t.Errorf("replay %v=%v@%d, σ = %v: want the deleted insert resurrected", a, c.Out.Val[a], c.Out.Tag[a], c.Log.Sigma(c.Pos, a))
+// Reference: §6.3 Proposition 3 (withholding is necessary), §7.5 A-handoff.
+// The paper's instance: one key a, L = insert then delete, one unit bracket
+// (c1, c2], R(a) read present at c1, consumption from s0 = c0. The narrowed
+// gate streams the pre-bracket insert, the merged block absorbs the
+// in-window delete and emits nothing, and a replays to the deleted value.
+// It is the shortest counterexample of `check parallel --keys 1 --events 2
+// --chunks 1 --mutation window-only-withholding` (the protocol's V = 2: any
+// present value stands for the paper's 5).
+func TestParallelProposition3(t *testing.T) {
+	cfg := Config{Keys: 1, Values: 2, Events: 2, Chunks: 1, Txn: 1, Fault: WindowOnlyWithholding}
+	m := parallel{cfg}
+	for _, tc := range []struct {
+		name string
+		m    explore.Model[parallelState, parallelAction]
+		prop string
+		kind []parallelKind // the decisive steps, in order
+	}{
+		// The closed chunk's key is already wrong when the insert is
+		// emitted: replay present, σ at the high edge absent.
+		{"all invariants", m, "closed-unit-cut", []parallelKind{parallelCommit, parallelLow, parallelRead, parallelCommit, parallelHigh, parallelClose, parallelConsume}},
+		// At the frontier, once the reader has withheld the delete.
+		{"frontier-replay", parallelOnly{m, "frontier-replay"}, "frontier-replay", []parallelKind{parallelCommit, parallelLow, parallelRead, parallelCommit, parallelHigh, parallelClose, parallelConsume, parallelConsume}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runParallel(t, tc.m, 2)
+			if r.Verdict != explore.Violated || r.Violation.Property != tc.prop {
+				t.Fatalf("want %s violated; got %v %s", tc.prop, r.Verdict, describeViolation(m, r))
+			}
+			tr := r.Violation.Trace
+			var kinds []parallelKind
+			for _, st := range tr[1:] {
+				kinds = append(kinds, st.Action.Kind)
+			}
+			if len(kinds) != len(tc.kind) {
+				t.Fatalf("steps %v, want %v\n%s", kinds, tc.kind, describeViolation(m, r))
+			}
+			for i := range kinds {
+				if kinds[i] != tc.kind[i] {
+					t.Fatalf("step %d is %s, want %s\n%s", i+1, parallelKindNames[kinds[i]], parallelKindNames[tc.kind[i]], describeViolation(m, r))
+				}
+			}
+			a := model.Key(0)
+			c := &tr[len(tr)-1].State.Cap
+			u := &c.Plan.Units[0]
+			ins, del := c.Log.At(1), c.Log.At(2)
+			closeStep := tr[6] // state after the close
+			switch {
+			case c.Log.Init[a] != model.Absent:
+				t.Errorf("base store %v, want empty", c.Log.Init)
+			case c.Log.Len() != 2 || ins.Key != a || ins.Img == model.Absent || del.Key != a || del.Img != model.Absent:
+				t.Errorf("log %v: want an insert of %v and its delete", c.Log.Ev[:c.Log.N], a)
+			case u.Lo != 1 || u.Hi != 2:
+				t.Errorf("bracket %v, want (1, 2]", u.Window())
+			case c.ReadAt[a] != 1 || u.Refresh[a] != ins.Img:
+				t.Errorf("R(%v) = %v read at %d, want the inserted %v at the low edge", a, u.Refresh[a], c.ReadAt[a], ins.Img)
+			case closeStep.State.Cap.Out != tr[5].State.Cap.Out || u.Merged(&c.Log, a) != model.Absent:
+				t.Errorf("the close emitted %v (merged %v), want nothing", closeStep.State.Cap.Out, u.Merged(&c.Log, a))
+			case c.Start != 0:
+				t.Errorf("s0 = %d, want c0", c.Start)
+			case c.Out.Val[a] != ins.Img || c.Out.Tag[a] != 1:
+				t.Errorf("replay %v=%v@%d: want the insert, emitted by the live reader", a, c.Out.Val[a], c.Out.Tag[a])
+			case c.Log.Sigma(u.Hi, a) != model.Absent:
+				t.Errorf("σ_%d(%v) = %v, want ⊥", u.Hi, a, c.Log.Sigma(u.Hi, a))
+			}
+		})
 	}
-	// The lawful gate on the same instance: every invariant holds.
-	if r := runParallel(t, parallel{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1}}, 2); r.Verdict != explore.Pass {
-		t.Errorf("lawful gate: %v", r.Verdict)
+	// The lawful gate on the same bounds: every invariant holds.
+	cfg.Fault = None
+	if r := runParallel(t, parallel{cfg}, 2); r.Verdict != explore.Pass {
+		t.Errorf("lawful gate: %v %s", r.Verdict, describeViolation(parallel{cfg}, r))
 	}
 }
 
 // Decode inverts Encode on every reachable state, and refuses short input.
 func TestParallelEncoding(t *testing.T) {
-	m := parallel{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1, Fault: HighBeforeRead}}
+	m := parallel{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, InitialAny: true, Fault: HighBeforeRead}}
 	seen := map[string]bool{}
 	queue := m.Init()
 	var buf []parallelAction
@@ -245,26 +380,17 @@ func TestParallelEncoding(t *testing.T) {
 	}
 }
 
-func describeViolation(m parallel, r *explore.Result[parallelState, parallelAction]) string {
-	if r.Violation == nil {
-		return "(no violation)"
-	}
-	v := r.Violation
-	var b strings.Builder
-	b.WriteString(v.Property + ": " + v.Reason + "\n")
-	for i, st := range v.Trace {
-		if st.HasAction {
-			b.WriteString("  " + m.Describe(v.Trace[i-1].State, st.Action) + "\n")
-		}
-	}
-	return b.String()
-}
-
 // enumerateParallel counts the distinct reachable states of §7.5's protocol
 // by plain recursion, written from the paper's description with its own
-// state and a Go map for the seen set (no explore, no model.Capture).
+// state and a Go map for the seen set (no explore, no model.Capture, no
+// Commits): every base store when cfg.InitialAny; transactions of 1..T rows
+// on distinct keys in every order; per chunk low, reads in key order, high,
+// backfill-and-emit; once all chunks have closed, the reader's start s0 moves
+// on while it has consumed nothing and s0 < min hi (Def. 6.4), and it
+// consumes one position per step through the gate p > hi of the key's chunk.
 func enumerateParallel(cfg Config) uint64 {
 	type state struct {
+		init   [8]int8
 		n      int
 		key    [model.MaxLog]int8
 		img    [model.MaxLog]int8
@@ -288,13 +414,21 @@ func enumerateParallel(cfg Config) uint64 {
 		return -1
 	}
 	sigma := func(s *state, c int, k int) int8 {
-		v := int8(0)
+		v := s.init[k]
 		for p := 0; p < c; p++ {
 			if int(s.key[p]) == k {
 				v = s.img[p]
 			}
 		}
 		return v
+	}
+	allClosed := func(s *state) bool {
+		for j := 0; j < C; j++ {
+			if s.phase[j] != 3 {
+				return false
+			}
+		}
+		return true
 	}
 	seen := map[state]bool{}
 	var visit func(s state)
@@ -303,31 +437,36 @@ func enumerateParallel(cfg Config) uint64 {
 			return
 		}
 		seen[s] = true
-		// The source commits 1..T events on distinct keys in key order, each
-		// changing its key, while fewer than E events exist.
-		var commit func(t state, from, room int)
-		commit = func(t state, from, room int) {
-			for k := from; k < K; k++ {
+		// The source commits a transaction: rows on distinct keys, in any
+		// order, each changing its key, while fewer than E events exist.
+		label := int8(1)
+		if s.n > 0 {
+			label = s.txn[s.n-1] + 1
+		}
+		var commit func(t state, used [8]bool, room int)
+		commit = func(t state, used [8]bool, room int) {
+			for k := 0; k < K; k++ {
+				if used[k] {
+					continue
+				}
 				for v := 0; v <= cfg.Values; v++ {
 					if int8(v) == sigma(&t, t.n, k) {
 						continue
 					}
 					u := t
-					u.key[u.n], u.img[u.n] = int8(k), int8(v)
-					u.txn[u.n] = 1
-					if s.n > 0 {
-						u.txn[u.n] = s.txn[s.n-1] + 1
-					}
+					u.key[u.n], u.img[u.n], u.txn[u.n] = int8(k), int8(v), label
 					u.n++
 					visit(u)
 					if room > 1 {
-						commit(u, k+1, room-1)
+						used2 := used
+						used2[k] = true
+						commit(u, used2, room-1)
 					}
 				}
 			}
 		}
 		if room := min(cfg.Txn, cfg.Events-s.n); room > 0 {
-			commit(s, 0, room)
+			commit(s, [8]bool{}, room)
 		}
 		for i := 0; i < C; i++ {
 			keys := []int{}
@@ -370,25 +509,11 @@ func enumerateParallel(cfg Config) uint64 {
 					}
 				}
 				t.phase[i] = 3
-				all := true
-				for j := 0; j < C; j++ {
-					all = all && t.phase[j] == 3
-				}
-				if all { // the live reader starts at the minimum high
-					h := t.hi[0]
-					for j := 1; j < C; j++ {
-						h = min(h, t.hi[j])
-					}
-					t.start, t.pos = h, h
-				}
 				visit(t)
 			}
 		}
-		live := true
-		for j := 0; j < C; j++ {
-			live = live && s.phase[j] == 3
-		}
-		if live && int(s.pos) < s.n { // consume; pass only beyond the owner's high
+		if allClosed(&s) && int(s.pos) < s.n {
+			// consume; pass only beyond the owner's high
 			t := s
 			t.pos++
 			k := int(s.key[s.pos])
@@ -396,8 +521,57 @@ func enumerateParallel(cfg Config) uint64 {
 				t.out[k], t.tag[k] = s.img[s.pos], t.pos
 			}
 			visit(t)
+			// start later: nothing consumed yet, s0 below every high
+			minHi := s.hi[0]
+			for j := 1; j < C; j++ {
+				minHi = min(minHi, s.hi[j])
+			}
+			if s.pos == s.start && s.start < minHi {
+				t := s
+				t.start++
+				t.pos++
+				visit(t)
+			}
 		}
 	}
-	visit(state{})
+	var stores [][8]int8
+	if cfg.InitialAny {
+		var gen func(b [8]int8, k int)
+		gen = func(b [8]int8, k int) {
+			if k == K {
+				stores = append(stores, b)
+				return
+			}
+			for v := 0; v <= cfg.Values; v++ {
+				b[k] = int8(v)
+				gen(b, k+1)
+			}
+		}
+		gen([8]int8{}, 0)
+	} else {
+		var b [8]int8
+		for k := 0; k < K; k++ {
+			b[k] = int8(cfg.Initial[k])
+		}
+		stores = append(stores, b)
+	}
+	for _, b := range stores {
+		visit(state{init: b})
+	}
 	return uint64(len(seen))
+}
+
+func describeViolation(m parallel, r *explore.Result[parallelState, parallelAction]) string {
+	if r.Violation == nil {
+		return "(no violation)"
+	}
+	v := r.Violation
+	var b strings.Builder
+	b.WriteString(v.Property + ": " + v.Reason + "\n")
+	for i, st := range v.Trace {
+		if st.HasAction {
+			b.WriteString("  " + m.Describe(v.Trace[i-1].State, st.Action) + "\n")
+		}
+	}
+	return b.String()
 }

@@ -30,7 +30,10 @@ type Config struct {
 	// Initial is the store before the history starts (§2.1): rows that only a
 	// chunk read can supply. Empty by default, as in the paper's bounded runs.
 	Initial model.Store
-	Fault   Fault // a mutation of the protocol or of its claim; None = the protocol as published
+	// InitialAny explores every base store over the keys and values as an
+	// initial state (Initial must then be empty).
+	InitialAny bool
+	Fault      Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {
@@ -38,7 +41,10 @@ func (c Config) String() string {
 	if c.Mode != "" {
 		s += " mode=" + c.Mode
 	}
-	if c.Initial != (model.Store{}) {
+	switch {
+	case c.InitialAny:
+		s += " initial=any"
+	case c.Initial != (model.Store{}):
 		s += " initial=" + storeString(c.Initial, c.Keys)
 	}
 	if c.Fault != None {
@@ -140,6 +146,9 @@ func (p *Protocol) Validate(cfg Config) error {
 		if b.v < b.minimum || b.v > b.hi {
 			return bad(b.name, "%d is out of range %d..%d", b.v, b.minimum, b.hi)
 		}
+	}
+	if cfg.InitialAny && cfg.Initial != (model.Store{}) {
+		return bad("initial", "either any or one store, not both")
 	}
 	for k, v := range cfg.Initial {
 		if k >= cfg.Keys && v != model.Absent || int(v) > cfg.Values {

@@ -1,32 +1,49 @@
 package protocols
 
 // Debezium read-only incremental snapshots for MySQL and MariaDB (§7.4:
-// Theorem 7, Proposition 4 and its assumption A-discard), reconciled by
-// window-discard (§6.2).
+// Theorem 7, Proposition 4 and its assumptions A-read and A-discard),
+// reconciled by window-discard (§6.2).
 //
 // No marker is written. The capture brackets each chunk with two samples of
-// the server's executed transaction set: before the read the low sample
-// G(lo), after it the high sample G(hi), each taken at the current log end (a
-// transaction boundary, since transactions are appended whole). Between the
-// samples every key of the chunk is read by its own select at its own
-// position, so different keys of one chunk may reflect different positions
-// (O2 is per key; Proposition 1). Chunks are taken one after another, in key
-// order.
+// the server's executed transaction set, each taken at the current log end (a
+// transaction boundary, since transactions are appended whole): before the
+// read the low sample G(lo), after it the high sample G(hi). Between the
+// samples every key of the chunk is read by its own select (A-read: "every
+// returned value or absence must match the source at some transaction-boundary
+// prefix inside the bracket"): the read of a key chooses any boundary c in
+// [lo, now] and returns σ_c(k), so different keys of one chunk may reflect
+// different coordinates, and a read may be stale (O2 is per key; Prop 1).
+// Chunks are taken one after another, in key order.
 //
-// One consumer walks the log one event per step from s0 = 0 and decides window
-// membership by transaction labels only (Theorem 7): once the low sample
-// exists, an event is in the window iff its label is not in the low set and,
-// when the high set exists, is in it. An in-window event for a buffered key
-// discards the buffered row; every data event is emitted at its own place. The
-// buffer is released (survivors emitted, tagged with hi) only after every row
-// event of the window's last transaction has been processed (A-discard):
-// when the high sample exists and no unprocessed event carries a label of the
-// high set. The release comes before the consumer takes any later event.
+// One consumer walks the log one event per step and decides window membership
+// by transaction labels only (Theorem 7): once the low sample exists, an event
+// is in the window iff its label is not in the low set and, when the high set
+// exists, is in it. An in-window event for a buffered key discards the
+// buffered row; every data event is emitted at its own place. The lifecycle is
+// A-discard's serialized one: "the low sample is installed before the read and
+// the high sample is taken after the buffer is complete, or an equivalent
+// serialization establishes that order. Every relevant row event whose
+// transaction lies in the high-minus-low window can remove its buffered key."
+// While the chunk is being read the consumer processes only pre-window events
+// (labels in the low set): those never touch the buffer, so this is the
+// equivalent serialization of a consumer paused for the read, and every window
+// event is met once the buffer is complete. The buffer is released (survivors
+// emitted, tagged with hi) "only after all row events of the last window
+// transaction have been processed": when the high sample exists and no
+// unprocessed event carries a label of the high set. The release comes before
+// the consumer takes any later event.
+//
+// The consumer starts at s0, the model's choice (S-OBS, §6.2: window-discard
+// needs s0 ⊑ lo_i for every unit; no marker has to be met, so s0 may equal
+// lo): while it has consumed nothing its start may move on, up to the
+// earliest low edge recorded so far (start-later). What lies at or before s0,
+// like the rows of the base store b0 (every store, with initial=any), reaches
+// the sink only through a chunk's copy.
 //
 // State: the shared capture, the loop's phase, the coordinates each chunk's
 // samples map to (the sets are derived from them with Executed), the buffer,
 // and — only under the split-transaction fault — the rest of a transaction
-// exposed in part. Latent (§10): each key's read position ReadAt, and the
+// exposed in part. Latent (§10): each key's read coordinate ReadAt, and the
 // positions the samples were taken at (the unit's Lo/Hi, the true log lengths).
 //
 // Faults: shared-read-instant (a claim: one read point explains every read of
@@ -36,7 +53,11 @@ package protocols
 // multi-row transaction in two pieces, out of contract); no-discard (an
 // in-window event leaves the buffered row in place); release-before-last-row
 // (the buffer is released once the first row of the window's last transaction
-// has been processed, not every row).
+// has been processed, not every row); copy-dropped (the release emits no
+// survivors); consumer-runs-during-read (the consumer keeps processing window
+// events while the chunk's keys are still being read, breaking A-discard: a
+// window event met before its key's read cannot discard it, and a stale read
+// of a deleted row is released over the delete).
 
 import (
 	"fmt"
@@ -52,7 +73,7 @@ type readonlyPhase uint8
 
 const (
 	readonlyIdle        readonlyPhase = iota // no chunk in progress: the next step samples a low set
-	readonlyReading                          // low sampled: the chunk's keys are being read, one select each
+	readonlyReading                          // low sampled: the chunk's keys are being read, one select each; only pre-window events are consumed
 	readonlyHighSampled                      // high sampled: waiting for the window's last transaction, then release
 )
 
@@ -76,17 +97,20 @@ type readonlyKind uint8
 const (
 	readonlyCommit     readonlyKind = iota // the source commits a transaction (§2.1); under split-transaction, one piece of it
 	readonlySampleLow                      // sample the executed set before the read: the low edge G(lo) (§7.4)
-	readonlyReadKey                        // read the chunk's next key at the current position (A-read: O2 per key)
-	readonlySampleHigh                     // sample the executed set after the read: the high edge G(hi)
+	readonlyReadKey                        // read the chunk's next key at a boundary c in [lo, now] (A-read: O2 per key)
+	readonlySampleHigh                     // sample the executed set after the buffer is complete: the high edge G(hi)
 	readonlyConsume                        // the consumer processes the next event; membership by label (Thm 7)
 	readonlyRelease                        // release the buffer after the window's last transaction (A-discard)
+	readonlyStartLater                     // the consumer's start s0 moves one position on (S-OBS, retention)
 )
 
-var readonlyActionNames = []string{"commit", "sample-low", "read-key", "sample-high", "consume", "release"}
+var readonlyActionNames = []string{"commit", "sample-low", "read-key", "sample-high", "consume", "release", "start-later"}
 
-// readonlyAction is one step; Txn is set for commits.
+// readonlyAction is one step; Txn is set for commits, At (the coordinate the
+// select reflects) for reads.
 type readonlyAction struct {
 	Kind readonlyKind
+	At   model.Coord
 	Txn  Txn
 }
 
@@ -102,27 +126,32 @@ func init() {
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{SharedReadInstant, InteriorExecutedSet, SplitTransaction, NoDiscard,
-			ReleaseBeforeLastRow},
+			ReleaseBeforeLastRow, CopyDropped, ConsumerRunsDuringRead},
 	}, newReadonly))
 }
 
-// Init is the empty store, the empty log and a consumer at s0 = 0.
+// Init: the base store (every store with initial=any), the empty log and a
+// consumer that has consumed nothing, its start still open.
 func (m *readonly) Init() []readonlyState {
-	var s readonlyState
-	s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-	s.Cap.Log.Init = m.cfg.Initial
-	return []readonlyState{s}
+	var out []readonlyState
+	for _, b0 := range InitialStores(&m.cfg) {
+		var s readonlyState
+		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
+		s.Cap.Log.Init = b0
+		out = append(out, s)
+	}
+	return out
 }
 
 // Actions: first the source, then the capture's next step, then the
-// consumer's. The consumer releases a finished window before it takes another
-// event.
+// consumer's. A read is one action per boundary it may reflect. The consumer
+// releases a finished window before it takes another event.
 func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyAction {
 	if s.Cap.Partial {
 		// Only the rest of the exposed transaction may commit now.
 		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
 	} else {
-		var tb [64]Txn
+		var tb [128]Txn
 		for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 			buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: t})
 		}
@@ -134,7 +163,12 @@ func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyActi
 		}
 	case readonlyReading:
 		if u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]; u.Read != u.Domain {
-			buf = append(buf, readonlyAction{Kind: readonlyReadKey})
+			l := &s.Cap.Log
+			for c := u.Lo; c <= l.Len(); c++ {
+				if l.Boundary(c) {
+					buf = append(buf, readonlyAction{Kind: readonlyReadKey, At: c})
+				}
+			}
 		} else {
 			buf = append(buf, readonlyAction{Kind: readonlySampleHigh})
 		}
@@ -142,10 +176,29 @@ func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyActi
 	switch {
 	case m.windowDone(&s):
 		buf = append(buf, readonlyAction{Kind: readonlyRelease})
-	case s.Cap.Pos < s.Cap.Log.Len():
+	case m.consumerMay(&s):
 		buf = append(buf, readonlyAction{Kind: readonlyConsume})
+		if MayStartLater(&s.Cap, EarliestLow(&s.Cap.Plan)) {
+			buf = append(buf, readonlyAction{Kind: readonlyStartLater})
+		}
 	}
 	return buf
+}
+
+// consumerMay: there is a next event and, while the chunk is being read, it
+// lies before the window (its label is in the low set), so no window event is
+// met before the buffer is complete (A-discard). Under
+// consumer-runs-during-read the consumer does not wait.
+func (m *readonly) consumerMay(s *readonlyState) bool {
+	p := s.Cap.Pos + 1
+	if p > s.Cap.Log.Len() {
+		return false
+	}
+	if s.Phase != readonlyReading || m.cfg.Fault == ConsumerRunsDuringRead {
+		return true
+	}
+	i := int(s.Cap.Plan.N) - 1
+	return s.Cap.Log.Executed(s.LowAt[i]).Has(s.Cap.Log.At(p).Txn)
 }
 
 func (m *readonly) Next(s readonlyState, a readonlyAction) (readonlyState, bool) {
@@ -155,13 +208,16 @@ func (m *readonly) Next(s readonlyState, a readonlyAction) (readonlyState, bool)
 	case readonlySampleLow:
 		return m.sampleLow(s), true
 	case readonlyReadKey:
-		return m.readKey(s), true
+		return m.readKey(s, a.At), true
 	case readonlySampleHigh:
 		return m.sampleHigh(s), true
 	case readonlyConsume:
 		return m.consume(s), true
 	case readonlyRelease:
 		return m.release(s), true
+	case readonlyStartLater:
+		StartLater(&s.Cap)
+		return s, true
 	}
 	return s, false
 }
@@ -231,11 +287,11 @@ func nextKey(u *model.Unit) model.Key {
 	return model.NoKey
 }
 
-// readKey reads one key at the current log end; a present row goes into the
-// buffer.
-func (m *readonly) readKey(s readonlyState) readonlyState {
+// readKey reads the chunk's next key as it stood at boundary at, lo ⊑ at ⊑
+// now (A-read); a present row goes into the buffer.
+func (m *readonly) readKey(s readonlyState, at model.Coord) readonlyState {
 	u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]
-	k, at := nextKey(u), s.Cap.Log.Len()
+	k := nextKey(u)
 	v := s.Cap.Log.Sigma(at, k)
 	u.Refresh[k], u.Read = v, u.Read.With(k)
 	s.Cap.ReadAt[k] = at
@@ -316,12 +372,12 @@ func (m *readonly) windowDone(s *readonlyState) bool {
 }
 
 // release emits the survivors, tagged with the unit's high edge, and closes
-// the chunk.
+// the chunk. Under copy-dropped nothing is emitted.
 func (m *readonly) release(s readonlyState) readonlyState {
 	i := int(s.Cap.Plan.N) - 1
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-		if s.Buf.Has(k) {
+		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
 			s.Cap.Emit(k, u.Refresh[k], u.Hi)
 		}
 	}
@@ -391,7 +447,11 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 		return fmt.Sprintf("sample low for chunk %d at position %d: G(%d) = %s", i+2, l.Len(), c, txnSetString(l.Executed(c)))
 	case readonlyReadKey:
 		k := nextKey(&s.Cap.Plan.Units[i])
-		return fmt.Sprintf("read %v = %v at position %d (chunk %d)", k, l.Sigma(l.Len(), k), l.Len(), i+1)
+		d := fmt.Sprintf("read %v = %v at coordinate %d (chunk %d", k, l.Sigma(a.At, k), a.At, i+1)
+		if a.At != l.Len() {
+			d += fmt.Sprintf(", log end %d", l.Len())
+		}
+		return d + ")"
 	case readonlySampleHigh:
 		c := m.sample(l)
 		return fmt.Sprintf("sample high for chunk %d at position %d: G(%d) = %s", i+1, l.Len(), c, txnSetString(l.Executed(c)))
@@ -410,6 +470,8 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 	case readonlyRelease:
 		t, _ := m.Next(s, a)
 		return fmt.Sprintf("release chunk %d: emit survivors %s", i+1, emitted(&s.Cap, &t.Cap, m.cfg.Keys))
+	case readonlyStartLater:
+		return describeStartLater(&s.Cap)
 	}
 	return "?"
 }
@@ -517,18 +579,31 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		}))
 	}
 	return append(ps,
-		sometimes("buffered-row-discarded", "Def. 6.2, A-discard", func(s *readonlyState) string {
-			pending := -1
-			if s.Phase == readonlyReading {
-				pending = int(s.Cap.Plan.N) - 1
-			}
-			return bufferedRowDiscarded(&s.Cap, pending, true)
-		}),
+		sometimes("buffered-row-discarded", "Def. 6.2, A-discard", readonlyDiscarded),
 		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", func(s *readonlyState) string { return survivorEmitted(&s.Cap) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *readonlyState) string { return copyDecides(&s.Cap, units, false) }),
 		sometimes("reads-at-different-positions", "Prop 1, O2", func(s *readonlyState) string { return readsApart(&s.Cap) }),
 		sometimes("multi-row-transaction-in-window", "Thm 7, A-discard", func(s *readonlyState) string { return multiRowInWindow(&s.Cap) }),
 		sometimes("delete-races-read", "§1.2, Thm 2", func(s *readonlyState) string { return deleteRacesRead(&s.Cap) }),
 	)
+}
+
+// readonlyDiscarded (Def. 6.2, A-discard): the open chunk's buffer has lost a
+// row it took: a key read present is no longer buffered. Only a window event
+// removes a buffered row, so the discard really happened.
+func readonlyDiscarded(s *readonlyState) string {
+	if s.Phase == readonlyIdle {
+		return ""
+	}
+	i := int(s.Cap.Plan.N) - 1
+	u := &s.Cap.Plan.Units[i]
+	for k := model.Key(0); k < model.Key(s.Cap.Plan.Keys); k++ {
+		if !presentReads(u).Has(k) || s.Buf.Has(k) {
+			continue
+		}
+		return fmt.Sprintf("chunk %d: buffered %v=%v (read at %d) discarded by a window event", i+1, k, u.Refresh[k], s.Cap.ReadAt[k])
+	}
+	return ""
 }
 
 // readsApart (Prop 1): two keys of one chunk were read at different positions.

@@ -3,6 +3,7 @@ package protocols
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -13,16 +14,17 @@ import (
 func newReadonlyModel(cfg Config) *readonly { return newReadonly(cfg).(*readonly) }
 
 // Reference: §7.4, Thm 7, Prop 4 — every invariant holds on the read-only
-// capture, and the counts do not depend on the number of workers.
+// capture (every base store, every start, reads at any boundary), every action
+// is taken, and the counts do not depend on the number of workers.
 func TestReadonlyPasses(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
 		slow bool
 	}{
-		{"1 key", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, false},
-		{"2 keys 2 chunks", Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2}, false},
-		{"2 keys 1 chunk txn 2", Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 2}, false},
+		{"1 key", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, InitialAny: true}, false},
+		{"2 keys 2 chunks", Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, InitialAny: true}, false},
+		{"2 keys 1 chunk txn 2", Config{Keys: 2, Values: 1, Events: 3, Chunks: 1, Txn: 2, InitialAny: true}, false},
 		{"3 keys 3 events", Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 2}, true},
 	}
 	for _, tt := range tests {
@@ -48,38 +50,49 @@ func TestReadonlyPasses(t *testing.T) {
 	}
 }
 
-// Reference: §7.4, A-discard — exact counts, from an enumerator written from
-// the paper's description (bfReadonly below: its own states, a Go map as the
-// seen set, no engine and no fingerprints).
+// Reference: §7.4, A-read, A-discard, S-OBS — exact counts, from an
+// enumerator written from the paper's description (roEnumerate below: its
+// own states, a Go map as the seen set, no engine and no fingerprints).
 //
-// By hand, at 1 key / 1 value / 1 event / 1 chunk the source commits x =
-// k0 := 1 once; the capture samples low (SL), reads k0 (RK), samples high
-// (SH); the consumer consumes x or releases:
-//   - before SL: {} ; [x] ; [x] consumed                                 3
-//   - SL at 0: {} ; [x] ; [x] consumed. SL at 1: [x], consumed or not    5
-//   - RK: lo 0 read ⊥: {} ; [x] ; [x] consumed. lo 0 read 1: unconsumed;
-//     consumed before the read (k0 stays buffered); read then consumed
-//     (in window: discarded). lo 1 read 1: consumed or not              8
-//   - SH: lo 0, read ⊥, hi 0: sampled, released, each with or without
-//     [x], and [x] consumed after the release (5); lo 0, read ⊥, hi 1:
-//     unconsumed, consumed, released (3); lo 0, read 1, hi 1: unconsumed;
-//     consumed with k0 buffered or discarded; released — one state, since
-//     the survivor k0=1@1 replays like the event (4); lo 1, read 1, hi 1:
-//     unconsumed, consumed, released (3)                                15
+// By hand, at 1 key / 1 value / 1 event / 1 chunk over the empty store, the
+// source commits x = k0 := 1 at most once; the capture samples low (SL),
+// reads k0 at a boundary of [lo, now] (RK), samples high (SH) and the
+// consumer releases; the consumer consumes x, or moves its start past it
+// (start-later, up to lo), but never consumes x while k0 is being read when x
+// lies in the window (x after lo):
+//   - before SL: {}; [x]; [x] consumed; [x] skipped by the start         4
+//   - SL at 0: {}; [x] (x is in the window: the consumer waits).
+//     SL at 1: [x] unconsumed, consumed, skipped                         5
+//   - RK: lo 0: {} read ⊥@0; [x] read ⊥@0; [x] read 1@1. lo 1: read
+//     1@1, with x unconsumed, consumed, skipped                          6
+//   - SH: lo 0, ⊥@0, hi 0: {}; [x] (the window is empty: release due).
+//     lo 0, ⊥@0, hi 1: x unconsumed, consumed. lo 0, 1@1, hi 1: x
+//     unconsumed; consumed (in the window: k0 discarded). lo 1, 1@1,
+//     hi 1: x unconsumed, consumed, skipped                              9
+//   - released: lo 0, hi 0: {}, [x], [x] consumed; lo 0 hi 1, ⊥@0 and
+//     1@1 (the survivor was discarded): one each; lo 1: the survivor
+//     k0=1@1 emitted after x consumed, or after x skipped                7
 //
-// 31 states in all.
+// 31 states in all, and the longest shortest path is 6 steps (commit, SL,
+// RK, SH, consume, release).
 func TestReadonlyCounts(t *testing.T) {
 	tests := []struct {
 		cfg                       Config
 		distinct, generated, deep int
+		slow                      bool
 	}{
-		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, 31, 37, 6},
-		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2}, 4469, 6080, 12},
-		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 705, 1009, 9},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, 31, 38, 6, false},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, InitialAny: true}, 62, 76, 6, false},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, InitialAny: true}, 3344, 4732, 9, false},
+		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2}, 5061, 6672, 12, false},
+		{Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 2}, 48802, 74053, 11, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
-			bf := bfReadonly(tt.cfg)
+			if tt.slow && wdSmall() {
+				t.Skip("short or race build")
+			}
+			bf := roEnumerate(tt.cfg)
 			if bf.distinct != tt.distinct || bf.generated != tt.generated || bf.depth != tt.deep {
 				t.Errorf("enumerator: %d distinct, %d generated, depth %d; want %d, %d, %d",
 					bf.distinct, bf.generated, bf.depth, tt.distinct, tt.generated, tt.deep)
@@ -93,25 +106,39 @@ func TestReadonlyCounts(t *testing.T) {
 	}
 }
 
-// Reference: §7.4, Prop 1, Thm 7 — the invariants bite on real races: every
-// Sometimes property is reached.
+// Reference: §7.4, Prop 1, Thm 7, S-OBS — the invariants bite on real races:
+// every Sometimes property is reached, copy-decides-frontier included (a key
+// whose value at the frontier only a copied row supplies).
 func TestReadonlySometimes(t *testing.T) {
-	cfg := Config{Keys: 3, Values: 2, Events: 2, Chunks: 2, Txn: 2}
-	r := wdRun(t, newReadonly(cfg), 2)
-	if r.Verdict != explore.Pass {
-		t.Fatalf("%v", r.Verdict)
+	for _, cfg := range []Config{
+		{Keys: 3, Values: 2, Events: 2, Chunks: 2, Txn: 2},
+		{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, InitialAny: true},
+	} {
+		t.Run(cfg.String(), func(t *testing.T) {
+			r := wdRun(t, newReadonly(cfg), 2)
+			if r.Verdict != explore.Pass {
+				t.Fatalf("%v", r.Verdict)
+			}
+			wdReached(t, r)
+		})
 	}
-	wdReached(t, r)
 }
 
 // readonlyFaultCfg is the bound the fault tests run at: chunk 2 owns two keys
 // and a transaction may write two rows.
 var readonlyFaultCfg = Config{Keys: 3, Values: 2, Events: 2, Chunks: 2, Txn: 2}
 
-// Reference: Prop 1, Thm 7, §10, A-discard — each fault is killed. first is
-// the invariant the full model reports, with its shortest trace; breaks is the
-// invariant the fault is meant to break, checked alone, with the length of its
-// own shortest trace.
+// Reference: Prop 1, Thm 7, §10, A-discard, S-OBS — each fault is killed.
+// first is the invariant the full model reports, with its shortest trace;
+// breaks is the invariant the fault is meant to break, checked alone, with the
+// length of its own shortest trace. Two of the lengths by hand: copy-dropped
+// needs a row the consumer never sees (a commit, then the start moved past
+// it: 2 steps) and chunk 1 closed (sample, one read, sample, release): 6
+// steps break the closed chunk's cut, and chunk 2's five (two reads) the
+// frontier, 11 in all. consumer-runs-during-read needs k0 written, the low
+// sample, the delete, both consumed, the stale read, the high sample and the
+// release: 8 steps break chunk 1's cut, 13 the frontier (the issue's trace,
+// TestReadonlyResurrection).
 func TestReadonlyFaults(t *testing.T) {
 	tests := []struct {
 		fault       Fault
@@ -124,7 +151,9 @@ func TestReadonlyFaults(t *testing.T) {
 		{InteriorExecutedSet, "executed-set-membership", 4, "executed-set-membership", 4},
 		{SplitTransaction, "committed-only", 1, "committed-only", 1},
 		{NoDiscard, "closed-unit-cut", 8, "frontier-replay", 13},
-		{ReleaseBeforeLastRow, "closed-unit-cut", 11, "closed-unit-cut", 11},
+		{ReleaseBeforeLastRow, "closed-unit-cut", 6, "closed-unit-cut", 6},
+		{CopyDropped, "closed-unit-cut", 6, "frontier-replay", 11},
+		{ConsumerRunsDuringRead, "closed-unit-cut", 8, "frontier-replay", 13},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault.String(), func(t *testing.T) {
@@ -145,29 +174,120 @@ func TestReadonlyFaults(t *testing.T) {
 	}
 }
 
-// Reference: Proposition 1 (§4.3), §10 "a forced shared read instant rejects
-// Proposition 1's per-key construction" — the shortest counterexample to the
-// single-read-point claim has Proposition 1's shape: two keys of one chunk
-// read at different positions inside its bracket, each valid at its own
-// position, no single position explaining both; the contract and the cut
-// still hold.
-func TestReadonlyProposition1(t *testing.T) {
-	cfg := readonlyFaultCfg
-	cfg.Fault = SharedReadInstant
-	m := newReadonly(cfg)
-	r := wdRun(t, m, 2)
-	if r.Violation == nil || r.Violation.Property != invariants.SingleReadPoint.Name {
-		t.Fatalf("want single-read-point, got\n%s", wdTrace(m, r.Violation))
+// Reference: Thm 1, S-OBS — copy-dropped is killed by frontier replay at the
+// protocol's default bounds and over every base store.
+func TestReadonlyCopyDroppedDefaults(t *testing.T) {
+	cfgs := []Config{{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, InitialAny: true}}
+	if !wdSmall() {
+		p, err := Lookup("readonly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs = append(cfgs, p.Defaults)
 	}
-	c := &r.Violation.Trace[len(r.Violation.Trace)-1].State.Cap
-	found := false
+	for _, cfg := range cfgs {
+		cfg.Fault = CopyDropped
+		m := newReadonly(cfg)
+		r := wdRun(t, wdOnly[readonlyState, readonlyAction]{m, []string{invariants.FrontierReplay.Name}}, 2)
+		if r.Verdict != explore.Violated {
+			t.Fatalf("%v: %v", cfg, r.Verdict)
+		}
+		t.Logf("%v: %s", cfg, wdTrace(m, r.Violation))
+	}
+}
+
+// Reference: §7.4 A-discard, issue 9 — when the consumer keeps consuming
+// window events while the chunk is read, a read may reflect a coordinate
+// before a delete the consumer has already processed: the buffered row is
+// never discarded and the release resurrects the deleted value. The shortest
+// trace at K2 V2 E2 C1 T1 has exactly that shape; the faithful lifecycle
+// passes at the same bounds.
+func TestReadonlyResurrection(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1}
+	if r := wdRun(t, newReadonly(cfg), 2); r.Verdict != explore.Pass {
+		t.Fatalf("faithful lifecycle: %v", r.Verdict)
+	}
+	cfg.Fault = ConsumerRunsDuringRead
+	m := newReadonlyModel(cfg)
+	r := wdRun(t, wdOnly[readonlyState, readonlyAction]{m, []string{invariants.FrontierReplay.Name}}, 2)
+	if r.Violation == nil || r.Violation.Property != invariants.FrontierReplay.Name {
+		t.Fatalf("want frontier-replay, got %v", r.Verdict)
+	}
+	t.Logf("%s", wdTrace(m, r.Violation))
+	tr := r.Violation.Trace
+	k0 := model.Key(0)
+	// The decisive steps, in order: k0 := 1 committed; the low sample after
+	// it; k0 := ⊥ committed; the delete consumed; k0 read as 1 at the
+	// coordinate before the delete; the release emitting k0 = 1.
+	step := 0
+	next := func(what string, ok func(s readonlyState, a readonlyAction, t readonlyState) bool) {
+		for step++; step < len(tr); step++ {
+			if ok(tr[step-1].State, tr[step].Action, tr[step].State) {
+				return
+			}
+		}
+		t.Fatalf("no step %s after the earlier ones:\n%s", what, wdTrace(m, r.Violation))
+	}
+	var write, del, lo model.Coord
+	next("k0 := 1", func(s readonlyState, a readonlyAction, _ readonlyState) bool {
+		write = s.Cap.Log.Len() + 1
+		return a.Kind == readonlyCommit && a.Txn.N == 1 && a.Txn.Ev[0] == model.Event{Key: k0, Img: 1}
+	})
+	next("sample low after it", func(_ readonlyState, a readonlyAction, t readonlyState) bool {
+		lo = t.Cap.Plan.Units[0].Lo
+		return a.Kind == readonlySampleLow && lo == write
+	})
+	next("k0 := ⊥", func(s readonlyState, a readonlyAction, _ readonlyState) bool {
+		del = s.Cap.Log.Len() + 1
+		return a.Kind == readonlyCommit && a.Txn.N == 1 && a.Txn.Ev[0] == model.Event{Key: k0, Img: model.Absent}
+	})
+	next("the delete consumed", func(s readonlyState, a readonlyAction, t readonlyState) bool {
+		return a.Kind == readonlyConsume && t.Cap.Pos == del && !t.Cap.Plan.Units[0].Read.Has(k0)
+	})
+	next("k0 read as 1 before the delete", func(_ readonlyState, a readonlyAction, t readonlyState) bool {
+		u := &t.Cap.Plan.Units[0]
+		return a.Kind == readonlyReadKey && u.Read.Has(k0) && u.Refresh[k0] == 1 && t.Cap.ReadAt[k0] == lo && lo < del
+	})
+	next("the release resurrecting k0 = 1", func(s readonlyState, a readonlyAction, t readonlyState) bool {
+		return a.Kind == readonlyRelease && t.Cap.Out.Val[k0] == 1 && t.Cap.Out.Tag[k0] == del
+	})
+	last := &tr[len(tr)-1].State.Cap
+	if step != len(tr)-1 || last.Log.Sigma(last.Pos, k0) != model.Absent || last.Out.Val[k0] != 1 {
+		t.Fatalf("not the resurrection:\n%s", wdTrace(m, r.Violation))
+	}
+	if lo != 1 || del != 2 {
+		t.Errorf("k0 := 1 at 1, low sample at %d, delete at %d; want 1 and 2", lo, del)
+	}
+}
+
+// readonlyAtLogEnd is the capture whose every select reflects the moment it
+// runs (the log end): one of the behaviours A-read allows, so each of its
+// traces is a trace of the full model.
+type readonlyAtLogEnd struct{ *readonly }
+
+func (m readonlyAtLogEnd) Actions(s readonlyState, buf []readonlyAction) []readonlyAction {
+	n := len(buf)
+	buf = m.readonly.Actions(s, buf)
+	out := buf[:n]
+	for _, a := range buf[n:] {
+		if a.Kind != readonlyReadKey || a.At == s.Cap.Log.Len() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// prop1Shape reports whether a closed unit of c has Proposition 1's shape: two
+// keys read at different coordinates of its bracket, each valid at its own,
+// and no single coordinate of the bracket explaining both.
+func prop1Shape(c *model.Capture, keys int) (a, b model.Key, ok bool) {
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
 		if !c.UnitClosed(i) {
 			continue
 		}
-		for a := model.Key(0); a < model.Key(cfg.Keys); a++ {
-			for b := a + 1; b < model.Key(cfg.Keys); b++ {
+		for a := model.Key(0); a < model.Key(keys); a++ {
+			for b := a + 1; b < model.Key(keys); b++ {
 				if !u.Domain.Has(a) || !u.Domain.Has(b) || c.ReadAt[a] == c.ReadAt[b] {
 					continue
 				}
@@ -181,22 +301,87 @@ func TestReadonlyProposition1(t *testing.T) {
 					shared = shared || (u.Refresh[a] == c.Log.Sigma(g, a) && u.Refresh[b] == c.Log.Sigma(g, b))
 				}
 				if !shared {
-					found = true
-					t.Logf("chunk %d, bracket %v: %v=%v read at %d, %v=%v read at %d; no c in [%d, %d] explains both",
-						i+1, u.Window(), a, u.Refresh[a], c.ReadAt[a], b, u.Refresh[b], c.ReadAt[b], u.Lo, u.Hi)
+					return a, b, true
 				}
 			}
 		}
 	}
-	if !found {
-		t.Fatalf("not Proposition 1's shape:\n%s", wdTrace(m, r.Violation))
+	return 0, 0, false
+}
+
+// Reference: Proposition 1 (§4.3), §10 "a forced shared read instant rejects
+// Proposition 1's per-key construction" — the shortest counterexample to the
+// single-read-point claim has Proposition 1's shape (two keys of one chunk
+// read at different coordinates inside its bracket, each valid at its own, no
+// single coordinate explaining both), while the contract, the cut and the
+// frontier replay hold. With every select reflecting the moment it runs, the
+// shortest counterexample is the paper's instance in the paper's order: over
+// the empty store, the low sample at c0, a read as ⊥ before e1 = a := v1
+// commits, e2 = b := v2, b read as v2 after e2 committed, the high sample at
+// c2; the window (c0, c2] holds both events, so the release emits nothing and
+// the replay is σ_c2.
+func TestReadonlyProposition1(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Fault: SharedReadInstant}
+	check := func(t *testing.T, m explore.Model[readonlyState, readonlyAction]) *explore.Violation[readonlyState, readonlyAction] {
+		r := wdRun(t, m, 2)
+		if r.Violation == nil || r.Violation.Property != invariants.SingleReadPoint.Name {
+			t.Fatalf("want single-read-point, got %v", r.Verdict)
+		}
+		c := &r.Violation.Trace[len(r.Violation.Trace)-1].State.Cap
+		a, b, ok := prop1Shape(c, cfg.Keys)
+		if !ok {
+			t.Fatalf("not Proposition 1's shape:\n%s", wdTrace(m, r.Violation))
+		}
+		u := &c.Plan.Units[0]
+		t.Logf("bracket %v: %v=%v read at %d, %v=%v read at %d; no c in [%d, %d] explains both\n%s",
+			u.Window(), a, u.Refresh[a], c.ReadAt[a], b, u.Refresh[b], c.ReadAt[b], u.Lo, u.Hi, wdTrace(m, r.Violation))
+		for _, p := range []string{invariants.CheckContract(c, cfg.Chunks), invariants.CheckClosedUnitCut(c), invariants.CheckFrontierReplay(c, cfg.Chunks)} {
+			if p != "" {
+				t.Errorf("Prop 1 (2)/(3): %s", p)
+			}
+		}
+		if c.Pos < u.Hi || !c.AllClosed(cfg.Chunks) {
+			t.Errorf("the frontier is not reached: consumer at %d, hi %d", c.Pos, u.Hi)
+		}
+		return r.Violation
 	}
-	if s := invariants.CheckContract(c, cfg.Chunks); s != "" {
-		t.Errorf("contract: %s", s)
-	}
-	if s := invariants.CheckClosedUnitCut(c); s != "" {
-		t.Errorf("closed-unit-cut: %s", s)
-	}
+	t.Run("checker", func(t *testing.T) { check(t, newReadonly(cfg)) })
+	t.Run("paper's order", func(t *testing.T) {
+		full := newReadonlyModel(cfg)
+		m := readonlyAtLogEnd{full}
+		v := check(t, m)
+		// Every step is a step of the full model.
+		for i := 1; i < len(v.Trace); i++ {
+			if !slices.Contains(full.Actions(v.Trace[i-1].State, nil), v.Trace[i].Action) {
+				t.Fatalf("step %d is not a step of the full model", i)
+			}
+		}
+		// The decisive steps, in the paper's order.
+		var kinds []string
+		for i := 1; i < len(v.Trace); i++ {
+			s, a := &v.Trace[i-1].State, v.Trace[i].Action
+			switch a.Kind {
+			case readonlyCommit:
+				e := a.Txn.Ev[0]
+				kinds = append(kinds, fmt.Sprintf("e%d:%v:%v", s.Cap.Log.Len()+1, e.Key, e.Img != model.Absent))
+			case readonlySampleLow:
+				kinds = append(kinds, fmt.Sprintf("low@%d", s.Cap.Log.Len()))
+			case readonlySampleHigh:
+				kinds = append(kinds, fmt.Sprintf("high@%d", s.Cap.Log.Len()))
+			case readonlyReadKey:
+				k := nextKey(&s.Cap.Plan.Units[0])
+				kinds = append(kinds, fmt.Sprintf("read %v=%v@%d", k, s.Cap.Log.Sigma(a.At, k) != model.Absent, a.At))
+			}
+		}
+		want := "low@0 read k0=false@0 e1:k0:true e2:k1:true read k1=true@2 high@2"
+		if got := strings.Join(kinds, " "); got != want {
+			t.Fatalf("decisive steps %q, want %q\n%s", got, want, wdTrace(m, v))
+		}
+		c := &v.Trace[len(v.Trace)-1].State.Cap
+		if c.Out.Val != c.Log.State(2) || c.Out.Tag[0] != 1 || c.Out.Tag[1] != 2 {
+			t.Errorf("replay %v, want the events' images at their own places (σ_c2 = %v)", c.Out, c.Log.State(2))
+		}
+	})
 }
 
 // Reference: §10 "the boundary-valid window-discard replay survives" — under
@@ -205,7 +390,7 @@ func TestReadonlyProposition1(t *testing.T) {
 func TestReadonlyInteriorReplaySurvives(t *testing.T) {
 	cfg := Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 2, Fault: InteriorExecutedSet}
 	if wdSmall() {
-		cfg = Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 2, Fault: InteriorExecutedSet}
+		cfg = Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 2, Fault: InteriorExecutedSet, InitialAny: true}
 	}
 	m := newReadonly(cfg)
 	r := wdRun(t, wdOnly[readonlyState, readonlyAction]{m, []string{invariants.FrontierReplay.Name}}, 2)
@@ -230,7 +415,7 @@ func TestReadonlyReleaseBeforeLastRow(t *testing.T) {
 		passes bool
 	}{
 		{Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 2}, invariants.Monotonic.Name, true},
-		{Config{Keys: 3, Values: 1, Events: 4, Chunks: 1, Txn: 3}, invariants.Monotonic.Name, false},
+		{Config{Keys: 3, Values: 1, Events: 3, Chunks: 1, Txn: 3}, invariants.Monotonic.Name, false},
 		{Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 2}, invariants.FrontierReplay.Name, true},
 		{Config{Keys: 3, Values: 1, Events: 4, Chunks: 1, Txn: 3}, invariants.FrontierReplay.Name, true},
 	}
@@ -254,35 +439,66 @@ func TestReadonlyReleaseBeforeLastRow(t *testing.T) {
 	}
 }
 
-// Reference: §7.4 — reads are per key: each key of a chunk is read by its own
-// select at its own position, and the samples are the executed sets at the
-// log end.
+// Reference: §7.4 A-read, A-discard — a read is offered at every transaction
+// boundary of [lo, now] and never inside a transaction; while the chunk is
+// read the consumer processes only events before the window; a stale read is
+// discarded by the window event that made it stale once the buffer is
+// complete.
 func TestReadonlyPerKeyReads(t *testing.T) {
 	m := newReadonlyModel(Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 2})
-	two := Txn{N: 2, Ev: [MaxTxn]model.Event{{Key: 0, Img: 1}, {Key: 1, Img: 2}}}
-	s := m.Init()[0]
-	s = m.commit(s, two)                                                  // t1 at 1–2
-	s = m.sampleLow(s)                                                    // G(2) = {t1}
-	s = m.readKey(s)                                                      // k0 = 1 at 2
-	s = m.commit(s, Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: 1, Img: 0}}}) // t2 at 3: k1 := ⊥
-	s = m.readKey(s)                                                      // k1 = ⊥ at 3
-	s = m.sampleHigh(s)                                                   // G(3) = {t1 t2}
-	u := s.Cap.Plan.Units[0]
-	if u.Lo != 2 || u.Hi != 3 || s.Cap.ReadAt[0] != 2 || s.Cap.ReadAt[1] != 3 || u.Refresh[0] != 1 || u.Refresh[1] != 0 {
-		t.Fatalf("unit %+v, reads at %v", u, s.Cap.ReadAt)
+	two := Txn{N: 2, Ev: [MaxTxn]model.Event{{Key: 1, Img: 2}, {Key: 0, Img: 1}}}
+	del := Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: 1, Img: 0}}}
+	reads := func(s readonlyState) []model.Coord {
+		var at []model.Coord
+		for _, a := range m.Actions(s, nil) {
+			if a.Kind == readonlyReadKey {
+				at = append(at, a.At)
+			}
+		}
+		return at
 	}
-	if s.Buf != model.KeySet(0).With(0) {
-		t.Fatalf("buffer %b", s.Buf)
+
+	// Low sample at 0, then t1 (two rows, 1–2) and t2 (3): the boundaries
+	// of [0, 3] are 0, 2 and 3.
+	s := m.sampleLow(m.Init()[0])
+	s = m.commit(m.commit(s, two), del)
+	if got := reads(s); !slices.Equal(got, []model.Coord{0, 2, 3}) {
+		t.Fatalf("reads offered at %v, want [0 2 3]", got)
 	}
-	// The consumer walks the log: t1 lies before the window, t2 inside it.
-	for _, want := range []bool{false, false, true} {
-		if got := m.inWindow(&s, s.Cap.Pos+1); got != want {
-			t.Fatalf("position %d: in window %v, want %v", s.Cap.Pos+1, got, want)
+	if m.consumerMay(&s) {
+		t.Fatal("the consumer may take a window event while the chunk is read")
+	}
+
+	// Low sample after t1: the consumer may process t1 during the read, not t2.
+	s = m.Init()[0]
+	s = m.commit(s, two) // t1 at 1–2
+	s = m.sampleLow(s)   // G(2) = {t1}
+	s = m.commit(s, del) // t2 at 3: k1 := ⊥
+	if got := reads(s); !slices.Equal(got, []model.Coord{2, 3}) {
+		t.Fatalf("reads offered at %v, want [2 3]", got)
+	}
+	for range 2 {
+		if !m.consumerMay(&s) {
+			t.Fatalf("position %d lies before the window and waits", s.Cap.Pos+1)
 		}
 		s = m.consume(s)
 	}
-	if !m.windowDone(&s) {
-		t.Fatal("window not done after its last transaction")
+	if m.consumerMay(&s) {
+		t.Fatal("the consumer may take t2 while the chunk is read")
+	}
+	s = m.readKey(s, 2) // k0 = 1 at 2
+	s = m.readKey(s, 2) // k1 = 2 at 2: stale, t2 deletes it at 3
+	s = m.sampleHigh(s) // G(3) = {t1 t2}
+	u := s.Cap.Plan.Units[0]
+	if u.Lo != 2 || u.Hi != 3 || s.Cap.ReadAt != [model.MaxKeys]model.Coord{2, 2} || u.Refresh[0] != 1 || u.Refresh[1] != 2 {
+		t.Fatalf("unit %+v, reads at %v", u, s.Cap.ReadAt)
+	}
+	if s.Buf != model.KeySet(0).With(0).With(1) || !m.consumerMay(&s) || !m.inWindow(&s, 3) {
+		t.Fatalf("buffer %b, consumer may %v, position 3 in window %v", s.Buf, m.consumerMay(&s), m.inWindow(&s, 3))
+	}
+	s = m.consume(s) // t2 discards the stale k1
+	if s.Buf != model.KeySet(0).With(0) || !m.windowDone(&s) {
+		t.Fatalf("buffer %b, window done %v", s.Buf, m.windowDone(&s))
 	}
 	s = m.release(s)
 	if s.Cap.Out.Val != (model.Store{1, 0}) || s.Cap.Out.Tag[0] != 3 || !s.Cap.UnitClosed(0) {
@@ -290,11 +506,42 @@ func TestReadonlyPerKeyReads(t *testing.T) {
 	}
 }
 
+// Reference: S-OBS (§6.2) — the start may move past positions up to the
+// earliest low sample and no further, and only before anything is consumed.
+func TestReadonlyStartLater(t *testing.T) {
+	m := newReadonlyModel(Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1})
+	one := func(k model.Key, v model.Value) Txn { return Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: k, Img: v}}} }
+	may := func(s readonlyState) bool {
+		return slices.Contains(m.Actions(s, nil), readonlyAction{Kind: readonlyStartLater})
+	}
+	s := m.commit(m.commit(m.Init()[0], one(0, 1)), one(1, 1))
+	s = m.sampleLow(s) // lo = 2
+	s = m.commit(s, one(0, 2))
+	for _, want := range []bool{true, true, false} {
+		if may(s) != want {
+			t.Fatalf("start %d: start-later %v, want %v", s.Cap.Start, !want, want)
+		}
+		if want {
+			s, _ = m.Next(s, readonlyAction{Kind: readonlyStartLater})
+		}
+	}
+	if s.Cap.Start != 2 || s.Cap.Pos != 2 || s.Cap.Out != (model.Replayed{}) {
+		t.Fatalf("start %d, position %d, replay %+v", s.Cap.Start, s.Cap.Pos, s.Cap.Out)
+	}
+	s = m.Init()[0]
+	s = m.commit(s, one(0, 1))
+	s = m.consume(s)
+	s = m.commit(s, one(0, 2))
+	if may(s) {
+		t.Fatal("the start moves after the consumer has consumed")
+	}
+}
+
 // Encode and Decode are inverses on every state of a small run, and Decode
 // refuses short input.
 func TestReadonlyEncodeDecode(t *testing.T) {
-	for _, f := range []Fault{None, SplitTransaction, InteriorExecutedSet} {
-		m := newReadonlyModel(Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 2, Fault: f})
+	for _, f := range []Fault{None, SplitTransaction, InteriorExecutedSet, ConsumerRunsDuringRead} {
+		m := newReadonlyModel(Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 2, Fault: f, InitialAny: true})
 		n := 0
 		var walk func(s readonlyState, depth int)
 		walk = func(s readonlyState, depth int) {
@@ -315,21 +562,27 @@ func TestReadonlyEncodeDecode(t *testing.T) {
 				walk(t2, depth-1)
 			}
 		}
-		walk(m.Init()[0], 7)
+		for _, s := range m.Init()[:2] {
+			walk(s, 6)
+		}
 		if n < 100 {
 			t.Fatalf("%v: only %d states walked", f, n)
 		}
 	}
 }
 
-// ---- an independent enumerator for readonly (§7.4, A-discard) ----
+// ---- an independent enumerator for readonly (§7.4: A-read, A-discard; S-OBS) ----
 
-type brState struct {
-	log     []bfcEvent
-	lo, hi  []int
+type roEv struct{ key, val, txn int }
+
+type roState struct {
+	init    []int
+	log     []roEv
+	lo, hi  []int   // per chunk started
 	read    [][]int // per chunk started, per key: value read (-1 not read)
-	readAt  []int
+	readAt  []int   // per key
 	pos     int
+	start   int
 	outVal  []int
 	outTag  []int
 	closed  int
@@ -338,11 +591,11 @@ type brState struct {
 	started int
 }
 
-func (s brState) key() string {
-	return fmt.Sprint(s.log, s.lo, s.hi, s.read, s.readAt, s.pos, s.outVal, s.outTag, s.closed, s.phase, s.buf, s.started)
+func (s roState) key() string {
+	return fmt.Sprint(s.init, s.log, s.lo, s.hi, s.read, s.readAt, s.pos, s.start, s.outVal, s.outTag, s.closed, s.phase, s.buf, s.started)
 }
 
-func (s brState) clone() brState {
+func (s roState) clone() roState {
 	t := s
 	t.log = slices.Clone(s.log)
 	t.lo, t.hi = slices.Clone(s.lo), slices.Clone(s.hi)
@@ -356,10 +609,20 @@ func (s brState) clone() brState {
 	return t
 }
 
-// brExecuted reports whether transaction label x has a row among the first n
-// entries of the log: x ∈ G(n).
-func brExecuted(log []bfcEvent, n, x int) bool {
-	for _, e := range log[:n] {
+// sigma is key k's value after the first n log entries.
+func (s *roState) sigma(n, k int) int {
+	v := s.init[k]
+	for _, e := range s.log[:n] {
+		if e.key == k {
+			v = e.val
+		}
+	}
+	return v
+}
+
+// executed reports whether label x has a row among the first n log entries.
+func (s *roState) executed(n, x int) bool {
+	for _, e := range s.log[:n] {
 		if e.txn == x {
 			return true
 		}
@@ -367,19 +630,66 @@ func brExecuted(log []bfcEvent, n, x int) bool {
 	return false
 }
 
-// bfReadonly enumerates the read-only capture: the source commits at any
-// time; the capture samples G at the log end, reads the chunk's keys one by
-// one, samples G again; the consumer walks the log, judging window membership
-// by label, and releases the buffer once every row of the high set is
-// processed.
-func bfReadonly(cfg Config) bfWD {
+// boundary: no transaction has rows on both sides of n.
+func (s *roState) boundary(n int) bool {
+	return n == 0 || n == len(s.log) || s.log[n-1].txn != s.log[n].txn
+}
+
+// roTxns is every transaction of 1..room rows on distinct keys, in every
+// order, each row changing its key's current value.
+func roTxns(s *roState, keys, values, room int) [][]roEv {
+	var out [][]roEv
+	var rec func(cur []roEv)
+	rec = func(cur []roEv) {
+		for k := 0; k < keys; k++ {
+			if slices.ContainsFunc(cur, func(e roEv) bool { return e.key == k }) {
+				continue
+			}
+			for v := 0; v <= values; v++ {
+				if v == s.sigma(len(s.log), k) {
+					continue
+				}
+				t := append(slices.Clone(cur), roEv{key: k, val: v})
+				out = append(out, t)
+				if len(t) < room {
+					rec(t)
+				}
+			}
+		}
+	}
+	if room > 0 {
+		rec(nil)
+	}
+	return out
+}
+
+// roEnumerate enumerates the read-only capture: from every base store (or
+// the empty one), the source commits at any time; the capture samples the
+// executed set at the log end, reads the chunk's keys one by one, each at any
+// boundary from the low sample to the log end, and samples again; the
+// consumer walks the log (only events before the window while the chunk is
+// read), judging window membership by label, releases the buffer once every
+// row of the high set is processed, and before consuming anything may start
+// one position later, up to the earliest low sample.
+func roEnumerate(cfg Config) bfWD {
 	K, C := cfg.Keys, cfg.Chunks
-	init := brState{readAt: make([]int, K), outVal: make([]int, K), outTag: make([]int, K), buf: make([]bool, K)}
-	return bfSearch(init, func(s brState) []brState {
-		var out []brState
-		for _, rows := range bfTxns(s.log, K, cfg.Values, min(cfg.Txn, cfg.Events-bfRows(s.log))) {
+	stores := bfStores(K, cfg.Values, cfg.InitialAny)
+	var inits []roState
+	for _, b := range stores {
+		inits = append(inits, roState{init: b, readAt: make([]int, K), outVal: make([]int, K), outTag: make([]int, K), buf: make([]bool, K)})
+	}
+	next := func(s roState) []roState {
+		var out []roState
+		for _, tx := range roTxns(&s, K, cfg.Values, min(cfg.Txn, cfg.Events-len(s.log))) {
 			t := s.clone()
-			t.log = bfCommit(t.log, rows)
+			label := 1
+			if len(t.log) > 0 {
+				label = t.log[len(t.log)-1].txn + 1
+			}
+			for _, e := range tx {
+				e.txn = label
+				t.log = append(t.log, e)
+			}
 			out = append(out, t)
 		}
 		i := s.started - 1
@@ -392,25 +702,32 @@ func bfReadonly(cfg Config) bfWD {
 			t.phase = 1
 			out = append(out, t)
 		case s.phase == 1:
-			t := s.clone()
-			a, b := bfDomain(i, K, C)
+			a, b := i*K/C, (i+1)*K/C
 			k := a
-			for k < b && t.read[i][k] >= 0 {
+			for k < b && s.read[i][k] >= 0 {
 				k++
 			}
-			if k < b {
-				t.read[i][k] = bfSigma(t.log, len(t.log), k)
-				t.readAt[k] = len(t.log)
-				t.buf[k] = t.read[i][k] > 0
-			} else {
+			if k == b {
+				t := s.clone()
 				t.hi[i] = len(t.log)
 				t.phase = 2
+				out = append(out, t)
+				break
 			}
-			out = append(out, t)
+			for c := s.lo[i]; c <= len(s.log); c++ {
+				if !s.boundary(c) {
+					continue
+				}
+				t := s.clone()
+				t.read[i][k] = t.sigma(c, k)
+				t.readAt[k] = c
+				t.buf[k] = t.read[i][k] != 0
+				out = append(out, t)
+			}
 		}
 		done := s.phase == 2
 		for p := s.pos; done && p < len(s.log); p++ {
-			done = !brExecuted(s.log, s.hi[i], s.log[p].txn)
+			done = !s.executed(s.hi[i], s.log[p].txn)
 		}
 		switch {
 		case done:
@@ -424,16 +741,28 @@ func bfReadonly(cfg Config) bfWD {
 			t.closed++
 			t.phase = 0
 			out = append(out, t)
-		case s.pos < len(s.log):
+		case s.pos < len(s.log) && (s.phase != 1 || s.executed(s.lo[i], s.log[s.pos].txn)):
 			t := s.clone()
 			e := t.log[t.pos]
 			t.pos++
-			if t.phase != 0 && !brExecuted(t.log, t.lo[i], e.txn) && (t.phase == 1 || brExecuted(t.log, t.hi[i], e.txn)) {
+			if t.phase == 2 && !t.executed(t.lo[i], e.txn) && t.executed(t.hi[i], e.txn) {
 				t.buf[e.key] = false // in the window: the log wins
 			}
 			t.outVal[e.key], t.outTag[e.key] = e.val, t.pos
 			out = append(out, t)
+			earliest := len(s.log) + 1
+			for _, lo := range s.lo {
+				earliest = min(earliest, lo)
+			}
+			if s.pos == s.start && s.pos < earliest {
+				t := s.clone()
+				t.pos++
+				t.start++
+				out = append(out, t)
+			}
 		}
 		return out
-	})
+	}
+
+	return bfSearchAll(inits, next)
 }

@@ -6,8 +6,8 @@ import "github.com/cutcheck/cutcheck/model"
 const MaxTxn = 3
 
 // Txn is a transaction the source may commit: 1..T row events on distinct
-// keys, in key order. (Reads see only transaction boundaries, so the order of
-// events inside one transaction is fixed to keep the state space small.)
+// keys, in any order (the order inside a transaction is part of the history:
+// a consumer meets the rows one at a time, §2.1).
 type Txn struct {
 	N  uint8
 	Ev [MaxTxn]model.Event
@@ -28,9 +28,9 @@ func DataEvents(l *model.Log) int {
 }
 
 // Commits appends to buf every transaction the source may commit next under
-// cfg (§2.1): 1..T events on distinct keys in increasing key order, each
-// giving its key a value other than its current one (a delete only of a
-// present key), without exceeding E row events in all.
+// cfg (§2.1): 1..T events on distinct keys, in every order, each giving its
+// key a value other than its current one (a delete only of a present key),
+// without exceeding E row events in all.
 func Commits(cfg *Config, l *model.Log, buf []Txn) []Txn {
 	room := min(cfg.Txn, cfg.Events-DataEvents(l), MaxTxn)
 	if room <= 0 {
@@ -41,8 +41,12 @@ func Commits(cfg *Config, l *model.Log, buf []Txn) []Txn {
 	return commitsFrom(cfg, &cur, &t, 0, room, buf)
 }
 
-func commitsFrom(cfg *Config, cur *model.Store, t *Txn, from model.Key, room int, buf []Txn) []Txn {
-	for k := from; k < model.Key(cfg.Keys); k++ {
+// commitsFrom extends t by one more row on a key not in used.
+func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room int, buf []Txn) []Txn {
+	for k := model.Key(0); k < model.Key(cfg.Keys); k++ {
+		if used.Has(k) {
+			continue
+		}
 		for v := model.Value(0); v <= model.Value(cfg.Values); v++ {
 			if v == cur[k] {
 				continue
@@ -51,10 +55,58 @@ func commitsFrom(cfg *Config, cur *model.Store, t *Txn, from model.Key, room int
 			t.N++
 			buf = append(buf, *t)
 			if int(t.N) < room {
-				buf = commitsFrom(cfg, cur, t, k+1, room, buf)
+				buf = commitsFrom(cfg, cur, t, used.With(k), room, buf)
 			}
 			t.N--
 		}
 	}
 	return buf
+}
+
+// InitialStores are the base stores b0 a run starts from (§2.1): every store
+// over the keys and values when cfg.InitialAny, else cfg.Initial alone.
+func InitialStores(cfg *Config) []model.Store {
+	if !cfg.InitialAny {
+		return []model.Store{cfg.Initial}
+	}
+	out := []model.Store{{}}
+	for k := 0; k < cfg.Keys; k++ {
+		n := len(out)
+		for v := model.Value(1); v <= model.Value(cfg.Values); v++ {
+			for _, s := range out[:n] {
+				s[k] = v
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// MayStartLater reports whether the consumer's start s0 may still move past
+// the next position (S-OBS, §2.1 and §6): it has consumed nothing yet, the
+// next position exists, and it is at most bound, the latest start the
+// discipline allows given what has been recorded so far. Positions at or
+// before s0 are never seen by the consumer (finite retention, §1.1), so only
+// a copy can supply what they wrote.
+func MayStartLater(c *model.Capture, bound model.Coord) bool {
+	return c.Pos == c.Start && c.Pos < c.Log.Len() && c.Pos < bound
+}
+
+// StartLater moves the consumer's start one position on: s0 := s0 + 1.
+func StartLater(c *model.Capture) {
+	c.Start++
+	c.Pos++
+}
+
+// NoBound is the start bound before any edge constrains it.
+const NoBound = model.Coord(0xFF)
+
+// EarliestLow is the smallest low edge of the units recorded so far, or
+// NoBound: window-discard needs s0 ⊑ lo_i for every unit (§6.2).
+func EarliestLow(p *model.Plan) model.Coord {
+	b := NoBound
+	for i := 0; i < int(p.N); i++ {
+		b = min(b, p.Units[i].Lo)
+	}
+	return b
 }

@@ -40,13 +40,46 @@ type Spec struct {
 	Chunks   *int     `json:"chunks,omitempty"`
 	Txn      *int     `json:"txn,omitempty"`
 	Mode     string   `json:"mode,omitempty"`
-	Initial  []int    `json:"initial,omitempty"` // the store before the history, one value per key (0 = absent)
+	Initial  *Initial `json:"initial,omitempty"` // the store before the history: one value per key (0 = absent), or "any"
 	Mutation string   `json:"mutation,omitempty"`
 	Expect   string   `json:"expect"`          // "pass", "deadlock", or the invariant that must fail (checked alone)
 	Only     []string `json:"only,omitempty"`  // check only these invariants (with an invariant expected, it must be one of them)
 	Reach    bool     `json:"reach,omitempty"` // every sometimes-property must be reached too
 	Quick    bool     `json:"quick,omitempty"` // part of the quick set (about a minute in all)
 	Note     string   `json:"note,omitempty"`  // where the run comes from, e.g. "§10 run 3"
+}
+
+// Initial is a spec's base store b0: one value per key, or "any" for every
+// store over the keys and values (§2.1).
+type Initial struct {
+	Any    bool
+	Values []int
+}
+
+// UnmarshalJSON accepts a list of values or the string "any".
+func (i *Initial) UnmarshalJSON(b []byte) error {
+	var word string
+	if json.Unmarshal(b, &word) == nil {
+		if word != "any" {
+			return fmt.Errorf(`%q is neither "any" nor a list of values`, word)
+		}
+		*i = Initial{Any: true}
+		return nil
+	}
+	var vs []int
+	if err := json.Unmarshal(b, &vs); err != nil {
+		return fmt.Errorf(`expected "any" or a list of values, one per key (0 = absent)`)
+	}
+	*i = Initial{Values: vs}
+	return nil
+}
+
+// MarshalJSON writes what UnmarshalJSON reads.
+func (i Initial) MarshalJSON() ([]byte, error) {
+	if i.Any {
+		return []byte(`"any"`), nil
+	}
+	return json.Marshal(i.Values)
 }
 
 // Error is a problem with one spec file.
@@ -211,10 +244,14 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 	if s.Mode != "" {
 		cfg.Mode = s.Mode
 	}
-	if len(s.Initial) > model.MaxKeys {
-		return cfg, p, &Error{s.Name, "initial", fmt.Sprintf("%d values for at most %d keys", len(s.Initial), model.MaxKeys)}
+	var initial []int
+	if s.Initial != nil {
+		initial, cfg.InitialAny = s.Initial.Values, s.Initial.Any
 	}
-	for k, v := range s.Initial {
+	if len(initial) > model.MaxKeys {
+		return cfg, p, &Error{s.Name, "initial", fmt.Sprintf("%d values for at most %d keys", len(initial), model.MaxKeys)}
+	}
+	for k, v := range initial {
 		if v < 0 || v > 255 {
 			return cfg, p, &Error{s.Name, "initial", fmt.Sprintf("%d is not a value (0 = absent, 1..V)", v)}
 		}
@@ -321,6 +358,20 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	opts = s.Options(opts)
+	start := time.Now()
+	rep, err := p.Check(ctx, cfg, opts)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	o := Outcome{Spec: s, Config: cfg, Report: rep, Elapsed: time.Since(start)}
+	o.Got, o.OK, o.Why = s.Judge(rep)
+	return o, nil
+}
+
+// Options returns opts as Run uses them for s: a spec expecting an
+// invariant to fail checks that invariant alone.
+func (s Spec) Options(opts explore.Options) explore.Options {
 	switch {
 	case len(s.Only) > 0:
 		opts.Only = s.Only
@@ -329,31 +380,30 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 		// counterexample is the one reported (the kill matrix shows the rest).
 		opts.Only = []string{s.Expect}
 	}
-	start := time.Now()
-	rep, err := p.Check(ctx, cfg, opts)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("%s: %w", s.Name, err)
-	}
-	o := Outcome{Spec: s, Config: cfg, Report: rep, Elapsed: time.Since(start)}
+	return opts
+}
+
+// Judge compares a run's report with the spec's expectation: what came out
+// ("pass", "incomplete" or the failed property), whether that is what was
+// expected (with every sometimes-property reached, if Reach), and if not, why.
+func (s Spec) Judge(rep explore.Report) (got string, ok bool, why string) {
 	switch rep.Verdict {
 	case explore.Pass:
-		o.Got = "pass"
+		got = "pass"
 	case explore.Violated:
-		o.Got = rep.Violation.Property
+		got = rep.Violation.Property
 	default:
-		o.Got = "incomplete"
+		got = "incomplete"
 	}
-	o.OK = o.Got == s.Expect
-	if !o.OK {
-		o.Why = fmt.Sprintf("expected %s, got %s", s.Expect, o.Got)
+	if got != s.Expect {
+		return got, false, fmt.Sprintf("expected %s, got %s", s.Expect, got)
 	}
-	if o.OK && s.Reach {
+	if s.Reach {
 		for _, r := range rep.Sometimes {
 			if !r.Reached {
-				o.OK, o.Why = false, "sometimes-property "+r.Name+" never reached"
-				break
+				return got, false, "sometimes-property " + r.Name + " never reached"
 			}
 		}
 	}
-	return o, nil
+	return got, true, ""
 }

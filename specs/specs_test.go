@@ -34,8 +34,51 @@ func TestQuickSpecs(t *testing.T) {
 			if s.Expect != "pass" && (o.Report.Violation == nil || len(o.Report.Violation.Steps) < 1) {
 				t.Errorf("%s: no counterexample trace", s.Name)
 			}
+			if s.Mutation == "" && !reached(o.Report, "copy-decides-frontier") {
+				t.Errorf("%s: copy-decides-frontier never reached: the run never depended on its copy", s.Name)
+			}
 		})
 	}
+}
+
+// Reference: S-OBS, Thm 1 — a pass means the copy was checked: every quick
+// positive spec fails frontier replay once its capture drops its copy.
+func TestCopyDroppedKillsQuickSpecs(t *testing.T) {
+	all, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Outcome
+	for _, s := range all {
+		if s.Quick && s.Mutation == "" {
+			cfg, _, err := s.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, Outcome{Spec: s, Config: cfg})
+		}
+	}
+	ks, err := copyKills(context.Background(), out, explore.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != len(out) || len(ks) < 5 {
+		t.Fatalf("%d copy-dropped runs for %d quick positive specs", len(ks), len(out))
+	}
+	for _, k := range ks {
+		if !k.Killed {
+			t.Errorf("%s: not killed (failing: %v)", k.Spec, k.Failing)
+		}
+	}
+}
+
+func reached(r explore.Report, name string) bool {
+	for _, s := range r.Sometimes {
+		if s.Name == name {
+			return s.Reached
+		}
+	}
+	return false
 }
 
 // The spec set covers what the paper ran: five bounded runs per protocol
@@ -93,6 +136,8 @@ var badSpecs = []struct{ body, want string }{
 	{`{"protocol":"classic","initial":[1,9],"keys":2,"values":2,"expect":"pass"}`, `x.json: field "initial":`},
 	{`{"protocol":"dump","mode":"fuzzy","expect":"pass"}`, `x.json: field "mode": "fuzzy" is not one of`},
 	{`protocol: classic`, `x.json: not valid JSON at byte`},
+	{`{"protocol":"classic","initial":"some","expect":"pass"}`, `x.json: "some" is neither "any" nor a list of values`},
+	{`{"protocol":"classic","initial":[1],"expect":"pass","keys":1,"values":0}`, `x.json: field "values": 0 is out of range`},
 	// Issue 10, finding 2: properties the protocol does not check here.
 	{`{"protocol":"dump","expect":"executed-set-membership"}`, `x.json: field "expect": dump does not check "executed-set-membership" under this configuration; expect pass, deadlock or one of: frontier-replay`},
 	{`{"protocol":"readonly","expect":"single-read-point"}`, `x.json: field "expect": readonly does not check "single-read-point"`},

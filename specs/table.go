@@ -3,6 +3,7 @@ package specs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,6 +130,45 @@ func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options, onRow 
 		if onRow != nil {
 			onRow(k)
 		}
+	}
+	copies, err := copyKills(ctx, out, opts)
+	return append(ks, copies...), err
+}
+
+// copyKills runs every positive spec again with its copy dropped and frontier
+// replay checked alone: a pass is evidence only if the same run fails when the
+// capture's copied rows never reach the sink (S-OBS, Thm 1).
+func copyKills(ctx context.Context, out []Outcome, opts explore.Options) ([]Kill, error) {
+	var ks []Kill
+	for _, o := range out {
+		if o.Spec.Mutation != "" || o.Spec.Expect != "pass" {
+			continue
+		}
+		_, p, err := o.Spec.Config()
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(p.Faults, protocols.CopyDropped) {
+			continue
+		}
+		cfg := o.Config
+		cfg.Fault = protocols.CopyDropped
+		const want = "frontier-replay"
+		one := opts
+		one.Only = []string{want}
+		one.OnProgress, one.Progress = nil, 0
+		rep, err := p.Check(ctx, cfg, one)
+		if err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return ks, ctx.Err()
+		}
+		k := Kill{Spec: o.Spec.Name + " + copy-dropped", Protocol: p.Name, Mutation: cfg.Fault.String(), Expected: want, Checked: []string{want}}
+		if rep.Verdict == explore.Violated {
+			k.Failing, k.Killed = []string{rep.Violation.Property}, rep.Violation.Property == want
+		}
+		ks = append(ks, k)
 	}
 	return ks, nil
 }

@@ -23,6 +23,9 @@ type checkOpts struct {
 	jsonOut, traceJSON, html          string
 	fullStates                        bool
 	only                              []string
+	shard                             shardFlags
+	sim                               simFlags
+	resume                            resumeFlag
 }
 
 func checkFlags() (*pflag.FlagSet, *checkOpts) {
@@ -35,13 +38,16 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.IntVar(&o.txn, "txn", 0, "row events per transaction T (default: the protocol's)")
 	fs.StringVar(&o.mode, "mode", "", "protocol mode (dump: trusted or uncertain; composite: mixed or tablesync)")
 	fs.StringVar(&o.mutation, "mutation", "", "inject a named mutation (see 'cutcheck list')")
-	fs.StringVar(&o.initial, "initial", "", "the store before the history starts, one value per key (0 = absent), e.g. 1,0,2 (default: empty)")
+	fs.StringVar(&o.initial, "initial", "", "the store before the history starts, one value per key (0 = absent), e.g. 1,0,2, or any: every store (default: empty)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the machine-readable result to this file")
 	fs.StringVar(&o.traceJSON, "trace-json", "", "write the counterexample trace as JSON to this file")
 	fs.StringVar(&o.html, "html", "", "write the counterexample as a self-contained HTML picture to this file")
 	fs.BoolVar(&o.fullStates, "full-states", false, "print whole states in traces instead of what changed")
 	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from 'cutcheck list'); sometimes-properties are always reported")
 	o.engine.register(fs)
+	o.shard.register(fs)
+	o.sim.register(fs)
+	o.resume.register(fs)
 	return fs, o
 }
 
@@ -71,7 +77,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if o.mode != "" {
 		cfg.Mode = o.mode
 	}
-	if o.initial != "" {
+	if o.initial == "any" {
+		cfg.InitialAny = true
+	} else if o.initial != "" {
 		init, err := parseInitial(o.initial)
 		if err != nil {
 			return usageErr(stderr, "check", "--initial: %v", err)
@@ -111,6 +119,19 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	opts.Only = o.only
+	what := p.Name + " " + cfg.String()
+	if o.shard.spec != "" {
+		if opts.Shard, err = o.shard.parse(); err != nil {
+			return usageErr(stderr, "check", "%v", err)
+		}
+		what += onlyString(o.only)
+	}
+	if err := o.sim.apply(fs, &opts); err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
+	if err := o.resume.apply(&opts, o.engine.dir); err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
 	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
 	if err != nil {
 		return usageErr(stderr, "check", "%v", err)
@@ -118,11 +139,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	defer outs.discard()
 	ctx, stop := interrupted()
 	defer stop()
-	fmt.Fprintf(stdout, "cutcheck %s: checking %s %s\n", version, p.Name, cfg)
+	fmt.Fprintf(stdout, "cutcheck %s: checking %s\n", version, what)
+	if opts.Shard.Count > 0 {
+		fmt.Fprintf(stdout, "shard %v: exploring the states whose key it owns, and the undetermined ones\n", opts.Shard)
+	}
 	rep, err := p.Check(ctx, cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
 		return exitError
+	}
+	if opts.Shard.Count > 0 {
+		return finishShard(shardFile{Model: what, ShardReport: explore.ShardReport{Shard: opts.Shard, Report: rep}}, o.shard.dir, "check", stdout, stderr)
 	}
 	fmt.Fprint(stdout, rep.Summary())
 	if rep.Violation != nil {

@@ -46,7 +46,9 @@ func init() {
 	commands = []command{
 		{"check", "<protocol> [flags]", "explore one protocol at the given bounds and check its invariants", runCheck},
 		{"run", "FILE... [flags]", "check spec files and compare each verdict with its expectation", runSpecs},
+		{"merge", "DIR [flags]", "combine the shard results of one split search (check --shard) into its single-run report", runMerge},
 		{"reproduce", "[--quick] [--out DIR] [--specs DIR]", "run every spec (the paper's bounded and mutated runs) and write the results table", runReproduce},
+		{"certify", "BUNDLE [flags]", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
 		{"clean", "[--dir DIR]", "remove the disk-tier directories of runs that were killed", runClean},
 		{"version", "", "print the version", runVersion},
@@ -130,6 +132,9 @@ func flagsFor(name string) *pflag.FlagSet {
 		return fs
 	case "reproduce":
 		fs, _ := reproduceFlags()
+		return fs
+	case "merge":
+		fs, _ := mergeFlags()
 		return fs
 	case "clean":
 		fs, _ := cleanFlags()

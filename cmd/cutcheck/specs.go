@@ -20,12 +20,14 @@ import (
 
 type runOpts struct {
 	engine engineFlags
+	shard  shardFlags
 }
 
 func runFlags() (*pflag.FlagSet, *runOpts) {
 	o := &runOpts{}
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	o.engine.register(fs)
+	o.shard.register(fs)
 	return fs, o
 }
 
@@ -56,6 +58,12 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 	opts, err := o.engine.options(stderr)
 	if err != nil {
 		return usageErr(stderr, "run", "%v", err)
+	}
+	if o.shard.spec != "" {
+		if len(list) != 1 {
+			return usageErr(stderr, "run", "--shard runs one spec file, got %d", len(list))
+		}
+		return runSpecShard(list[0], opts, &o.shard, stdout, stderr)
 	}
 	ctx, stop := interrupted()
 	defer stop()

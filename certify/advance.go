@@ -1,0 +1,125 @@
+package certify
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// SegmentHeader is the first line of a continuation segment (§11.1 of 003):
+// the change data the source committed in (from, to], one log event per line
+// in the bundle's event form. Events for keys outside the cut's scope may be
+// present (they are skipped: the segment is scope-filtered on reading).
+type SegmentHeader struct {
+	Format  string `json:"format"` // "cutcheck-segment"
+	Version int    `json:"version"`
+	From    int64  `json:"from"`
+	To      int64  `json:"to"`
+}
+
+// advance appends the continuation segment to an accepted cut: σ @ δ is a
+// virtual cut at the later frontier (§11.2, §11.4).
+func (v *verifier) advance(r io.Reader) (*Failure, error) {
+	cont := func(format string, a ...any) *Failure {
+		return &Failure{Obligation: "ContSeg", Clause: "continuation segment for (f, f'] (§11.1)", Detail: fmt.Sprintf(format, a...)}
+	}
+	br := bufio.NewReaderSize(r, 16<<10)
+	var h *SegmentHeader
+	last := v.f
+	lineNo := int64(0)
+	for {
+		line, err := readLine(br)
+		if len(strings.TrimSpace(string(line))) > 0 {
+			lineNo++
+			if h == nil {
+				dec := json.NewDecoder(strings.NewReader(string(line)))
+				dec.DisallowUnknownFields()
+				h = new(SegmentHeader)
+				if err := dec.Decode(h); err != nil {
+					if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+						return unsupported(strings.Trim(name, `"`), "unknown segment header field %s", name), nil
+					}
+					return cont("the segment header does not decode: %v", err), nil
+				}
+				if h.Format != SegmentFormat {
+					return unsupported("format", "segment format %q is not %q", h.Format, SegmentFormat), nil
+				}
+				if h.Version != Version {
+					return unsupported("version", "segment version %d (this verifier reads version %d)", h.Version, Version), nil
+				}
+				if h.From != v.f {
+					return cont("the segment starts after %d, the cut's frontier is %d", h.From, v.f), nil
+				}
+				if h.To < h.From {
+					return cont("the segment ends at %d, before it starts (%d)", h.To, h.From), nil
+				}
+			} else if f := v.segmentEvent(line, lineNo, &last, h.To, cont); f != nil {
+				return f, nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if h == nil {
+		return cont("the segment is empty: no header"), nil
+	}
+	v.f = h.To
+	return nil, nil
+}
+
+func (v *verifier) segmentEvent(line []byte, lineNo int64, last *int64, to int64, cont func(string, ...any) *Failure) *Failure {
+	fs, err := scanObject(line, v.fieldsBuf[:0])
+	if err != nil {
+		return s1(lineNo, "segment: %v", err)
+	}
+	v.fieldsBuf = fs
+	var kraw, val []byte
+	p := int64(-1)
+	for _, f := range fs {
+		switch f.name {
+		case "p":
+			if p, err = parseInt(f.raw); err != nil {
+				return s1(lineNo, "segment p: %v", err)
+			}
+		case "k":
+			kraw = f.raw
+		case "v":
+			val = f.raw
+		case "x":
+		default:
+			return unsupported(f.name, "segment line %d: unknown field %q in a log event", lineNo, f.name)
+		}
+	}
+	if p <= *last || p > to {
+		return cont("position %d at segment line %d: positions must increase within (%d, %d]", p, lineNo, v.f, to)
+	}
+	*last = p
+	v.stats.SegmentEvs++
+	if kraw == nil {
+		return nil
+	}
+	if val == nil {
+		return unsupported("v", "segment line %d: a row event without a full image (field v)", lineNo)
+	}
+	k, err := v.kind.parse(kraw)
+	if err != nil {
+		return s1(lineNo, "%v", err)
+	}
+	if !v.scope.has(k) {
+		return nil
+	}
+	ks := v.keys.get(k)
+	if ks == nil {
+		ks = &keyState{k: k, unit: -1}
+		v.keys.put(ks)
+	}
+	ks.out = canonValue(val)
+	return nil
+}

@@ -1,0 +1,136 @@
+package certify
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// Reference: 003 §11.2, §11.4, §11.5: an accepted cut at f followed by the
+// continuation segment (f, f'] is the cut at f' — the same state a fresh
+// certificate of the longer run accepts. Every accepted case of the
+// cross-check enumeration whose log goes past its frontier, advanced to
+// every later frontier.
+func TestAdvanceEqualsLongerRun(t *testing.T) {
+	long, short := bounds()
+	var advanced int
+	var seg, longer bytes.Buffer
+	enumerate(long, short, func(c xcase) {
+		if expect(&c) != "" || c.f >= c.log.Len() || c.s0 != 0 {
+			return
+		}
+		b := bundleOf(t, ModelRun{Log: &c.log, Plan: &c.plan, Start: c.s0, Frontier: c.f, Discipline: c.discipline, Stream: c.stream()})
+		for f2 := c.f + 1; f2 <= c.log.Len(); f2++ {
+			seg.Reset()
+			if err := WriteModelSegment(&seg, &c.log, c.f, f2); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Verify(bytes.NewReader(b), Options{Segment: bytes.NewReader(seg.Bytes()), KeepState: true})
+			if err != nil || res.Verdict != Accept {
+				t.Fatalf("%v advanced to %d: %v %v", &c, f2, res.Line(), err)
+			}
+			d := c
+			d.f = f2
+			longer.Reset()
+			if err := WriteModelBundle(&longer, ModelRun{Log: &d.log, Plan: &d.plan, Start: d.s0, Frontier: f2, Discipline: d.discipline, Stream: d.stream()}); err != nil {
+				t.Fatal(err)
+			}
+			fresh := verifyBytes(t, longer.Bytes(), Options{KeepState: true})
+			if fresh.Verdict != Accept || fresh.Cut.Digest != res.Cut.Digest || res.Cut.Frontier != int64(f2) {
+				t.Fatalf("%v: advanced to %d gives %v; certifying the longer run gives %v", &c, f2, res.Cut.State, fresh.Line())
+			}
+			advanced++
+		}
+	})
+	if advanced == 0 {
+		t.Fatal("no case advanced")
+	}
+	t.Logf("%d advances", advanced)
+}
+
+// Reference: 003 §11.1: a segment that does not start at the frontier, or
+// whose positions go backwards, is not the continuation segment.
+func TestAdvanceRejectsWrongSegment(t *testing.T) {
+	r := runExample(t, WindowDiscard)
+	r.Frontier = 4
+	r.Stream = model.WindowDiscard(r.Plan, r.Log, 0, 4)
+	b := bundleOf(t, r)
+	for name, seg := range map[string]string{
+		"starts elsewhere":  `{"format":"cutcheck-segment","version":1,"from":3,"to":5}` + "\n",
+		"position repeated": `{"format":"cutcheck-segment","version":1,"from":4,"to":5}` + "\n" + `{"p":4,"k":0,"v":null}` + "\n",
+		"beyond its end":    `{"format":"cutcheck-segment","version":1,"from":4,"to":5}` + "\n" + `{"p":6,"k":0,"v":null}` + "\n",
+	} {
+		res := verifyBytes(t, b, Options{Segment: bytes.NewReader([]byte(seg))})
+		if res.Verdict != Reject || res.Failure.Obligation != "ContSeg" {
+			t.Errorf("%s: %s", name, res.Line())
+		}
+	}
+	res := verifyBytes(t, b, Options{Segment: bytes.NewReader([]byte(`{"format":"cutcheck-segment","version":1,"from":4,"to":5}` + "\n" + `{"p":5,"k":0,"v":null,"patch":1}` + "\n"))})
+	if res.Verdict != Unsupported || res.Failure.Field != "patch" {
+		t.Errorf("a segment event with an unknown field: %s", res.Line())
+	}
+}
+
+func keysScope(ks ...string) *ScopeSpec {
+	s := &ScopeSpec{Keys: []json.RawMessage{}}
+	for _, k := range ks {
+		s.Keys = append(s.Keys, json.RawMessage(k))
+	}
+	return s
+}
+
+// Reference: 003 §11.3: a cut restricts to any sub-scope, never widens; the
+// restricted cut is the full cut on K'; evidence that fails only outside K'
+// does not stop the cut on K'.
+func TestRestriction(t *testing.T) {
+	r := runExample(t, WindowDiscard)
+	b := bundleOf(t, r)
+	full := mustAccept(t, b)
+	res := verifyBytes(t, b, Options{Restrict: keysScope("0", "2"), KeepState: true})
+	if res.Verdict != Accept {
+		t.Fatal(res.Line())
+	}
+	for k, v := range res.Cut.State {
+		if k != "0" && k != "2" || full.Cut.State[k] != v {
+			t.Errorf("restricted cut has %s = %s; full cut %v", k, v, full.Cut.State)
+		}
+	}
+	if _, ok := full.Cut.State["2"]; !ok || res.Cut.State["2"] != full.Cut.State["2"] {
+		t.Errorf("restricted cut %v lacks k2 of %v", res.Cut.State, full.Cut.State)
+	}
+	// Widening is unsound.
+	if res := verifyBytes(t, b, Options{Restrict: keysScope("0", "7")}); res.Verdict != Reject || res.Failure.Obligation != "S3" {
+		t.Errorf("widened scope: %s", res.Line())
+	}
+	// A stale read of k0 (untouched in its window, so its read survives)
+	// fails O2 on the whole scope, not on {k1, k2}.
+	stale := edit(b, func(l string) string {
+		if l == `{"read":1,"k":0,"v":1}` {
+			return `{"read":1,"k":0,"v":null}`
+		}
+		return l
+	})
+	mustReject(t, stale, "O2")
+	if res := verifyBytes(t, stale, Options{Restrict: keysScope("1", "2")}); res.Verdict != Accept {
+		t.Errorf("restricted away from the stale key: %s", res.Line())
+	}
+	if res := verifyBytes(t, stale, Options{Restrict: keysScope("0")}); res.Verdict != Reject {
+		t.Errorf("restricted to the stale key: %s", res.Line())
+	}
+}
+
+// Reference: 003 §11.3: under a restriction, a chunk with no key of K' is
+// not part of the claim: its bracket may even reach past the frontier.
+func TestRestrictionIgnoresOtherChunks(t *testing.T) {
+	r := runExample(t, WindowDiscard)
+	r.Frontier = 3 // before chunk 2's high edge 4: the whole cut fails
+	r.Stream = model.WindowDiscard(r.Plan, r.Log, 0, 3)
+	b := bundleOf(t, r)
+	mustReject(t, b, "frontier at or after every high edge")
+	res := verifyBytes(t, b, Options{Restrict: keysScope("0", "1"), KeepState: true})
+	if res.Verdict != Accept || res.Cut.State["0"] != "1" || res.Cut.State["1"] != "2" {
+		t.Fatalf("restricted to chunk 1's keys: %s %v", res.Line(), res.Cut)
+	}
+}

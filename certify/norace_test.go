@@ -1,0 +1,5 @@
+//go:build !race
+
+package certify
+
+const raceEnabled = false

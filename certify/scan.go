@@ -1,0 +1,296 @@
+package certify
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// field is one member of a flat JSON object: its name and its raw value.
+type field struct {
+	name string
+	raw  []byte
+}
+
+// scanObject splits one JSON object into its members without building a
+// tree: record lines are flat objects whose values are scalars or nested
+// row images, and encoding/json's reflection costs more than the rest of the
+// verifier together. Nested values are validated and returned raw. The
+// returned slices alias line.
+func scanObject(line []byte, buf []field) ([]field, error) {
+	s := scanner{b: line}
+	s.space()
+	if !s.eat('{') {
+		return nil, errors.New("a record must be a JSON object")
+	}
+	s.space()
+	if s.eat('}') {
+		return buf, s.end()
+	}
+	for {
+		s.space()
+		name, err := s.name()
+		if err != nil {
+			return nil, err
+		}
+		s.space()
+		if !s.eat(':') {
+			return nil, errors.New("expected ':' after member name")
+		}
+		s.space()
+		start := s.i
+		if err := s.value(0); err != nil {
+			return nil, err
+		}
+		buf = append(buf, field{name, line[start:s.i]})
+		s.space()
+		if s.eat(',') {
+			continue
+		}
+		if s.eat('}') {
+			return buf, s.end()
+		}
+		return nil, errors.New("expected ',' or '}' in object")
+	}
+}
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+func (s *scanner) end() error {
+	s.space()
+	if s.i != len(s.b) {
+		return errors.New("text after the record's closing brace")
+	}
+	return nil
+}
+
+// name reads a member name; the record fields' names are interned.
+func (s *scanner) name() (string, error) {
+	start := s.i
+	if err := s.skipString(); err != nil {
+		return "", err
+	}
+	tok := s.b[start:s.i]
+	switch string(tok) {
+	case `"p"`:
+		return "p", nil
+	case `"k"`:
+		return "k", nil
+	case `"v"`:
+		return "v", nil
+	case `"x"`:
+		return "x", nil
+	case `"out"`:
+		return "out", nil
+	case `"tag"`:
+		return "tag", nil
+	case `"read"`:
+		return "read", nil
+	case `"base"`:
+		return "base", nil
+	}
+	return decodeString(tok)
+}
+
+// str reads a string token and returns its decoded value.
+func (s *scanner) str() (string, error) {
+	start := s.i
+	if err := s.skipString(); err != nil {
+		return "", err
+	}
+	return decodeString(s.b[start:s.i])
+}
+
+func (s *scanner) skipString() error {
+	if !s.eat('"') {
+		return errors.New("expected a string")
+	}
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return nil
+		case c == '\\':
+			s.i += 2
+		case c < 0x20:
+			return errors.New("control character in string")
+		default:
+			s.i++
+		}
+	}
+	return errors.New("unterminated string")
+}
+
+const maxDepth = 64
+
+func (s *scanner) value(depth int) error {
+	if depth > maxDepth {
+		return errors.New("value nested too deeply")
+	}
+	if s.i >= len(s.b) {
+		return errors.New("expected a value")
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		return s.skipString()
+	case c == '{' || c == '[':
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		s.i++
+		s.space()
+		if s.eat(closer) {
+			return nil
+		}
+		for {
+			s.space()
+			if c == '{' {
+				if err := s.skipString(); err != nil {
+					return err
+				}
+				s.space()
+				if !s.eat(':') {
+					return errors.New("expected ':' after member name")
+				}
+				s.space()
+			}
+			if err := s.value(depth + 1); err != nil {
+				return err
+			}
+			s.space()
+			if s.eat(',') {
+				continue
+			}
+			if s.eat(closer) {
+				return nil
+			}
+			return errors.New("expected ',' or a closing bracket")
+		}
+	default:
+		start := s.i
+		for s.i < len(s.b) {
+			c := s.b[s.i]
+			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+				break
+			}
+			s.i++
+		}
+		tok := s.b[start:s.i]
+		switch string(tok) {
+		case "true", "false", "null":
+			return nil
+		}
+		if !isNumber(tok) {
+			return errors.New("invalid literal " + strconv.Quote(string(tok)))
+		}
+		return nil
+	}
+}
+
+// isNumber reports whether tok is a JSON number.
+func isNumber(tok []byte) bool {
+	i := 0
+	digits := func() bool {
+		start := i
+		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	if i < len(tok) && tok[i] == '-' {
+		i++
+	}
+	if i < len(tok) && tok[i] == '0' {
+		i++
+	} else if !digits() {
+		return false
+	}
+	if i < len(tok) && tok[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(tok) && (tok[i] == 'e' || tok[i] == 'E') {
+		i++
+		if i < len(tok) && (tok[i] == '+' || tok[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(tok)
+}
+
+// decodeString decodes a quoted JSON string token.
+func decodeString(tok []byte) (string, error) {
+	if len(tok) < 2 || tok[0] != '"' {
+		return "", errors.New("expected a string")
+	}
+	inner := tok[1 : len(tok)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner), nil
+	}
+	var out string
+	if err := json.Unmarshal(tok, &out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// parseInt reads a raw JSON integer (no fraction, no exponent).
+func parseInt(raw []byte) (int64, error) {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return 0, errors.New("expected an integer, got " + string(raw))
+	}
+	return n, nil
+}
+
+// canonValue is the identity of a value: its JSON text without insignificant
+// whitespace. ⊥ (null) is the empty string.
+func canonValue(raw []byte) string {
+	if string(raw) == "null" {
+		return ""
+	}
+	if (raw[0] == '{' || raw[0] == '[') && bytes.ContainsAny(raw, " \t\r\n") {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			return b.String()
+		}
+	}
+	return string(raw)
+}
+
+// showValue prints a value as the paper does: ⊥ for absence.
+func showValue(v string) string {
+	if v == "" {
+		return "⊥"
+	}
+	return v
+}

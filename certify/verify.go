@@ -1,0 +1,1099 @@
+package certify
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// Options adjust a verification.
+type Options struct {
+	// Restrict narrows the claim to a sub-scope K' ⊆ scope(C) (§11.3 of 003):
+	// only keys of K' are checked and the cut is the cut on K'.
+	Restrict *ScopeSpec
+	// Segment, if set, is a continuation segment (§11.1) read after an
+	// Accept: the cut advances to the segment's end frontier (§11.4).
+	Segment io.Reader
+	// KeepState fills Cut.State with the cut's present keys.
+	KeepState bool
+}
+
+// Verify reads an evidence bundle and answers Accept, Reject or Unsupported
+// under obligations S1–S4 of 003 §9.1, then checks the virtual-cut equality
+// itself. It streams: memory grows with the keys in scope (and with how far
+// the recorded emitted stream lags the log), not with the length of the log.
+// The error is only for failing to read r.
+func Verify(r io.Reader, opt Options) (*Result, error) {
+	v := &verifier{opt: opt}
+	res, err := v.run(r)
+	if err != nil {
+		return nil, err
+	}
+	res.Stats = v.stats
+	res.Stats.Units = len(v.units)
+	if v.keys != nil {
+		res.Stats.ScopeKeys = v.keys.n
+	}
+	return res, nil
+}
+
+// rank orders the obligations a Reject can name; the first one found in
+// this order is reported (S1, S2 and Unsupported stop the pipeline at once).
+const (
+	rS3Frontier = iota
+	rS3Scope
+	rS3Prefix
+	rBracket
+	rFrontier
+	rStart
+	rPointBracket
+	rO1
+	rO3
+	rO2
+	rDiscipline
+	rMonotone
+	rVC
+	nRanks
+)
+
+type entry struct {
+	k    *keyState
+	v    string
+	tag  int64
+	line int64
+}
+
+type keyState struct {
+	// Laid out so that what every log event touches — the key, its unit,
+	// the flags and σ — shares the first cache line.
+	k        key
+	unit     int32 // owning unit, -1 for none
+	known    bool  // sigma is known (base given, or an event was seen)
+	read     bool  // the unit's read returned a result for k (row or absence)
+	atFSet   bool
+	atFKnown bool
+	matched  bool   // O2: R(k) = σ_c(k) for some c in the bracket seen so far
+	touched  bool   // an event for k lies in its unit's window
+	outSeen  bool   // the emitted stream has an entry for k
+	member   bool   // listed in its unit's members
+	based    bool   // a base observation was recorded
+	sigma    string // σ at the current log position
+	outTag   int64
+	out      string // replay of the emitted stream at k
+	r        string // R(k); "" is ⊥
+	win      string // image of the last event for k in its unit's window
+	atF      string // σ_f, once the log has passed the frontier
+}
+
+type unitState struct {
+	dom          keySet
+	lo, hi       int64
+	loSet, hiSet bool // resolved (always, for position coordinates)
+	loDone       bool // the log has passed lo: keys' σ_lo has been compared
+	closed       bool
+	low, high    sample
+	members      []*keyState
+}
+
+// sample is an executed-set sample: a set of transaction labels (§7.4).
+type sample struct {
+	ivs   [][2]int64
+	size  int64
+	allIn bool // every label executed so far is in the sample
+}
+
+func (s *sample) has(t int64) bool {
+	for _, iv := range s.ivs {
+		if iv[0] <= t && t <= iv[1] {
+			return true
+		}
+	}
+	return false
+}
+
+type verifier struct {
+	opt   Options
+	h     *Header
+	kind  keyKind
+	scope keySet // the effective scope: scope(C), or the restriction K'
+	f, s0 int64
+	units []unitState
+	keys  *keyTable
+
+	listOwner map[string]int // key-list domains
+	rangeOwn  []interval     // range domains, sorted by lo
+
+	phase   int // 0 base, 1 reads, 2 log
+	pos     int64
+	lastTxn int64
+	txns    map[int64]bool
+	loOrder []int // units by lo (position coordinates)
+	loNext  int
+	hiOrder []int // units by hi (position coordinates)
+	hiNext  int
+	final   bool // closeUpTo(f+1) done
+
+	exp, act  []entry
+	expH      int
+	actH      int
+	scoped    int64 // in-scope entries compared so far
+	discDone  bool
+	fails     [nRanks]*Failure
+	stats     Stats
+	fieldsBuf []field
+	lastRaw   []byte    // the raw key of the last lookup
+	lastKS    *keyState // and its state
+	sink      uint64    // keeps warm's loads alive
+}
+
+func (v *verifier) fail(rank int, f *Failure) {
+	if v.fails[rank] == nil {
+		v.fails[rank] = f
+	}
+}
+
+func (v *verifier) run(r io.Reader) (*Result, error) {
+	batches, free := make(chan *batch, 4), make(chan *batch, 4)
+	done := make(chan struct{})
+	defer close(done)
+	go scanLines(r, batches, free, done)
+	for b := range batches {
+		if v.keys != nil {
+			v.warm(b)
+		}
+		for i := range b.lines {
+			v.stats.Lines++
+			if f := v.line(&b.lines[i]); f != nil {
+				return stop(f), nil
+			}
+		}
+		if b.err != nil {
+			return nil, b.err
+		}
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	if v.h == nil {
+		return stop(s1(0, "empty bundle: no header")), nil
+	}
+	if f := v.finish(); f != nil {
+		return stop(f), nil
+	}
+	for _, f := range v.fails {
+		if f != nil {
+			return &Result{Verdict: Reject, Failure: f}, nil
+		}
+	}
+	if v.opt.Segment != nil {
+		if f, err := v.advance(v.opt.Segment); err != nil || f != nil {
+			if err != nil {
+				return nil, err
+			}
+			return stop(f), nil
+		}
+	}
+	return &Result{Verdict: Accept, Cut: v.cut()}, nil
+}
+
+func stop(f *Failure) *Result {
+	if f.Obligation == "Unsupported" {
+		return &Result{Verdict: Unsupported, Failure: f}
+	}
+	return &Result{Verdict: Reject, Failure: f}
+}
+
+// readLine returns the next line without its newline, whatever its length.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		long := append([]byte(nil), line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = br.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long
+	}
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line, err
+}
+
+// warm touches the table slots and key states a batch will use before the
+// batch is processed: the loads are independent of one another, so the
+// processor overlaps their cache misses, which one event at a time it cannot
+// (looking keys up is most of the verifier's time on large scopes).
+func (v *verifier) warm(b *batch) {
+	for i := range b.lines {
+		fs := b.lines[i].fields
+		if len(fs) == 0 {
+			continue
+		}
+		var raw []byte
+		switch fs[0].name {
+		case "out":
+			raw = fs[0].raw
+		case "p":
+			for _, f := range fs[1:] {
+				if f.name == "k" {
+					raw = f.raw
+				}
+			}
+		}
+		if raw != nil {
+			v.sink += v.keys.touch(raw)
+		}
+	}
+}
+
+// batch is a run of lines read and split into fields by scanLines, so that
+// reading and scanning proceed on another core than the checks.
+type batch struct {
+	buf   []byte
+	lines []scanned
+	ends  []int
+	fbuf  []field
+	err   error // a read error after the lines (not io.EOF)
+}
+
+type scanned struct {
+	raw    []byte
+	fields []field
+	err    error
+}
+
+func scanLines(r io.Reader, out chan<- *batch, free <-chan *batch, done <-chan struct{}) {
+	defer close(out)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		var b *batch
+		select {
+		case b = <-free:
+			b.buf, b.lines, b.ends, b.fbuf = b.buf[:0], b.lines[:0], b.ends[:0], b.fbuf[:0]
+		default:
+			b = &batch{}
+		}
+		var err error
+		for len(b.ends) < 4096 && len(b.buf) < 1<<20 {
+			var line []byte
+			line, err = readLine(br)
+			if len(line) > 0 || err == nil {
+				b.buf = append(b.buf, line...)
+				b.ends = append(b.ends, len(b.buf))
+			}
+			if err != nil {
+				break
+			}
+		}
+		start := 0
+		for _, end := range b.ends {
+			rec := scanned{raw: b.buf[start:end]}
+			first := len(b.fbuf)
+			if fs, e := scanObject(rec.raw, b.fbuf); e != nil {
+				rec.err = e
+			} else {
+				b.fbuf, rec.fields = fs, fs[first:]
+			}
+			b.lines = append(b.lines, rec)
+			start = end
+		}
+		last := err != nil
+		if last && !errors.Is(err, io.EOF) {
+			b.err = err
+		}
+		select {
+		case out <- b:
+		case <-done:
+			return
+		}
+		if last {
+			return
+		}
+	}
+}
+
+func (v *verifier) line(rec *scanned) *Failure {
+	if len(bytes.TrimSpace(rec.raw)) == 0 {
+		return nil
+	}
+	if v.h == nil {
+		h, f := parseHeader(rec.raw)
+		if f != nil {
+			return f
+		}
+		return v.start(h)
+	}
+	if rec.err != nil {
+		return s1(v.stats.Lines, "%v", rec.err)
+	}
+	fs := rec.fields
+	if len(fs) == 0 {
+		return s1(v.stats.Lines, "an empty record")
+	}
+	switch fs[0].name {
+	case "p":
+		return v.event(fs)
+	case "out":
+		return v.entry(fs)
+	case "read":
+		return v.read(fs)
+	case "base":
+		return v.base(fs)
+	}
+	return unsupported(fs[0].name, "line %d: unknown record kind %q", v.stats.Lines, fs[0].name)
+}
+
+// start materializes the header: scopes, units, and the checks that need no
+// log (S2, S3 on scope and frontier, brackets as far as they are known).
+func (v *verifier) start(h *Header) *Failure {
+	v.h = h
+	if h.Keys == "integer" {
+		v.kind = kindInteger
+	}
+	v.keys = newKeyTable(v.kind)
+	kk := v.kind
+	cert, err := kk.build(h.Certificate.Scope, "certificate scope")
+	if err != nil {
+		return s1(1, "%v", err)
+	}
+	runScope, err := kk.build(h.Run.Scope, "run scope")
+	if err != nil {
+		return s1(1, "%v", err)
+	}
+	v.f, v.s0 = h.Certificate.Frontier, h.Run.Start
+	if v.f < 0 || v.s0 < 0 || h.Run.Consumed < 0 {
+		return s1(1, "coordinates are prefix lengths and cannot be negative")
+	}
+	// S3: accessor agreement between the certificate and the run (§8.4).
+	if h.Certificate.Frontier != h.Run.Consumed {
+		v.fail(rS3Frontier, &Failure{Obligation: "S3", Clause: "accessor agreement: frontier(C) = frontier(R)",
+			Expected: fmt.Sprint(h.Run.Consumed), Observed: fmt.Sprint(h.Certificate.Frontier),
+			Detail: "the certificate's frontier is not the coordinate the run consumed through"})
+	}
+	if eq, w := cert.equal(&runScope); !eq {
+		v.fail(rS3Scope, &Failure{Obligation: "S3", Clause: "accessor agreement: scope(C) = scope(R)",
+			Expected: runScope.String(), Observed: cert.String(), Key: w,
+			Detail: "the certificate claims a scope other than the run's"})
+	}
+	v.scope = cert
+	if v.opt.Restrict != nil {
+		sub, err := kk.build(*v.opt.Restrict, "restricted scope")
+		if err != nil {
+			return s1(0, "%v", err)
+		}
+		ok, w, comparable := sub.subsetOf(&cert)
+		if !comparable {
+			return unsupported("scope", "a range restriction of a scope given as a key list")
+		}
+		if !ok {
+			return &Failure{Obligation: "S3", Clause: "restriction to a sub-scope: K' ⊆ scope(C)", Key: w,
+				Detail: "the restricted scope is not inside the certificate's scope (widening a cut is unsound, §11.3)"}
+		}
+		v.scope = sub
+	}
+	if len(h.Units) == 0 {
+		return &Failure{Obligation: "S2", Clause: "materialization", Detail: "the chunk plan has no units"}
+	}
+	v.listOwner = make(map[string]int)
+	for i, us := range h.Units {
+		dom, err := kk.build(us.Domain, fmt.Sprintf("unit %d domain", i+1))
+		if err != nil {
+			return s1(1, "%v", err)
+		}
+		if h.Reads == "survivors" && !dom.ranges {
+			return unsupported("reads", "survivor-only reads need range domains (unit %d's is a key list)", i+1)
+		}
+		u := unitState{dom: dom}
+		switch h.Coordinates {
+		case "position":
+			if us.Lo == nil || us.Hi == nil || us.Low != nil || us.High != nil {
+				return &Failure{Obligation: "S2", Clause: "materialization", Unit: i + 1,
+					Detail: "a unit of a position-coordinate bundle needs lo and hi (and no executed-set samples)"}
+			}
+			u.lo, u.hi, u.loSet, u.hiSet = *us.Lo, *us.Hi, true, true
+			if u.lo < 0 || u.hi < 0 {
+				return s1(1, "unit %d: negative coordinate", i+1)
+			}
+		case "executed-set":
+			if us.Lo != nil || us.Hi != nil || us.Low == nil || us.High == nil {
+				return &Failure{Obligation: "S2", Clause: "materialization", Unit: i + 1,
+					Detail: "a unit of an executed-set bundle needs low and high samples (and no positions)"}
+			}
+			var f *Failure
+			if u.low, f = newSample(us.Low, i); f != nil {
+				return f
+			}
+			if u.high, f = newSample(us.High, i); f != nil {
+				return f
+			}
+		}
+		v.units = append(v.units, u)
+		if dom.ranges {
+			for _, iv := range dom.ivs {
+				iv.unit = i
+				v.rangeOwn = append(v.rangeOwn, iv)
+			}
+		} else {
+			for _, k := range dom.list {
+				if _, ok := v.listOwner[k.s]; !ok {
+					v.listOwner[k.s] = i
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(v.rangeOwn, kk.loCmp)
+	if h.Coordinates == "executed-set" {
+		v.txns = make(map[int64]bool)
+		v.resolveBoundary(0)
+	}
+	for i := range v.units {
+		v.loOrder = append(v.loOrder, i)
+	}
+	slices.SortStableFunc(v.loOrder, func(a, b int) int { return cmpInt(v.units[a].lo, v.units[b].lo) })
+	v.hiOrder = slices.Clone(v.loOrder)
+	slices.SortStableFunc(v.hiOrder, func(a, b int) int { return cmpInt(v.units[a].hi, v.units[b].hi) })
+	if f := v.checkO1(); f != nil {
+		return f
+	}
+	return nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func newSample(ivs [][2]int64, unit int) (sample, *Failure) {
+	s := sample{ivs: ivs, allIn: true}
+	for _, iv := range ivs {
+		if iv[0] > iv[1] || iv[0] < 1 {
+			return s, s1(1, "unit %d: executed-set interval [%d, %d] is not a range of labels ≥ 1", unit+1, iv[0], iv[1])
+		}
+		s.size += iv[1] - iv[0] + 1
+	}
+	return s, nil
+}
+
+// owner is the unit whose domain holds k (the first one, as in the model).
+func (v *verifier) owner(k key) int {
+	best := -1
+	if i, ok := v.listOwner[k.s]; ok {
+		best = i
+	}
+	ivs := v.rangeOwn
+	n, _ := slices.BinarySearchFunc(ivs, k, func(iv interval, k key) int {
+		if !iv.hasLo || v.kind.cmp(iv.lo, k) <= 0 {
+			return -1
+		}
+		return 1
+	})
+	for j := n - 1; j >= 0; j-- {
+		if v.kind.contains(ivs[j], k) && (best < 0 || ivs[j].unit < best) {
+			best = ivs[j].unit
+		}
+		if len(ivs) < 64 {
+			continue // few ranges: look at all, to find the first owner under overlap
+		}
+		break
+	}
+	return best
+}
+
+// state returns k's state, creating it; nil when k is outside the scope.
+func (v *verifier) state(raw []byte) (*keyState, *Failure) {
+	if v.lastKS != nil && bytes.Equal(raw, v.lastRaw) {
+		return v.lastKS, nil // an emitted entry usually follows its own event
+	}
+	ks, k, err := v.keys.find(raw)
+	if err != nil {
+		return nil, s1(v.stats.Lines, "%v", err)
+	}
+	if ks != nil {
+		v.lastKS, v.lastRaw = ks, append(v.lastRaw[:0], raw...)
+		return ks, nil
+	}
+	if !v.scope.has(k) {
+		return nil, nil
+	}
+	ks = &keyState{k: k, unit: int32(v.owner(k)), known: v.h.Base == "complete"}
+	v.keys.put(ks)
+	if ks.unit >= 0 {
+		u := &v.units[ks.unit]
+		if u.loDone {
+			// σ_lo(k) = b0(k): ⊥ for a complete base (k had no base record),
+			// unknown (so consistent) otherwise; R(k) is ⊥ for an unread key.
+			ks.matched = true
+		}
+		u.members = append(u.members, ks)
+		ks.member = true
+	}
+	return ks, nil
+}
+
+func (v *verifier) base(fs []field) *Failure {
+	if v.phase > 0 {
+		return s1(v.stats.Lines, "base observations must come before reads and the log")
+	}
+	var kraw, val []byte
+	for _, f := range fs {
+		switch f.name {
+		case "base":
+			kraw = f.raw
+		case "v":
+			val = f.raw
+		default:
+			return unsupported(f.name, "line %d: unknown field %q in a base observation", v.stats.Lines, f.name)
+		}
+	}
+	if val == nil {
+		return s1(v.stats.Lines, "a base observation needs v")
+	}
+	ks, f := v.state(kraw)
+	if f != nil || ks == nil {
+		return f
+	}
+	if ks.based {
+		return s1(v.stats.Lines, "two base observations for key %v", ks.k)
+	}
+	ks.sigma, ks.known, ks.based = canonValue(val), true, true
+	return nil
+}
+
+func (v *verifier) read(fs []field) *Failure {
+	if v.phase > 1 {
+		return s1(v.stats.Lines, "observed rows must come before the log")
+	}
+	v.phase = 1
+	v.stats.Reads++
+	var kraw, val []byte
+	unit := int64(-1)
+	for _, f := range fs {
+		switch f.name {
+		case "read":
+			n, err := parseInt(f.raw)
+			if err != nil {
+				return s1(v.stats.Lines, "read: %v", err)
+			}
+			unit = n
+		case "k":
+			kraw = f.raw
+		case "v":
+			val = f.raw
+		default:
+			return unsupported(f.name, "line %d: unknown field %q in an observed row", v.stats.Lines, f.name)
+		}
+	}
+	if kraw == nil || val == nil {
+		return s1(v.stats.Lines, "an observed row needs k and v (v null for an observed absence)")
+	}
+	if unit < 1 || unit > int64(len(v.units)) {
+		return &Failure{Obligation: "S2", Clause: "materialization", Line: v.stats.Lines,
+			Detail: fmt.Sprintf("observed row names unit %d; the plan has %d", unit, len(v.units))}
+	}
+	ks, f := v.state(kraw)
+	if f != nil || ks == nil {
+		return f
+	}
+	i := int32(unit - 1)
+	if !v.units[i].dom.has(ks.k) {
+		return &Failure{Obligation: "S2", Clause: "materialization", Unit: int(unit), Key: ks.k.String(), Line: v.stats.Lines,
+			Detail: "an observed row lies outside its chunk's domain"}
+	}
+	if ks.read && ks.unit != i {
+		return nil // overlapping domains: O1 fails; the first reading unit keeps the key, as model.Plan.Owner would
+	}
+	if ks.read {
+		return &Failure{Obligation: "S2", Clause: "materialization", Key: ks.k.String(), Line: v.stats.Lines,
+			Detail: "two read results for one key (retried or overlapping reads must be normalized first, §5.3)"}
+	}
+	ks.read, ks.r = true, canonValue(val)
+	if ks.unit != i {
+		if ks.member {
+			u := &v.units[ks.unit]
+			u.members = slices.DeleteFunc(u.members, func(x *keyState) bool { return x == ks })
+		}
+		ks.unit = i
+		v.units[i].members = append(v.units[i].members, ks)
+		ks.member = true
+	}
+	return nil
+}
+
+// enterLog runs once, before the first log record: O3 and the checks at
+// coordinate 0.
+func (v *verifier) enterLog() {
+	v.phase = 2
+	for i := range v.units {
+		u := &v.units[i]
+		if u.dom.ranges {
+			continue // a range read is total: keys it did not return were absent
+		}
+		for _, k := range u.dom.list {
+			if !v.scope.has(k) {
+				continue
+			}
+			if ks := v.keys.get(k); ks == nil || !ks.read {
+				v.fail(rO3, &Failure{Obligation: "S4", Clause: "O3 refresh totality", Unit: i + 1, Key: k.String(),
+					Detail: "a key of the chunk's domain has no read result (neither a row nor an absence)"})
+			}
+		}
+	}
+	if v.h.Coordinates == "position" {
+		v.passLo(0)
+		return
+	}
+	for i := range v.units {
+		if v.units[i].loSet { // the empty sample: lo = 0
+			v.lowEdge(i)
+		}
+	}
+}
+
+// passLo compares σ_c with the refresh of every unit whose low edge is c.
+func (v *verifier) passLo(c int64) {
+	for v.loNext < len(v.loOrder) && v.units[v.loOrder[v.loNext]].lo <= c {
+		v.lowEdge(v.loOrder[v.loNext])
+		v.loNext++
+	}
+}
+
+func (v *verifier) lowEdge(i int) {
+	u := &v.units[i]
+	u.loDone = true
+	for _, ks := range u.members {
+		if !ks.known || ks.sigma == ks.r {
+			ks.matched = true
+		}
+	}
+}
+
+// resolveBoundary resolves executed-set samples at a transaction boundary c.
+func (v *verifier) resolveBoundary(c int64) {
+	n := int64(len(v.txns))
+	for i := range v.units {
+		u := &v.units[i]
+		if !u.loSet && u.low.allIn && u.low.size == n {
+			u.lo, u.loSet = c, true
+			if v.phase == 2 {
+				v.lowEdge(i)
+			}
+		}
+		if !u.hiSet && u.high.allIn && u.high.size == n {
+			u.hi, u.hiSet = c, true
+		}
+	}
+}
+
+func (v *verifier) inWindow(u *unitState, p int64) bool {
+	return u.loSet && p > u.lo && (!u.hiSet || p <= u.hi)
+}
+
+func (v *verifier) event(fs []field) *Failure {
+	if v.phase < 2 {
+		v.enterLog()
+	}
+	v.stats.Events++
+	var kraw, val []byte
+	p, txn, hasTxn := int64(-1), int64(0), false
+	for _, f := range fs {
+		switch f.name {
+		case "p":
+			n, err := parseInt(f.raw)
+			if err != nil {
+				return s1(v.stats.Lines, "p: %v", err)
+			}
+			p = n
+		case "k":
+			kraw = f.raw
+		case "v":
+			val = f.raw
+		case "x":
+			n, err := parseInt(f.raw)
+			if err != nil {
+				return s1(v.stats.Lines, "x: %v", err)
+			}
+			txn, hasTxn = n, true
+		default:
+			return unsupported(f.name, "line %d: unknown field %q in a log event (a delta or partial event cannot be replayed)", v.stats.Lines, f.name)
+		}
+	}
+	if p != v.pos+1 {
+		return &Failure{Obligation: "S2", Clause: "materialization", Line: v.stats.Lines, Coord: coord(v.pos + 1),
+			Detail: fmt.Sprintf("log position %d follows %d: the log must be recorded without gaps", p, v.pos)}
+	}
+	if kraw != nil && val == nil {
+		return unsupported("v", "line %d: a row event without a full image (field v)", v.stats.Lines)
+	}
+	if v.h.Coordinates == "executed-set" {
+		if !hasTxn {
+			return s1(v.stats.Lines, "an event of an executed-set bundle needs its transaction label x")
+		}
+		if p > 1 && txn != v.lastTxn {
+			if v.txns[txn] {
+				return s1(v.stats.Lines, "transaction %d recurs: transactions are contiguous blocks of the log", txn)
+			}
+			v.resolveBoundary(p - 1)
+		}
+		if !v.txns[txn] {
+			v.txns[txn] = true
+			for i := range v.units {
+				u := &v.units[i]
+				if !u.low.has(txn) {
+					u.low.allIn = false
+				}
+				if !u.high.has(txn) {
+					u.high.allIn = false
+				}
+			}
+		}
+		v.lastTxn = txn
+	}
+	emitting := p > v.s0 && p <= v.f
+	if p == v.f+1 {
+		v.closeUpTo(v.f + 1)
+	}
+	if emitting {
+		v.closeUpTo(p)
+	}
+	if kraw != nil {
+		ks, f := v.state(kraw)
+		if f != nil {
+			return f
+		}
+		if ks != nil {
+			img := canonValue(val)
+			if emitting && !v.discDone {
+				pass := true
+				if ks.unit >= 0 && v.h.Discipline == RangeMerge {
+					u := &v.units[ks.unit]
+					pass = u.hiSet && p > u.hi
+				}
+				if pass {
+					v.exp = append(v.exp, entry{k: ks, v: img, tag: p})
+					v.compare()
+				}
+			}
+			if p > v.f && !ks.atFSet {
+				ks.atF, ks.atFKnown, ks.atFSet = ks.sigma, ks.known, true
+			}
+			if ks.unit >= 0 {
+				if u := &v.units[ks.unit]; v.inWindow(u, p) {
+					ks.touched, ks.win = true, img
+					if img == ks.r {
+						ks.matched = true
+					}
+				}
+			}
+			ks.sigma, ks.known = img, true
+		}
+	}
+	v.pos = p
+	if v.h.Coordinates == "position" {
+		v.passLo(p)
+	}
+	return nil
+}
+
+// closeUpTo closes, in unit order, every unit with hi < pos (model.emit's
+// closeUpTo): window-discard emits the survivors, range-merge the merged
+// rows, each tagged with the unit's high edge, keys in key order.
+func (v *verifier) closeUpTo(pos int64) {
+	if v.final {
+		return
+	}
+	if pos == v.f+1 {
+		v.final = true
+	}
+	if v.h.Coordinates == "position" {
+		// units by high edge: nothing to close unless the next one is due
+		for v.hiNext < len(v.hiOrder) && v.units[v.hiOrder[v.hiNext]].closed {
+			v.hiNext++
+		}
+		if v.hiNext == len(v.hiOrder) || v.units[v.hiOrder[v.hiNext]].hi >= pos {
+			return
+		}
+	}
+	for i := range v.units {
+		u := &v.units[i]
+		if u.closed || !u.hiSet || u.hi >= pos {
+			continue
+		}
+		u.closed = true
+		if v.discDone {
+			continue
+		}
+		v.sortMembers(u)
+		for _, ks := range u.members {
+			var val string
+			switch v.h.Discipline {
+			case RangeMerge:
+				val = ks.r
+				if ks.touched {
+					val = ks.win
+				}
+			default:
+				if ks.touched {
+					continue
+				}
+				val = ks.r
+			}
+			if val != "" {
+				v.exp = append(v.exp, entry{k: ks, v: val, tag: u.hi})
+			}
+		}
+		v.compare()
+	}
+}
+
+func (v *verifier) sortMembers(u *unitState) {
+	slices.SortFunc(u.members, func(a, b *keyState) int { return v.kind.cmp(a.k, b.k) })
+}
+
+func (v *verifier) entry(fs []field) *Failure {
+	if v.phase < 2 {
+		v.enterLog()
+	}
+	v.stats.Entries++
+	var kraw, val []byte
+	tag := int64(-1)
+	for _, f := range fs {
+		switch f.name {
+		case "out":
+			kraw = f.raw
+		case "v":
+			val = f.raw
+		case "tag":
+			n, err := parseInt(f.raw)
+			if err != nil {
+				return s1(v.stats.Lines, "tag: %v", err)
+			}
+			tag = n
+		default:
+			return unsupported(f.name, "line %d: unknown field %q in an emitted entry", v.stats.Lines, f.name)
+		}
+	}
+	if val == nil || tag < 0 {
+		return s1(v.stats.Lines, "an emitted entry needs v and a tag")
+	}
+	ks, f := v.state(kraw)
+	if f != nil || ks == nil {
+		return f
+	}
+	var img string
+	switch {
+	case string(val) == ks.sigma && ks.sigma != "": // the image of its own event: no copy
+		img = ks.sigma
+	case string(val) == ks.r && ks.r != "":
+		img = ks.r
+	default:
+		img = canonValue(val)
+	}
+	if ks.outSeen && tag < ks.outTag {
+		v.fail(rMonotone, &Failure{Obligation: "S4", Clause: "per-key monotonicity (Thm 3)", Key: ks.k.String(), Coord: coord(tag), Line: v.stats.Lines,
+			Expected: fmt.Sprintf("a tag ≥ %d", ks.outTag), Observed: fmt.Sprint(tag),
+			Detail: "an entry reflects an older log prefix than an earlier entry for its key"})
+	}
+	ks.out, ks.outTag, ks.outSeen = img, tag, true
+	if !v.discDone {
+		v.act = append(v.act, entry{k: ks, v: img, tag: tag, line: v.stats.Lines})
+		v.compare()
+	}
+	return nil
+}
+
+// compare pairs recorded entries with the discipline's, in order.
+func (v *verifier) compare() {
+	for v.expH < len(v.exp) && v.actH < len(v.act) {
+		e, a := v.exp[v.expH], v.act[v.actH]
+		v.expH++
+		v.actH++
+		v.scoped++
+		if e.k != a.k || e.v != a.v || e.tag != a.tag {
+			v.prefixFail(&e, &a)
+			return
+		}
+	}
+	if v.expH == len(v.exp) {
+		v.exp, v.expH = v.exp[:0], 0
+	} else if v.expH > 1024 && v.expH > len(v.exp)/2 {
+		v.exp, v.expH = append(v.exp[:0], v.exp[v.expH:]...), 0
+	}
+	if v.actH == len(v.act) {
+		v.act, v.actH = v.act[:0], 0
+	} else if v.actH > 1024 && v.actH > len(v.act)/2 {
+		v.act, v.actH = append(v.act[:0], v.act[v.actH:]...), 0
+	}
+}
+
+func showEntry(e *entry) string {
+	if e == nil {
+		return "nothing"
+	}
+	return fmt.Sprintf("(%s, %s, tag %d)", e.k.k, showValue(e.v), e.tag)
+}
+
+func (v *verifier) prefixFail(e, a *entry) {
+	f := &Failure{Obligation: "S4", Clause: "the prefix is the " + v.h.Discipline + " emission (§6)",
+		Expected: showEntry(e), Observed: showEntry(a)}
+	switch {
+	case a == nil:
+		f.Detail = fmt.Sprintf("the prefix ends where the discipline emits entry %d", v.scoped+1)
+		f.Key, f.Coord = e.k.k.String(), coord(e.tag)
+	case e == nil:
+		f.Detail = fmt.Sprintf("entry %d of the prefix (in scope) is one the discipline does not emit", v.scoped+1)
+		f.Key, f.Coord, f.Line = a.k.k.String(), coord(a.tag), a.line
+	default:
+		f.Detail = fmt.Sprintf("entry %d of the prefix (in scope) differs from the discipline's", v.scoped)
+		f.Key, f.Coord, f.Line = a.k.k.String(), coord(a.tag), a.line
+	}
+	v.fail(rDiscipline, f)
+	v.discDone = true
+	v.exp, v.act, v.expH, v.actH = nil, nil, 0, 0
+}
+
+// finish runs at the end of the bundle: the checks that need the whole log,
+// the discipline's last closes, O2 and the virtual-cut equality.
+func (v *verifier) finish() *Failure {
+	if v.phase < 2 {
+		v.enterLog()
+	}
+	if v.h.Coordinates == "executed-set" {
+		v.resolveBoundary(v.pos)
+		for i := range v.units {
+			if u := &v.units[i]; !u.loSet || !u.hiSet {
+				return &Failure{Obligation: "S2", Clause: "materialization: executed-set samples denote log prefixes (Thm 7)", Unit: i + 1,
+					Detail: "a sample of the executed transaction set equals G(c) at no transaction boundary c of the log"}
+			}
+		}
+	}
+	h := v.h
+	n := v.pos
+	if pe := h.Certificate.PrefixEntries; pe != nil && *pe != v.stats.Entries {
+		v.fail(rS3Prefix, &Failure{Obligation: "S3", Clause: "accessor agreement: prefix(C) = prefix(R)",
+			Expected: fmt.Sprint(*pe), Observed: fmt.Sprint(v.stats.Entries),
+			Detail: "the certificate's prefix has a different number of entries than the recorded stream"})
+	}
+	for i := range v.units {
+		u := &v.units[i]
+		if v.opt.Restrict != nil && !u.dom.meets(&v.scope) {
+			continue // a unit with no key of K' says nothing about the cut on K'
+		}
+		w := fmt.Sprintf("(%d, %d]", u.lo, u.hi)
+		switch {
+		case u.lo > u.hi:
+			v.fail(rBracket, &Failure{Obligation: "S4", Clause: "brackets inside the log: lo ⊑ hi", Unit: i + 1, Coord: coord(u.lo),
+				Detail: "the low edge " + fmt.Sprint(u.lo) + " is after the high edge " + fmt.Sprint(u.hi)})
+		case u.hi > n:
+			v.fail(rBracket, &Failure{Obligation: "S4", Clause: "brackets inside the log", Unit: i + 1, Coord: coord(u.hi),
+				Detail: fmt.Sprintf("the window %s reaches past the recorded log, which ends at %d", w, n)})
+		}
+		if u.hi > v.f {
+			v.fail(rFrontier, &Failure{Obligation: "S4", Clause: "frontier at or after every high edge (Thm 1)", Unit: i + 1, Coord: coord(v.f),
+				Expected: fmt.Sprintf("frontier ≥ %d", u.hi), Observed: fmt.Sprint(v.f),
+				Detail: fmt.Sprintf("the frontier %d is before the high edge of window %s", v.f, w)})
+		}
+		need, edge := u.lo, "low"
+		if h.Discipline == RangeMerge {
+			need, edge = u.hi, "high"
+		}
+		if v.s0 > need {
+			v.fail(rStart, &Failure{Obligation: "S4", Clause: "consumption starts at or before every " + edge + " edge (S-OBS)", Unit: i + 1, Coord: coord(v.s0),
+				Expected: fmt.Sprintf("start ≤ %d", need), Observed: fmt.Sprint(v.s0),
+				Detail: fmt.Sprintf("consumption starts at %d, after the %s edge of window %s", v.s0, edge, w)})
+		}
+		if h.Discipline == PointSplice && u.lo != u.hi {
+			v.fail(rPointBracket, &Failure{Obligation: "S4", Clause: "point-splice brackets are points (§6.4)", Unit: i + 1, Coord: coord(u.lo),
+				Detail: fmt.Sprintf("window %s is not a point", w)})
+		}
+	}
+	if v.f > n {
+		v.fail(rFrontier, &Failure{Obligation: "S4", Clause: "the log is retained through the frontier", Coord: coord(v.f),
+			Detail: fmt.Sprintf("the frontier %d is past the recorded log, which ends at %d", v.f, n)})
+	}
+	v.closeUpTo(v.f + 1)
+	if !v.discDone {
+		if v.expH < len(v.exp) {
+			v.prefixFail(&v.exp[v.expH], nil)
+		} else if v.actH < len(v.act) {
+			v.prefixFail(nil, &v.act[v.actH])
+		}
+	}
+	// O2, unit by unit in key order (§3.3): per key, some c in [lo, hi].
+	for i := range v.units {
+		u := &v.units[i]
+		v.sortMembers(u)
+		for _, ks := range u.members {
+			if ks.touched && h.Reads == "survivors" {
+				continue // a discarded read: suppressed from the clean prefix, not evidenced
+			}
+			if !ks.matched && u.loDone && u.hi <= n {
+				v.fail(rO2, &Failure{Obligation: "S4", Clause: "O2 bracket-local validity (§3.3)", Unit: i + 1, Key: ks.k.String(), Coord: coord(u.lo),
+					Expected: fmt.Sprintf("σ_c(%s) for some c in [%d, %d]", ks.k, u.lo, u.hi), Observed: showValue(ks.r),
+					Detail: "the refresh matches the source at no coordinate of the bracket (a stale or future read)"})
+			}
+		}
+	}
+	// The virtual-cut equality (§6): apply(prefix)↾K = src(b0, H, f)↾K.
+	if v.fails == [nRanks]*Failure{} {
+		for _, ks := range v.sortedKeys() {
+			want, known := ks.sigma, ks.known
+			if ks.atFSet {
+				want, known = ks.atF, ks.atFKnown
+			}
+			if !known { // b0 unknown: the read, if any, pinned it (O2)
+				want = ks.r
+			}
+			if ks.out != want {
+				v.fail(rVC, &Failure{Obligation: "VC", Clause: "virtual cut: apply(prefix)↾K = src(b0,H,f)↾K (§6)", Key: ks.k.String(), Coord: coord(v.f),
+					Expected: showValue(want), Observed: showValue(ks.out),
+					Detail: "the replay of the prefix differs from the source state at the frontier"})
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func (v *verifier) sortedKeys() []*keyState {
+	out := make([]*keyState, 0, v.keys.n)
+	v.keys.each(func(ks *keyState) { out = append(out, ks) })
+	slices.SortFunc(out, func(a, b *keyState) int { return v.kind.cmp(a.k, b.k) })
+	return out
+}
+
+func (v *verifier) cut() *Cut {
+	c := &Cut{Scope: v.scope.String(), Frontier: v.f}
+	if v.opt.KeepState {
+		c.State = make(map[string]string)
+	}
+	hash := sha256.New()
+	var buf []byte
+	for _, ks := range v.sortedKeys() {
+		if ks.out == "" {
+			continue
+		}
+		c.Present++
+		if c.State != nil {
+			c.State[ks.k.s] = ks.out
+		}
+		buf = append(buf[:0], ks.k.s...)
+		buf = append(buf, '\t')
+		buf = append(buf, ks.out...)
+		buf = append(buf, '\n')
+		hash.Write(buf)
+	}
+	c.Digest = hex.EncodeToString(hash.Sum(nil))
+	return c
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cutcheck/cutcheck/certify"
+)
+
+// exitUnsupported: certify met evidence it cannot interpret (never Accept).
+const exitUnsupported = 5
+
+type certifyOpts struct {
+	json                  bool
+	advance, scope, from  string
+	table, signal, key    string
+	position, writeBundle string
+}
+
+func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
+	o := &certifyOpts{}
+	fs := pflag.NewFlagSet("certify", pflag.ContinueOnError)
+	fs.BoolVar(&o.json, "json", false, "print the result as JSON")
+	fs.StringVar(&o.advance, "advance", "", "after an Accept, advance the cut by this continuation segment (§11 of 003)")
+	fs.StringVar(&o.scope, "scope", "", "restrict the cut to a sub-scope: keys=a,b,c, range=LO..HI (LO inclusive, HI exclusive, either may be empty) or a JSON scope")
+	fs.StringVar(&o.from, "from", "", "the input's format: empty for a bundle, debezium for a Debezium-style recording")
+	fs.StringVar(&o.table, "table", "", "with --from debezium: the captured table (source.table)")
+	fs.StringVar(&o.signal, "signal-table", "debezium_signal", "with --from debezium: the signalling table")
+	fs.StringVar(&o.key, "key", "id", "with --from debezium: the primary-key column")
+	fs.StringVar(&o.position, "position", "lsn", "with --from debezium: the source field that orders the log")
+	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
+	return fs, o
+}
+
+// runCertify answers whether a recorded run is a certified virtual cut.
+// Exit codes: 0 Accept, 1 Reject, 5 Unsupported, 2 usage, 3 I/O.
+func runCertify(args []string, stdout, stderr io.Writer) int {
+	fs, o := certifyFlags()
+	if code := parse(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return usageErr(stderr, "certify", "takes one bundle file (or - for standard input), got %d arguments", fs.NArg())
+	}
+	var opt certify.Options
+	if o.scope != "" {
+		spec, err := scopeFlag(o.scope)
+		if err != nil {
+			return usageErr(stderr, "certify", "--scope: %v", err)
+		}
+		opt.Restrict = spec
+	}
+	in, closeIn, err := openInput(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+		return exitError
+	}
+	defer closeIn()
+	switch o.from {
+	case "":
+	case "debezium":
+		var b bytes.Buffer
+		f, err := certify.FromDebezium(in, &b, certify.DebeziumOptions{Table: o.table, SignalTable: o.signal, Key: o.key, Position: o.position})
+		if err != nil {
+			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			return exitError
+		}
+		if f != nil {
+			return report(&certify.Result{Verdict: verdictOf(f), Failure: f}, o.json, stdout, stderr)
+		}
+		if o.writeBundle != "" {
+			if err := os.WriteFile(o.writeBundle, b.Bytes(), 0o644); err != nil {
+				fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+				return exitError
+			}
+		}
+		in = &b
+	default:
+		return usageErr(stderr, "certify", "--from %q: the formats are a bundle (default) and debezium", o.from)
+	}
+	if o.advance != "" {
+		seg, err := os.Open(o.advance)
+		if err != nil {
+			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			return exitError
+		}
+		defer seg.Close()
+		opt.Segment = seg
+	}
+	res, err := certify.Verify(in, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+		return exitError
+	}
+	return report(res, o.json, stdout, stderr)
+}
+
+func verdictOf(f *certify.Failure) certify.Verdict {
+	if f.Obligation == "Unsupported" {
+		return certify.Unsupported
+	}
+	return certify.Reject
+}
+
+func report(res *certify.Result, asJSON bool, stdout, stderr io.Writer) int {
+	if asJSON {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		fmt.Fprintln(stdout, res.Line())
+	}
+	switch res.Verdict {
+	case certify.Accept:
+		return exitOK
+	case certify.Unsupported:
+		return exitUnsupported
+	}
+	return exitViolated
+}
+
+func openInput(name string) (io.Reader, func(), error) {
+	if name == "-" {
+		return os.Stdin, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// scopeFlag reads --scope: keys=a,b,c; range=LO..HI; or a JSON scope.
+func scopeFlag(s string) (*certify.ScopeSpec, error) {
+	quote := func(x string) json.RawMessage { b, _ := json.Marshal(x); return b }
+	switch {
+	case strings.HasPrefix(s, "keys="):
+		spec := &certify.ScopeSpec{Keys: []json.RawMessage{}}
+		for _, k := range strings.Split(strings.TrimPrefix(s, "keys="), ",") {
+			spec.Keys = append(spec.Keys, quote(k))
+		}
+		return spec, nil
+	case strings.HasPrefix(s, "range="):
+		lo, hi, ok := strings.Cut(strings.TrimPrefix(s, "range="), "..")
+		if !ok {
+			return nil, fmt.Errorf("a range is LO..HI")
+		}
+		var r certify.RangeSpec
+		if lo != "" {
+			r.Ge = quote(lo)
+		}
+		if hi != "" {
+			r.Lt = quote(hi)
+		}
+		return &certify.ScopeSpec{Ranges: []certify.RangeSpec{r}}, nil
+	}
+	var spec certify.ScopeSpec
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		return nil, fmt.Errorf("not keys=…, range=… or a JSON scope: %v", err)
+	}
+	return &spec, nil
+}

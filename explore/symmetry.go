@@ -1,0 +1,56 @@
+package explore
+
+import "fmt"
+
+// Symmetric is implemented by models with a symmetry, such as processes
+// or values that can be renamed without changing what the model does (TLC's
+// SYMMETRY). Canonical returns one fixed representative of the class of
+// states equal to s up to the symmetry: two states are in one class exactly
+// when their canonical forms are equal (for process renaming, for instance,
+// the state with its processes sorted).
+//
+// With a symmetry the seen-set holds classes: a state is identified by the
+// encoding of its canonical form, and a successor whose class was seen is
+// dropped. The queue keeps each class's first concrete state in BFS order
+// (the one the smallest discovery key reached), so every state expanded,
+// checked and shown in a trace is a real state reached by real steps, and a
+// trace replays from Init by its action positions (Violation.Path) like any
+// other. Counts are of classes: Distinct and Generated are smaller, and
+// Options.NoSymmetry gives the counts without the reduction.
+//
+// The reduction is sound when the properties, constraints and Done cannot
+// tell the states of a class apart (the symmetry maps successors to
+// successors and keeps each property's verdict), as TLC also requires:
+// then a violation exists exactly when one is found, the trace found is a
+// shortest one, and the result is the same for any number of workers. A
+// symmetry that breaks a property can hide its violations. It cannot be
+// combined with a sharded run.
+type Symmetric[S any] interface {
+	Canonical(s S) S
+}
+
+// canonicalEncoder identifies a state by its canonical form's encoding.
+type canonicalEncoder[S any] struct {
+	sym   Symmetric[S]
+	inner Encoder[S]
+}
+
+func (c canonicalEncoder[S]) Encode(s S, buf []byte) []byte {
+	return c.inner.Encode(c.sym.Canonical(s), buf)
+}
+
+// useSymmetry makes the engine identify states by their canonical forms
+// when the model has a symmetry and the options allow it.
+func (e *engine[S, A]) useSymmetry() error {
+	sym, ok := e.m.(Symmetric[S])
+	if !ok || e.opts.NoSymmetry {
+		return nil
+	}
+	if e.opts.Shard.Count != 0 {
+		return fmt.Errorf("explore: a sharded run cannot use the model's symmetry (its shard key is of concrete states): set NoSymmetry")
+	}
+	e.fpenc = canonicalEncoder[S]{sym, e.fpenc}
+	e.same = false
+	e.symmetry = true
+	return nil
+}

@@ -1,0 +1,146 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// tokens is three counters 0..2 with an increment each, symmetric under
+// renaming the counters: the canonical form sorts them. With allDistinct
+// set, "not-all-distinct" fails on every state holding 0, 1 and 2.
+type tokens struct{ allDistinct bool }
+
+type tokensState [3]uint8
+
+func (tokens) Init() []tokensState { return []tokensState{{}} }
+func (tokens) Actions(s tokensState, buf []int) []int {
+	for i, v := range s {
+		if v < 2 {
+			buf = append(buf, i)
+		}
+	}
+	return buf
+}
+func (tokens) Next(s tokensState, a int) (tokensState, bool) { s[a]++; return s, true }
+func (tokens) Canonical(s tokensState) tokensState           { slices.Sort(s[:]); return s }
+func (tokens) Done(tokensState) bool                         { return true }
+func (m tokens) Properties() []Property[tokensState, int] {
+	if !m.allDistinct {
+		return nil
+	}
+	return []Property[tokensState, int]{{Name: "not-all-distinct", Kind: Always, Check: func(s tokensState) string {
+		if s[0] != s[1] && s[1] != s[2] && s[0] != s[2] {
+			return fmt.Sprintf("counters %v all differ", s)
+		}
+		return ""
+	}}}
+}
+
+// Without symmetry: 3³ = 27 states and 3·3²·2 = 54 steps. With it, the
+// classes are the 10 multisets of three values from {0,1,2}, and each is
+// expanded once, with one step per counter below 2: 3+3+2+3+2+1+3+2+1+0 =
+// 20 for 000 001 002 011 012 022 111 112 122 222. Depth 6 either way; the
+// largest level has 7 states (sum 3) or 2 classes (sums 2, 3 and 4).
+func TestSymmetryCounts(t *testing.T) {
+	m := Machine[tokensState, int](tokens{})
+	for _, w := range []int{1, 2} {
+		r := run(t, m, Options{Workers: w, NoSymmetry: true})
+		mustPass(t, r)
+		checkStats(t, r.Stats, 54, 27, 6, 7)
+		if r.Stats.Symmetry {
+			t.Fatal("symmetry reported without it")
+		}
+		for _, opts := range []Options{{Workers: w}, {Workers: w, ForceDisk: true, MemBudget: 1}} {
+			r = run(t, m, opts)
+			mustPass(t, r)
+			checkStats(t, r.Stats, 20, 10, 6, 2)
+			if !r.Stats.Symmetry {
+				t.Fatal("symmetry not reported")
+			}
+		}
+	}
+}
+
+// With symmetry, level 1 keeps only (1,0,0) (the other two are its class),
+// level 2 keeps (2,0,0) and (1,1,0) ((1,0,1) is the class of (1,1,0)), and
+// the first state of level 3 with 0, 1 and 2 is (2,1,0), reached from
+// (2,0,0) by the first of its actions, inc c1. The trace is concrete (not
+// the canonical (0,1,2)) and replays by its path. Distinct counts levels
+// 0..2, 1+1+2 classes, and Generated their expansion, 3+3+2+3 = 11 steps
+// (without symmetry 1+3+6 states and 3+9+15 steps).
+func TestSymmetryTrace(t *testing.T) {
+	m := Machine[tokensState, int](tokens{allDistinct: true})
+	want := []tokensState{{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 1, 0}}
+	for _, opts := range []Options{{Workers: 1}, {Workers: 2}, {Workers: 2, ForceDisk: true, MemBudget: 1}, {NoSymmetry: true}} {
+		r := run(t, m, opts)
+		mustViolate(t, r, "not-all-distinct", want)
+		if !slices.Equal(r.Violation.Path, []int{0, 0, 0, 0}) {
+			t.Fatalf("path %v", r.Violation.Path)
+		}
+		// Replay the path by hand: initial state, then actions by position.
+		s := m.Init()[r.Violation.Path[0]]
+		for i, j := range r.Violation.Path[1:] {
+			s, _ = m.Next(s, m.Actions(s, nil)[j])
+			if s != r.Violation.Trace[i+1].State {
+				t.Fatalf("replay step %d gives %v, trace has %v", i+1, s, r.Violation.Trace[i+1].State)
+			}
+		}
+		if opts.NoSymmetry {
+			checkStats(t, r.Stats, 27, 10, 3, 6)
+		} else {
+			checkStats(t, r.Stats, 11, 4, 3, 2)
+		}
+	}
+}
+
+// tokensRev orders actions from the last counter down and sorts its
+// canonical form in descending order, so the first state of a class in
+// BFS order is not its canonical form: level 1 keeps (0,0,1), whose
+// canonical form is (1,0,0). The queue holds the concrete states, so the
+// trace runs (0,0,0) (0,0,1) (0,0,2) (0,1,2), path [0,0,0,0]; a queue of
+// canonical forms would give (1,0,0) (2,0,0) … and fail to replay.
+type tokensRev struct{ tokens }
+
+func (tokensRev) Actions(s tokensState, buf []int) []int {
+	for i := 2; i >= 0; i-- {
+		if s[i] < 2 {
+			buf = append(buf, i)
+		}
+	}
+	return buf
+}
+func (tokensRev) Canonical(s tokensState) tokensState {
+	slices.Sort(s[:])
+	slices.Reverse(s[:])
+	return s
+}
+
+func TestSymmetryConcreteQueue(t *testing.T) {
+	m := Machine[tokensState, int](tokensRev{tokens{allDistinct: true}})
+	r := run(t, m, Options{Workers: 2})
+	mustViolate(t, r, "not-all-distinct", []tokensState{{0, 0, 0}, {0, 0, 1}, {0, 0, 2}, {0, 1, 2}})
+	if !slices.Equal(r.Violation.Path, []int{0, 0, 0, 0}) {
+		t.Fatalf("path %v", r.Violation.Path)
+	}
+}
+
+// A sharded run refuses the symmetry unless told to ignore it.
+func TestSymmetryNotSharded(t *testing.T) {
+	type sharded struct {
+		tokens
+		tapeKey
+	}
+	m := Machine[tokensState, int](sharded{})
+	if _, err := Run(context.Background(), m, Options{Shard: Shard{Index: 0, Count: 2}}); err == nil {
+		t.Fatal("a sharded run used the symmetry")
+	}
+	if _, err := Run(context.Background(), m, Options{Shard: Shard{Index: 0, Count: 2}, NoSymmetry: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type tapeKey struct{}
+
+func (tapeKey) ShardKey(s tokensState, _ int) (uint64, bool) { return uint64(s[0]), true }

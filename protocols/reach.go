@@ -1,0 +1,39 @@
+package protocols
+
+import (
+	"fmt"
+
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// copyDecides is the non-vacuity property of every capture: at the frontier
+// (every unit closed, the consumer at or past the latest high edge) some key
+// replays to a present value although the consumer emitted no log event for
+// it — none in (from, Pos], where from is the start s0, or, when gated
+// (range-merge), the later of s0 and the key's unit's high edge. Replaying
+// the stream without its copied rows would then leave the key absent: the
+// run checked the copy, not just the log (Thm 1 needs both).
+func copyDecides(c *model.Capture, units int, gated bool) string {
+	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
+		return ""
+	}
+	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+		if c.Out.Val[k] == model.Absent {
+			continue
+		}
+		from := c.Start
+		if i := c.Plan.Owner(k); gated && i >= 0 {
+			from = max(from, c.Plan.Units[i].Hi)
+		}
+		if !c.Log.Touches(k, model.Window{Lo: from, Hi: c.Pos}) {
+			return fmt.Sprintf("%v=%v at %d comes only from a copied row (no event for it emitted from %d on)", k, c.Out.Val[k], c.Pos, from)
+		}
+	}
+	return ""
+}
+
+// describeStartLater: "consumer's start moves past position 3: s0 = 3".
+func describeStartLater(c *model.Capture) string {
+	p := c.Pos + 1
+	return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, EventString(&c.Log, p), p)
+}
