@@ -119,7 +119,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 			e.shardLevels = append(e.shardLevels, ShardLevel{})
 		}
 		lv = &e.shardLevels[e.depth]
-		if lv.Coverage == nil { // once a level: a level expanded in passes adds up here
+		if e.pass == 0 { // the passes of a level add up
 			lv.Coverage, lv.SharedCoverage = make([]uint64, len(e.names)), make([]uint64, len(e.names))
 		}
 	}
@@ -226,14 +226,14 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	shared := false
 	if e.sharder != nil {
 		shared, _ = e.owns(s)
-		if e.pass == 0 { // a level's states are counted once, whatever its passes
+		if e.pass == 0 { // a level in passes counts its states once
 			w.lvStates++
 			if shared {
 				w.lvShared++
 			}
 		}
 	}
-	succ, mine := 0, 0
+	succ, counted := 0, 0
 	for j := range w.acts {
 		a := w.acts[j]
 		t, ok := m.Next(s, a)
@@ -242,14 +242,18 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		succ++
 		start := len(p.enc)
-		p.enc = e.fpenc.Encode(t, p.enc)
-		fp := fingerprint(p.enc[start:])
-		if e.npass > 1 && fp%uint64(e.npass) != uint64(e.pass) {
-			// Another pass's successor: counted, checked and kept there.
+		if e.npass > 1 {
+			// A level in passes (passes.go): a successor belongs to the
+			// pass its fingerprint names, which counts, checks and keeps
+			// it.
+			p.enc = e.fpenc.Encode(t, p.enc)
+			fp := fingerprint(p.enc[start:])
 			p.enc = p.enc[:start]
-			continue
+			if fp%uint64(e.npass) != uint64(e.pass) {
+				continue
+			}
 		}
-		mine++
+		counted++
 		key := idx<<16 | uint64(j)
 		k := e.kinds.ActionKind(a)
 		if k < 0 || k >= len(w.cov) {
@@ -265,17 +269,16 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			}
 		}
 		if e.sharder != nil {
-			if _, ours := e.owns(t); !ours {
-				p.enc = p.enc[:start]
+			if _, mine := e.owns(t); !mine {
 				continue // another shard's state: it explores it
 			}
 		}
 		if e.cons.any && !e.cons.inStep(s, a, t) {
-			p.enc = p.enc[:start]
 			w.checkState(t, depth+1, key) // checked every time, never kept
 			continue
 		}
-		p.fps = append(p.fps, fp)
+		p.enc = e.fpenc.Encode(t, p.enc)
+		p.fps = append(p.fps, fingerprint(p.enc[start:]))
 		p.ends = append(p.ends, uint32(len(p.enc)))
 		p.keys = append(p.keys, key)
 		p.ts = append(p.ts, t)
@@ -283,9 +286,9 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			w.flush(out)
 		}
 	}
-	*gen += uint64(mine)
+	*gen += uint64(counted)
 	if shared {
-		w.genShared += uint64(mine)
+		w.genShared += uint64(counted)
 	}
 	if succ == 0 && e.pass == 0 && !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
 		w.violate(depth, false, idx, -1, deadlockReason(len(w.acts)))

@@ -127,18 +127,45 @@ func Parse(file string, data []byte) (Spec, error) {
 	return s, nil
 }
 
-// fieldNames lists the JSON names of Spec's fields, read from its struct tags, so
-// that a field added to Spec is known here without further change.
+// fieldNames lists the JSON names of Spec's fields, read from its struct
+// tags, so that a field added to Spec is known here without further change.
 func fieldNames() []string {
 	var names []string
+	for _, f := range specFields() {
+		names = append(names, f.name)
+	}
+	return names
+}
+
+type specField struct {
+	name string
+	typ  reflect.Type
+}
+
+func specFields() []specField {
+	var fs []specField
 	t := reflect.TypeFor[Spec]()
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		if name != "" && name != "-" {
-			names = append(names, name)
+			fs = append(fs, specField{name, t.Field(i).Type})
 		}
 	}
-	return names
+	return fs
+}
+
+// decodeField decodes one field's value on its own, so that a value of the
+// wrong type is reported with the field's name whatever decodes it.
+func decodeField(t reflect.Type, raw []byte) string {
+	err := json.Unmarshal(raw, reflect.New(t).Interface())
+	var ute *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &ute):
+		return fmt.Sprintf("expected %s, got %s", ute.Type, ute.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 // checkShape checks what encoding/json lets through: the file is one JSON
@@ -164,6 +191,10 @@ func checkShape(data []byte) *Error {
 		return &Error{Problem: fmt.Sprintf("found %s; %s", jsonKind(tok), example)}
 	}
 	fields := fieldNames()
+	types := map[string]reflect.Type{}
+	for _, f := range specFields() {
+		types[f.name] = f.typ
+	}
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -189,6 +220,9 @@ func checkShape(data []byte) *Error {
 		}
 		if string(raw) == "null" {
 			return &Error{Field: key, Problem: "null is not a value; leave the field out to take its default"}
+		}
+		if problem := decodeField(types[key], raw); problem != "" {
+			return &Error{Field: key, Problem: problem}
 		}
 	}
 	if _, err := dec.Token(); err != nil {

@@ -2,17 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -73,7 +70,7 @@ func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, stdout,
 	opts = s.Options(opts)
 	opts.Shard = sh
 	what := fmt.Sprintf("spec %s: %s %s%s", s.Name, p.Name, cfg, onlyString(opts.Only))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupted()
 	defer stop()
 	fmt.Fprintf(stdout, "cutcheck %s: checking %s, shard %v\n", version, what, sh)
 	rep, err := p.Check(ctx, cfg, opts)
