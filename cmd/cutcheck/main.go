@@ -3,9 +3,10 @@
 // transactions and a capture copying chunks and consuming the log, up to small
 // bounds, and checks the theorems of the Generalized DBLog paper on every state.
 //
-// Exit codes: 0 success, 1 a property was violated (or a spec's verdict differs
-// from its expectation), 2 usage error, 3 internal or I/O error, 4 interrupted
-// or stopped at a limit before the search finished.
+// Exit codes: 0 success (Accept for certify), 1 a property was violated (or a
+// spec's verdict differs from its expectation; Reject for certify), 2 usage
+// error, 3 internal or I/O error, 4 interrupted or stopped at a limit before the
+// search finished, 5 Unsupported (certify: evidence it cannot interpret).
 package main
 
 import (
@@ -80,7 +81,7 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  cutcheck %-10s %-36s %s\n", c.name, c.args, c.summary)
 	}
-	fmt.Fprintf(w, "\nExit codes: 0 success, 1 property violated or verdict differs from expectation,\n2 usage error, 3 internal or I/O error, 4 interrupted or stopped at a limit.\n")
+	fmt.Fprintf(w, "\nExit codes: 0 success (certify: Accept), 1 property violated or verdict differs from\nexpectation (certify: Reject), 2 usage error, 3 internal or I/O error, 4 interrupted or\nstopped at a limit, 5 certify: Unsupported.\n")
 	fmt.Fprintf(w, "Run 'cutcheck help <command>' for a command's flags.\n")
 }
 
@@ -138,6 +139,9 @@ func flagsFor(name string) *pflag.FlagSet {
 		return fs
 	case "clean":
 		fs, _ := cleanFlags()
+		return fs
+	case "certify":
+		fs, _ := certifyFlags()
 		return fs
 	}
 	return nil
