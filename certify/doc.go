@@ -12,7 +12,8 @@
 //   - S4 the run is wellformed: brackets inside the log, the frontier at or
 //     after every high edge, S-OBS, O1–O3 on the scope, the prefix exactly
 //     what the named discipline emits (window-discard, range-merge, point
-//     splice, as in package model), per-key monotonicity;
+//     splice, as in package model; range-merge key by key, Lemma 6.3),
+//     per-key monotonicity;
 //
 // and then the virtual-cut equality apply(prefix)↾K = src(b0, H, f)↾K itself.
 // A Reject names the first failing obligation with its witness; evidence the

@@ -88,6 +88,10 @@ type keyState struct {
 	r        string // R(k); "" is ⊥
 	win      string // image of the last event for k in its unit's window
 	atF      string // σ_f, once the log has passed the frontier
+	// Range-merge compares each key's entries on their own (compareByKey):
+	// the entries of one side that the other has not matched yet.
+	pend    []entry
+	pendAct bool // pend holds recorded entries (else the discipline's)
 }
 
 type unitState struct {
@@ -915,6 +919,10 @@ func (v *verifier) entry(fs []field) *Failure {
 
 // compare pairs recorded entries with the discipline's, in order.
 func (v *verifier) compare() {
+	if v.h.Discipline == RangeMerge {
+		v.compareByKey()
+		return
+	}
 	for v.expH < len(v.exp) && v.actH < len(v.act) {
 		e, a := v.exp[v.expH], v.act[v.actH]
 		v.expH++
@@ -934,6 +942,61 @@ func (v *verifier) compare() {
 		v.act, v.actH = v.act[:0], 0
 	} else if v.actH > 1024 && v.actH > len(v.act)/2 {
 		v.act, v.actH = append(v.act[:0], v.act[v.actH:]...), 0
+	}
+}
+
+// compareByKey pairs recorded entries with the discipline's key by key.
+// Range-merge's shape is per key (Lemma 6.3: the merged entry, then the
+// key's events beyond the high edge): a unit's merged block may go out as
+// soon as its backfill ends, before the place Def. 6.4 gives its close, and
+// a run that does so replays the same. Only each key's own order counts.
+func (v *verifier) compareByKey() {
+	take := func(e entry, act bool) bool {
+		ks := e.k
+		if len(ks.pend) == 0 || ks.pendAct == act {
+			ks.pend, ks.pendAct = append(ks.pend, e), act
+			return true
+		}
+		o := ks.pend[0]
+		ks.pend = ks.pend[1:]
+		v.scoped++
+		if o.v != e.v || o.tag != e.tag {
+			if act {
+				v.prefixFail(&o, &e)
+			} else {
+				v.prefixFail(&e, &o)
+			}
+			return false
+		}
+		return true
+	}
+	for ; v.expH < len(v.exp); v.expH++ {
+		if !take(v.exp[v.expH], false) {
+			return
+		}
+	}
+	for ; v.actH < len(v.act); v.actH++ {
+		if !take(v.act[v.actH], true) {
+			return
+		}
+	}
+	v.exp, v.act, v.expH, v.actH = v.exp[:0], v.act[:0], 0, 0
+}
+
+// unmatched reports, for range-merge, the first key (in key order) with
+// entries one side has and the other lacks.
+func (v *verifier) unmatched() {
+	for _, ks := range v.sortedKeys() {
+		if len(ks.pend) == 0 {
+			continue
+		}
+		e := ks.pend[0]
+		if ks.pendAct {
+			v.prefixFail(nil, &e)
+		} else {
+			v.prefixFail(&e, nil)
+		}
+		return
 	}
 }
 
@@ -1024,9 +1087,12 @@ func (v *verifier) finish() *Failure {
 	}
 	v.closeUpTo(v.f + 1)
 	if !v.discDone {
-		if v.expH < len(v.exp) {
+		switch {
+		case v.h.Discipline == RangeMerge:
+			v.unmatched()
+		case v.expH < len(v.exp):
 			v.prefixFail(&v.exp[v.expH], nil)
-		} else if v.actH < len(v.act) {
+		case v.actH < len(v.act):
 			v.prefixFail(nil, &v.act[v.actH])
 		}
 	}
