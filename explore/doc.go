@@ -177,11 +177,12 @@
 // successor kept. A level that would not fit is expanded in passes, each
 // keeping the successors of one part of the fingerprint space (see
 // passes.go): the result is the same, the cost is one expansion of the
-// frontier per pass. Measured on parallel at its defaults (29M states,
-// levels of 6.5M), the peak resident memory stays within 10% of the budget
-// from 128 MiB up (124 MiB at 128, 500 at 512, 1,672 at 2,048); at
-// 128 MiB the widest levels take many passes and the run four minutes
-// instead of twenty seconds.
+// frontier per pass. A level takes at most maxPasses passes, so a budget
+// far too small for a level is exceeded rather than take hours. Measured on
+// parallel at its defaults (62.5M states, levels of up to 11.3M): 525 MiB
+// resident at a 512 MiB budget, 2,061 MiB at 2 GiB, but 184 MiB at
+// 128 MiB, most likely because the widest levels hit the cap (an earlier
+// version of the model, levels of up to 6.5M, stayed at 124 MiB).
 //
 // # Limits
 //
