@@ -46,6 +46,13 @@ func (s *shardFlags) parse() (explore.Shard, error) {
 	if fi, err := os.Stat(s.dir); err != nil || !fi.IsDir() {
 		return sh, fmt.Errorf("--shard-dir %s is not a directory", s.dir)
 	}
+	// The result is written at the end: find out now that it can be.
+	probe, err := os.CreateTemp(s.dir, ".shard-*.tmp")
+	if err != nil {
+		return sh, fmt.Errorf("--shard-dir %s: cannot write there: %v", s.dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
 	return sh, nil
 }
 
