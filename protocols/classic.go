@@ -110,11 +110,8 @@ func init() {
 // consumer that has not consumed anything, its start still open.
 func (m *classic) Init() []classicState {
 	var out []classicState
-	for _, b0 := range InitialStores(&m.cfg) {
-		var s classicState
-		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-		s.Cap.Log.Init = b0
-		out = append(out, s)
+	for _, c := range InitialCaptures(&m.cfg) {
+		out = append(out, classicState{Cap: c})
 	}
 	return out
 }

@@ -139,11 +139,8 @@ func newComposite(cfg Config) *composite {
 // consumer at s0 = 0 with its start still open.
 func (m *composite) Init() []compositeState {
 	var out []compositeState
-	for _, b0 := range InitialStores(&m.cfg) {
-		var s compositeState
-		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-		s.Cap.Log.Init = b0
-		out = append(out, s)
+	for _, c := range InitialCaptures(&m.cfg) {
+		out = append(out, compositeState{Cap: c})
 	}
 	return out
 }

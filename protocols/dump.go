@@ -140,11 +140,8 @@ func newDump(cfg Config) *dump {
 // consumer that has consumed nothing, its start still open.
 func (m *dump) Init() []dumpState {
 	var out []dumpState
-	for _, b0 := range InitialStores(&m.cfg) {
-		var s dumpState
-		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-		s.Cap.Log.Init = b0
-		out = append(out, s)
+	for _, c := range InitialCaptures(&m.cfg) {
+		out = append(out, dumpState{Cap: c})
 	}
 	return out
 }

@@ -136,10 +136,8 @@ func (m parallel) domain(i int) model.KeySet {
 // log, every chunk split off and idle.
 func (m parallel) Init() []parallelState {
 	var out []parallelState
-	for _, b0 := range InitialStores(&m.cfg) {
-		var s parallelState
-		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-		s.Cap.Log.Init = b0
+	for _, c := range InitialCaptures(&m.cfg) {
+		s := parallelState{Cap: c}
 		for i := 0; i < m.cfg.Chunks; i++ {
 			s.Cap.Plan.Add(model.Unit{Domain: m.domain(i)})
 		}

@@ -134,11 +134,8 @@ func init() {
 // consumer that has consumed nothing, its start still open.
 func (m *readonly) Init() []readonlyState {
 	var out []readonlyState
-	for _, b0 := range InitialStores(&m.cfg) {
-		var s readonlyState
-		s.Cap.Plan.Keys = uint8(m.cfg.Keys)
-		s.Cap.Log.Init = b0
-		out = append(out, s)
+	for _, c := range InitialCaptures(&m.cfg) {
+		out = append(out, readonlyState{Cap: c})
 	}
 	return out
 }

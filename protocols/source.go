@@ -63,21 +63,27 @@ func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room 
 	return buf
 }
 
-// InitialStores are the base stores b0 a run starts from (§2.1): every store
-// over the keys and values when cfg.InitialAny, else cfg.Initial alone.
-func InitialStores(cfg *Config) []model.Store {
-	if !cfg.InitialAny {
-		return []model.Store{cfg.Initial}
-	}
-	out := []model.Store{{}}
-	for k := 0; k < cfg.Keys; k++ {
-		n := len(out)
-		for v := model.Value(1); v <= model.Value(cfg.Values); v++ {
-			for _, s := range out[:n] {
-				s[k] = v
-				out = append(out, s)
+// InitialCaptures are the captures a run starts from, one per base store b0
+// (§2.1): every store over the keys and values when cfg.InitialAny, else
+// cfg.Initial alone; the log is empty and the scope is the keys.
+func InitialCaptures(cfg *Config) []model.Capture {
+	stores := []model.Store{cfg.Initial}
+	if cfg.InitialAny {
+		stores = []model.Store{{}}
+		for k := 0; k < cfg.Keys; k++ {
+			n := len(stores)
+			for v := model.Value(1); v <= model.Value(cfg.Values); v++ {
+				for _, st := range stores[:n] {
+					st[k] = v
+					stores = append(stores, st)
+				}
 			}
 		}
+	}
+	out := make([]model.Capture, len(stores))
+	for i, b0 := range stores {
+		out[i].Plan.Keys = uint8(cfg.Keys)
+		out[i].Log.Init = b0
 	}
 	return out
 }
