@@ -242,14 +242,15 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		succ++
 		start := len(p.enc)
+		var fp uint64
 		if e.npass > 1 {
 			// A level in passes (passes.go): a successor belongs to the
 			// pass its fingerprint names, which counts, checks and keeps
-			// it.
+			// it. Its encoding stays for the pass that keeps it.
 			p.enc = e.fpenc.Encode(t, p.enc)
-			fp := fingerprint(p.enc[start:])
-			p.enc = p.enc[:start]
+			fp = fingerprint(p.enc[start:])
 			if fp%uint64(e.npass) != uint64(e.pass) {
+				p.enc = p.enc[:start]
 				continue
 			}
 		}
@@ -270,15 +271,20 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		if e.sharder != nil {
 			if _, mine := e.owns(t); !mine {
+				p.enc = p.enc[:start]
 				continue // another shard's state: it explores it
 			}
 		}
 		if e.cons.any && !e.cons.inStep(s, a, t) {
+			p.enc = p.enc[:start]
 			w.checkState(t, depth+1, key) // checked every time, never kept
 			continue
 		}
-		p.enc = e.fpenc.Encode(t, p.enc)
-		p.fps = append(p.fps, fingerprint(p.enc[start:]))
+		if e.npass == 1 {
+			p.enc = e.fpenc.Encode(t, p.enc)
+			fp = fingerprint(p.enc[start:])
+		}
+		p.fps = append(p.fps, fp)
 		p.ends = append(p.ends, uint32(len(p.enc)))
 		p.keys = append(p.keys, key)
 		p.ts = append(p.ts, t)
