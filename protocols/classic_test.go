@@ -411,27 +411,35 @@ func bfSigma(log []bfcEvent, n, k int) int {
 // bfTxns is every transaction the source may commit on top of log: 1..room
 // rows on distinct keys in any order, each changing its key's value.
 func bfTxns(log []bfcEvent, keys, values, room int) [][]bfcEvent {
-	var out [][]bfcEvent
-	var rec func(cur []bfcEvent)
-	rec = func(cur []bfcEvent) {
+	return bfTxnsOf(keys, values, room, func(k int) int { return bfSigma(log, len(log), k) },
+		func(k, v int) bfcEvent { return bfcEvent{key: k, val: v} })
+}
+
+// bfTxnsOf is every transaction of 1..room rows on distinct keys, in every
+// order, each row giving its key a value other than cur(k); row builds a
+// row of the enumerator's own type.
+func bfTxnsOf[E any](keys, values, room int, cur func(k int) int, row func(k, v int) E) [][]E {
+	var out [][]E
+	var rec func(t []E, used uint)
+	rec = func(t []E, used uint) {
 		for k := 0; k < keys; k++ {
-			if slices.ContainsFunc(cur, func(e bfcEvent) bool { return e.key == k }) {
+			if used&(1<<k) != 0 {
 				continue
 			}
 			for v := 0; v <= values; v++ {
-				if v == bfSigma(log, len(log), k) {
+				if v == cur(k) {
 					continue
 				}
-				t := append(slices.Clone(cur), bfcEvent{key: k, val: v})
-				out = append(out, t)
-				if len(t) < room {
-					rec(t)
+				t2 := append(slices.Clone(t), row(k, v))
+				out = append(out, t2)
+				if len(t2) < room {
+					rec(t2, used|1<<k)
 				}
 			}
 		}
 	}
 	if room > 0 {
-		rec(nil)
+		rec(nil, 0)
 	}
 	return out
 }

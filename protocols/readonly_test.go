@@ -638,29 +638,8 @@ func (s *roState) boundary(n int) bool {
 // roTxns is every transaction of 1..room rows on distinct keys, in every
 // order, each row changing its key's current value.
 func roTxns(s *roState, keys, values, room int) [][]roEv {
-	var out [][]roEv
-	var rec func(cur []roEv)
-	rec = func(cur []roEv) {
-		for k := 0; k < keys; k++ {
-			if slices.ContainsFunc(cur, func(e roEv) bool { return e.key == k }) {
-				continue
-			}
-			for v := 0; v <= values; v++ {
-				if v == s.sigma(len(s.log), k) {
-					continue
-				}
-				t := append(slices.Clone(cur), roEv{key: k, val: v})
-				out = append(out, t)
-				if len(t) < room {
-					rec(t)
-				}
-			}
-		}
-	}
-	if room > 0 {
-		rec(nil)
-	}
-	return out
+	return bfTxnsOf(keys, values, room, func(k int) int { return s.sigma(len(s.log), k) },
+		func(k, v int) roEv { return roEv{key: k, val: v} })
 }
 
 // roEnumerate enumerates the read-only capture: from every base store (or
