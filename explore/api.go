@@ -11,6 +11,7 @@ type Options struct {
 	NoDeadlock bool          // do not report states without successors as violations
 	MaxDepth   int           // stop (Incomplete) after this many BFS levels; 0 = no limit
 	Only       []string      // check only these Always/Transition properties (all when empty); Sometimes are always reported
+	With       []string      // also check these opt-in properties (Property.OptIn)
 	Progress   time.Duration // interval between OnProgress calls; 0 = never
 	OnProgress func(Stats)   // called from one goroutine, never concurrently
 	Shard      Shard         // explore only this shard's part (the model must be a Sharder); zero = all
@@ -101,6 +102,7 @@ type Violation[S, A any] struct {
 	Property string // property name, or "deadlock"
 	Cite     string
 	Kind     Kind
+	Class    string // Property.Class
 	Reason   string // the property's one-line reason
 	Trace    []Step[S, A]
 	// Path is the trace as positions: the initial state's index in Init,

@@ -82,7 +82,7 @@ func (e *engine[S, A]) modelID() string {
 	for _, n := range e.names {
 		fmt.Fprintf(h, "kind %s\n", n)
 	}
-	fmt.Fprintf(h, "only %q nodeadlock %v symmetry %v shard %+v\n", e.opts.Only, e.opts.NoDeadlock, e.symmetry, e.opts.Shard)
+	fmt.Fprintf(h, "only %q with %q nodeadlock %v symmetry %v shard %+v\n", e.opts.Only, e.opts.With, e.opts.NoDeadlock, e.symmetry, e.opts.Shard)
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 

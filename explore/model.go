@@ -139,6 +139,13 @@ type Property[S, A any] struct {
 	Name string // kebab-case, e.g. "closed-unit-cut"
 	Cite string // a reference for the property, e.g. "Lemma 4.3" or "Spec.tla, TypeOK"
 	Kind Kind
+	// Class says, in the model's own words, what a failure costs (e.g. "final"
+	// or "transient"); reports carry it beside the property's name.
+	Class string
+	// OptIn properties are checked only when Options.With or Options.Only
+	// names them: claims that only some users need (e.g. exactly-once
+	// delivery), which would otherwise fail runs of designs that never made them.
+	OptIn bool
 	// Check is used by Always and Sometimes. For Always it returns "" when the
 	// property holds, otherwise a one-line reason naming key, expected and actual
 	// value. For Sometimes a non-empty result means "reached".

@@ -26,6 +26,7 @@ type TraceReport struct {
 	Property string      `json:"property"`
 	Cite     string      `json:"cite"`
 	Kind     string      `json:"kind"`
+	Class    string      `json:"class,omitempty"` // Property.Class
 	Reason   string      `json:"reason"`
 	Steps    []TraceStep `json:"steps"`
 	Path     []int       `json:"path,omitempty"` // Violation.Path
@@ -51,7 +52,7 @@ func NewReport[S, A any](m Machine[S, A], r *Result[S, A]) Report {
 		Simulation:  r.Simulation,
 	}
 	if v := r.Violation; v != nil {
-		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Reason: v.Reason, Path: v.Path}
+		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Class: v.Class, Reason: v.Reason, Path: v.Path}
 		describe := describer(m)
 		fielder, _ := m.(Fielder[S])
 		viewer, _ := m.(Viewer[S])
@@ -112,6 +113,9 @@ func (t *TraceReport) Text(full bool) string {
 		prev = st.Fields
 	}
 	fmt.Fprintf(&b, "violated: %s (%s", t.Property, t.Kind)
+	if t.Class != "" {
+		fmt.Fprintf(&b, ", %s", t.Class)
+	}
 	if t.Cite != "" {
 		fmt.Fprintf(&b, ", %s", t.Cite)
 	}

@@ -125,13 +125,13 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 	if e.nw <= 0 {
 		e.nw = runtime.NumCPU()
 	}
-	for _, name := range opts.Only {
+	for _, name := range append(slices.Clip(opts.Only), opts.With...) {
 		if !slices.ContainsFunc(e.props, func(p Property[S, A]) bool { return p.Name == name && p.Kind != Sometimes }) {
 			return nil, fmt.Errorf("explore: no always or transition property named %q", name)
 		}
 	}
 	for i, p := range e.props {
-		if p.Kind != Sometimes && len(opts.Only) > 0 && !slices.Contains(opts.Only, p.Name) {
+		if p.Kind != Sometimes && !selected(&opts, p.Name, p.OptIn) {
 			continue // not selected: neither checked nor reported
 		}
 		switch {
@@ -392,7 +392,7 @@ func (e *engine[S, A]) violationOf(v *violation, steps []Step[S, A], path []int)
 	viol := &Violation[S, A]{Property: "deadlock", Kind: Always, Reason: v.reason, Trace: steps, Path: path}
 	if v.prop >= 0 {
 		p := e.props[v.prop]
-		viol.Property, viol.Cite, viol.Kind = p.Name, p.Cite, p.Kind
+		viol.Property, viol.Cite, viol.Kind, viol.Class = p.Name, p.Cite, p.Kind, p.Class
 	}
 	return viol
 }
@@ -468,4 +468,14 @@ func (e *engine[S, A]) startProgress() func() {
 		}
 	})
 	return func() { close(done); wg.Wait() }
+}
+
+// selected reports whether an Always or Transition property is checked under
+// opts: Only, when given, names exactly the properties checked; otherwise
+// every property is, except opt-in ones that With does not name.
+func selected(opts *Options, name string, optIn bool) bool {
+	if len(opts.Only) > 0 {
+		return slices.Contains(opts.Only, name) || slices.Contains(opts.With, name)
+	}
+	return !optIn || slices.Contains(opts.With, name)
 }

@@ -22,45 +22,76 @@ import (
 
 // Invariant names a claim of the paper and how it is judged.
 type Invariant struct {
-	Name string // kebab-case, used in spec files and reports
-	Cite string // the theorem it checks
-	Doc  string // one line
-	Kind explore.Kind
+	Name  string // kebab-case, used in spec files and reports
+	Cite  string // the theorem it checks
+	Doc   string // one line
+	Kind  explore.Kind
+	Class Class // what a failure costs
+	OptIn bool  // checked only when asked for (explore.Property.OptIn)
+}
+
+// Class is what a failing invariant costs a user of the capture.
+type Class string
+
+// The consequence classes, from the most to the least severe for a sink at
+// rest. Claim is for the facts a proof rests on (the plan's obligations, the
+// membership test): a failure there says the argument is broken, and what it
+// costs shows in the replay invariants of the same run.
+const (
+	Final     Class = "final"     // the sink at rest differs from the source: a lost update or a resurrected row
+	Transient Class = "transient" // a reader mid-run sees a regression, or a value from the wrong time
+	Delivery  Class = "delivery"  // a row event reaches the sink twice (harmless to an upsert sink)
+	Claim     Class = "claim"     // a fact the paper's proof rests on is false
+)
+
+// Classes lists the consequence classes with their meaning, for listings.
+var Classes = []struct {
+	Class Class
+	Doc   string
+}{
+	{Final, "the sink at rest differs from the source: a lost update or a resurrected row"},
+	{Transient, "a reader mid-run sees a regression, or a value from the wrong time"},
+	{Delivery, "a row event reaches the sink twice: wrong for an exactly-once or append-only sink, harmless to an upsert"},
+	{Claim, "a fact the proof rests on is false (plan obligations, membership test); its cost shows in the replay invariants"},
 }
 
 // The invariants, in the order reports list them.
 var (
+	FinalReplay = Invariant{"final-replay", "Thm 1, Cor 2",
+		"at rest (every unit closed, the consumer at the end of a log that ends at a transaction boundary) the sink replays to the source", explore.Always, Final, false}
 	FrontierReplay = Invariant{"frontier-replay", "Thm 1, Thm 2/4, Cor 4",
-		"once every unit has closed and the consumer is at or past the latest high edge, the emitted stream replays to σ at the consumer's position", explore.Always}
+		"once every unit has closed and the consumer is at or past the latest high edge, the emitted stream replays to σ at the consumer's position", explore.Always, Transient, false}
 	ClosedUnitCut = Invariant{"closed-unit-cut", "Lemma 4.3, 6.1, 6.3",
-		"every key of a closed unit replays to σ at the point the stream has reached for it", explore.Always}
+		"every key of a closed unit replays to σ at the point the stream has reached for it", explore.Always, Transient, false}
 	Monotonic = Invariant{"per-key-monotonicity", "Thm 3, Thm 5",
-		"no step emits an entry whose tag is below the key's previous tag", explore.Transition}
+		"no step emits an entry whose tag is below the key's previous tag", explore.Transition, Transient, false}
+	NoDuplicate = Invariant{"no-duplicate-delivery", "Thm 3 (equal tags), §9",
+		"no key receives two consecutive entries with the same tag: each row event is delivered once (opt-in, for exactly-once sinks)", explore.Always, Delivery, true}
 	Membership = Invariant{"executed-set-membership", "Thm 7",
-		"the sampled executed sets decide exactly the half-open window of positions", explore.Always}
+		"the sampled executed sets decide exactly the half-open window of positions", explore.Always, Claim, false}
 	CommittedOnly = Invariant{"committed-only", "§2.1, S-LOG",
-		"no partial transaction is visible in the log or to a read", explore.Always}
+		"no partial transaction is visible in the log or to a read", explore.Always, Transient, false}
 	TrustedSplice = Invariant{"trusted-splice-trajectory", "Cor 1, Prop 6",
-		"once the plan is final, the canonical trajectory equals σ from the claimed splice coordinate on", explore.Always}
+		"once the plan is final, the canonical trajectory equals σ from the claimed splice coordinate on", explore.Always, Transient, false}
 	LatestHigh = Invariant{"latest-high-trajectory", "Lemma 4.2, Thm 8",
-		"once the plan is final, the canonical trajectory equals σ from the claimed coordinate (the latest high edge) on", explore.Always}
+		"once the plan is final, the canonical trajectory equals σ from the claimed coordinate (the latest high edge) on", explore.Always, Transient, false}
 	Contract = Invariant{"contract", "Def. 3.2, O1–O3",
-		"the plan recorded so far satisfies O1 (once complete), O2 and O3 on its closed units", explore.Always}
+		"the plan recorded so far satisfies O1 (once complete), O2 and O3 on its closed units", explore.Always, Claim, false}
 	SingleReadPoint = Invariant{"single-read-point", "Prop 1 (a claim stronger than O2)",
-		"every closed unit has one coordinate in its bracket that explains all its reads", explore.Always}
+		"every closed unit has one coordinate in its bracket that explains all its reads", explore.Always, Claim, false}
 )
 
 // All lists every invariant.
-var All = []Invariant{FrontierReplay, ClosedUnitCut, Monotonic, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint}
+var All = []Invariant{FinalReplay, FrontierReplay, ClosedUnitCut, Monotonic, NoDuplicate, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint}
 
 // Prop makes a state property from a check.
 func Prop[S, A any](inv Invariant, check func(S) string) explore.Property[S, A] {
-	return explore.Property[S, A]{Name: inv.Name, Cite: inv.Cite, Kind: inv.Kind, Check: check}
+	return explore.Property[S, A]{Name: inv.Name, Cite: inv.Cite, Kind: inv.Kind, Class: string(inv.Class), OptIn: inv.OptIn, Check: check}
 }
 
 // StepProp makes a transition property from a step check.
 func StepProp[S, A any](inv Invariant, check func(s S, a A, t S) string) explore.Property[S, A] {
-	return explore.Property[S, A]{Name: inv.Name, Cite: inv.Cite, Kind: inv.Kind, CheckStep: check}
+	return explore.Property[S, A]{Name: inv.Name, Cite: inv.Cite, Kind: inv.Kind, Class: string(inv.Class), OptIn: inv.OptIn, CheckStep: check}
 }
 
 // CheckFrontierReplay: once all units of the run have closed and the consumer
@@ -74,6 +105,35 @@ func CheckFrontierReplay(c *model.Capture, units int) string {
 	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
 		if want := c.Log.Sigma(c.Pos, k); c.Out.Val[k] != want {
 			return fmt.Sprintf("key %v: replayed %v, expected σ_%d = %v", k, c.Out.Val[k], c.Pos, want)
+		}
+	}
+	return ""
+}
+
+// CheckFinalReplay: at rest — all units closed, the consumer at the end of
+// the log, the log at a transaction boundary — the sink equals the source's
+// current state on every key (Thm 1 at f = the end; what an operator sees
+// once the capture has caught up and the source is quiet).
+func CheckFinalReplay(c *model.Capture, units int) string {
+	if !c.AllClosed(units) || c.Partial || c.Pos != c.Log.Len() {
+		return ""
+	}
+	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+		if want := c.Log.Sigma(c.Pos, k); c.Out.Val[k] != want {
+			return fmt.Sprintf("at rest after position %d, key %v: sink holds %v, source holds %v", c.Pos, k, c.Out.Val[k], want)
+		}
+	}
+	return ""
+}
+
+// CheckNoDuplicate: no key has received an entry with the same non-zero tag
+// as the entry before it (model.Capture.Dup). Per-key monotonicity allows
+// equal tags, and replay into an upsert sink cannot see them; an exactly-once
+// or append-only sink can.
+func CheckNoDuplicate(c *model.Capture) string {
+	for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
+		if c.Dup.Has(k) {
+			return fmt.Sprintf("key %v: the entry tagged %d was delivered twice", k, c.Out.Tag[k])
 		}
 	}
 	return ""

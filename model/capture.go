@@ -14,6 +14,7 @@ type Capture struct {
 	Out     Replayed       // replay of the emitted stream, with each key's last tag
 	Closed  uint8          // bit i: unit i has emitted its close block
 	Partial bool           // the log ends inside a transaction (out of contract)
+	Dup     KeySet         // keys that once received an entry with the same non-zero tag as the one before it
 }
 
 // UnitClosed reports whether unit i has closed.
@@ -27,6 +28,9 @@ func (c *Capture) AllClosed(n int) bool {
 // Emit folds one emitted entry into Out; false means it broke per-key
 // monotonicity (Thm 3 / Thm 5).
 func (c *Capture) Emit(k Key, v Value, tag Coord) bool {
+	if tag != 0 && tag == c.Out.Tag[k] {
+		c.Dup = c.Dup.With(k)
+	}
 	return c.Out.Apply(Entry{k, v, tag})
 }
 
@@ -63,13 +67,13 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	if c.Partial {
 		partial = 1
 	}
-	return append(buf, byte(c.Pos), byte(c.Start), c.Closed, partial)
+	return append(buf, byte(c.Pos), byte(c.Start), c.Closed, partial, byte(c.Dup), byte(c.Dup>>8))
 }
 
 // DecodeCapture reads what AppendTo wrote and returns the rest of b; ok is
 // false if b is too short.
 func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
-	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 4
+	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 6
 	if len(b) < head {
 		return c, nil, false
 	}
@@ -108,5 +112,6 @@ func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
 	}
 	b = b[3*MaxKeys:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
-	return c, b[4:], true
+	c.Dup = KeySet(b[4]) | KeySet(b[5])<<8
+	return c, b[6:], true
 }

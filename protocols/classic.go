@@ -95,7 +95,7 @@ type classic struct{ cfg Config }
 func newClassic(cfg Config) explore.Model[classicState, classicAction] { return &classic{cfg} }
 
 func init() {
-	register(entry(&Protocol{
+	Register(Define(&Protocol{
 		Name:     "classic",
 		Doc:      "DBLog watermark loop: chunks bracketed by low/high marker events, reconciled by window-discard",
 		Cite:     "§7.2, Fig. 1; §6.2",
@@ -452,6 +452,12 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s classicState) string { return check(&s.Cap) }}
 	}
 	return []P{
+		invariants.Prop[classicState, classicAction](invariants.FinalReplay, func(s classicState) string {
+			return invariants.CheckFinalReplay(&s.Cap, units)
+		}),
+		invariants.Prop[classicState, classicAction](invariants.NoDuplicate, func(s classicState) string {
+			return invariants.CheckNoDuplicate(&s.Cap)
+		}),
 		invariants.Prop[classicState, classicAction](invariants.FrontierReplay, func(s classicState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)
 		}),
@@ -514,8 +520,11 @@ func bufferString(u *model.Unit, buf model.KeySet, keys int) string {
 func emitted(s, t *model.Capture, keys int) string {
 	var out []string
 	for k := 0; k < keys; k++ {
-		if t.Out.Tag[k] != s.Out.Tag[k] || t.Out.Val[k] != s.Out.Val[k] {
-			out = append(out, fmt.Sprintf("%v=%v@%d", model.Key(k), t.Out.Val[k], t.Out.Tag[k]))
+		switch kk := model.Key(k); {
+		case t.Dup.Has(kk) && !s.Dup.Has(kk):
+			out = append(out, fmt.Sprintf("%v=%v@%d (again)", kk, t.Out.Val[k], t.Out.Tag[k]))
+		case t.Out.Tag[k] != s.Out.Tag[k] || t.Out.Val[k] != s.Out.Val[k]:
+			out = append(out, fmt.Sprintf("%v=%v@%d", kk, t.Out.Val[k], t.Out.Tag[k]))
 		}
 	}
 	if len(out) == 0 {

@@ -580,6 +580,12 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s compositeState) string { return check(&s) }}
 	}
 	props := []P{
+		invariants.Prop[compositeState, compositeAction](invariants.FinalReplay, func(s compositeState) string {
+			return invariants.CheckFinalReplay(&s.Cap, units)
+		}),
+		invariants.Prop[compositeState, compositeAction](invariants.NoDuplicate, func(s compositeState) string {
+			return invariants.CheckNoDuplicate(&s.Cap)
+		}),
 		invariants.Prop[compositeState, compositeAction](invariants.FrontierReplay, func(s compositeState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)
 		}),
@@ -702,7 +708,7 @@ func (m *composite) threeProvenances(s *compositeState) string {
 }
 
 func init() {
-	register(entry(&Protocol{
+	Register(Define(&Protocol{
 		Name:     "composite",
 		Doc:      "heterogeneous composition: a chunked scan plus point splices at their own coordinates, one window-discard consumer",
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",

@@ -538,6 +538,12 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s dumpState) string { return check(&s) }}
 	}
 	props := []P{
+		invariants.Prop[dumpState, dumpAction](invariants.FinalReplay, func(s dumpState) string {
+			return invariants.CheckFinalReplay(&s.Cap, 1)
+		}),
+		invariants.Prop[dumpState, dumpAction](invariants.NoDuplicate, func(s dumpState) string {
+			return invariants.CheckNoDuplicate(&s.Cap)
+		}),
 		invariants.Prop[dumpState, dumpAction](invariants.FrontierReplay, func(s dumpState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, 1)
 		}),
@@ -690,7 +696,7 @@ func dumpEmitText(u *model.Unit, set model.KeySet, keys int) string {
 }
 
 func init() {
-	register(entry(&Protocol{
+	Register(Define(&Protocol{
 		Name:     "dump",
 		Doc:      "native dumps and restores: a trusted point splice at r, or an uncertain view in (b, e] reconciled by window-discard",
 		Cite:     "§7.6–7.7, Prop 6, Thm 8",

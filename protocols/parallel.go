@@ -64,7 +64,7 @@ import (
 )
 
 func init() {
-	register(entry(&Protocol{
+	Register(Define(&Protocol{
 		Name:     "parallel",
 		Doc:      "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
 		Cite:     "§7.5, Prop 5; §6.3",
@@ -485,6 +485,12 @@ func (m parallel) Properties() []explore.Property[parallelState, parallelAction]
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s parallelState) string { return f(&s.Cap) }}
 	}
 	return []P{
+		invariants.Prop[parallelState, parallelAction](invariants.FinalReplay, func(s parallelState) string {
+			return invariants.CheckFinalReplay(&s.Cap, n)
+		}),
+		invariants.Prop[parallelState, parallelAction](invariants.NoDuplicate, func(s parallelState) string {
+			return invariants.CheckNoDuplicate(&s.Cap)
+		}),
 		invariants.Prop[parallelState, parallelAction](invariants.FrontierReplay, func(s parallelState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, n)
 		}),

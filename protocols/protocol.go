@@ -63,6 +63,8 @@ type Limits struct {
 type Prop struct {
 	Name, Cite string
 	Kind       explore.Kind
+	Class      string // what a failure costs (invariants.Class); "" for sometimes-properties
+	OptIn      bool   // checked only when asked for (--with)
 }
 
 // Protocol is one registered protocol model.
@@ -81,17 +83,38 @@ type Protocol struct {
 
 var registry []*Protocol
 
-// register adds a protocol; called from each protocol file's init.
-func register(p *Protocol) { registry = append(registry, p) }
+// Register adds a protocol to those every command knows (check, run,
+// reproduce, list), as a user's main does before calling cli.Main. Build p
+// with Define, or take a shipped one (e.g. Parallel) and change its parts.
+// Register panics on a nameless protocol, a name already taken, or one
+// without Check and Properties: these are mistakes in the program, not in
+// its input.
+func Register(p *Protocol) {
+	switch {
+	case p.Name == "" || strings.ContainsAny(p.Name, " \t/"):
+		panic(fmt.Sprintf("protocols.Register: bad protocol name %q", p.Name))
+	case lookup(p.Name) != nil:
+		panic(fmt.Sprintf("protocols.Register: protocol %q is already registered", p.Name))
+	case p.Check == nil || p.Properties == nil:
+		panic(fmt.Sprintf("protocols.Register: protocol %q has no model (build it with Define)", p.Name))
+	}
+	registry = append(registry, p)
+}
 
-// order is the order protocols are listed in, as in §7.
+// order is the order the shipped protocols are listed in, as in §7.
 var order = []string{"classic", "readonly", "parallel", "dump", "composite"}
 
-// All returns the registered protocols in the paper's order.
+// All returns the registered protocols: the shipped ones in the paper's
+// order, then the others in the order they were registered.
 func All() []*Protocol {
 	out := make([]*Protocol, 0, len(registry))
 	for _, name := range order {
 		if p := lookup(name); p != nil {
+			out = append(out, p)
+		}
+	}
+	for _, p := range registry {
+		if !slices.Contains(order, p.Name) {
 			out = append(out, p)
 		}
 	}
@@ -170,8 +193,10 @@ func (p *Protocol) Validate(cfg Config) error {
 	return nil
 }
 
-// entry builds a Protocol's Check and Properties from a model constructor.
-func entry[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *Protocol {
+// Define gives p its Check and Properties from a model constructor, and
+// returns p: the one step between an explore.Model and a Protocol every
+// command can run. Check validates cfg against p.Limits and p.Faults first.
+func Define[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *Protocol {
 	p.Check = func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error) {
 		if err := p.Validate(cfg); err != nil {
 			return explore.Report{}, err
@@ -186,7 +211,7 @@ func entry[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *P
 	p.Properties = func(cfg Config) []Prop {
 		var out []Prop
 		for _, q := range build(cfg).Properties() {
-			out = append(out, Prop{q.Name, q.Cite, q.Kind})
+			out = append(out, Prop{q.Name, q.Cite, q.Kind, q.Class, q.OptIn})
 		}
 		return out
 	}

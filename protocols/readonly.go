@@ -119,7 +119,7 @@ type readonly struct{ cfg Config }
 func newReadonly(cfg Config) explore.Model[readonlyState, readonlyAction] { return &readonly{cfg} }
 
 func init() {
-	register(entry(&Protocol{
+	Register(Define(&Protocol{
 		Name:     "readonly",
 		Doc:      "Debezium read-only capture: brackets are executed-GTID-set samples, membership by label, window-discard",
 		Cite:     "§7.4, Thm 7, Prop 4",
@@ -548,6 +548,12 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s readonlyState) string { return check(&s) }}
 	}
 	ps := []P{
+		invariants.Prop[readonlyState, readonlyAction](invariants.FinalReplay, func(s readonlyState) string {
+			return invariants.CheckFinalReplay(&s.Cap, units)
+		}),
+		invariants.Prop[readonlyState, readonlyAction](invariants.NoDuplicate, func(s readonlyState) string {
+			return invariants.CheckNoDuplicate(&s.Cap)
+		}),
 		invariants.Prop[readonlyState, readonlyAction](invariants.FrontierReplay, func(s readonlyState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)
 		}),

@@ -44,6 +44,7 @@ type Spec struct {
 	Mutation string   `json:"mutation,omitempty"`
 	Expect   string   `json:"expect"`          // "pass", "deadlock", or the invariant that must fail (checked alone)
 	Only     []string `json:"only,omitempty"`  // check only these invariants (with an invariant expected, it must be one of them)
+	With     []string `json:"with,omitempty"`  // also check these opt-in invariants (e.g. no-duplicate-delivery)
 	Reach    bool     `json:"reach,omitempty"` // every sometimes-property must be reached too
 	Quick    bool     `json:"quick,omitempty"` // part of the quick set (about a minute in all)
 	Note     string   `json:"note,omitempty"`  // where the run comes from, e.g. "§10 run 3"
@@ -318,6 +319,11 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 			return cfg, p, &Error{s.Name, "only", fmt.Sprintf("%s does not check %q under this configuration (it checks: %s)", p.Name, name, list)}
 		}
 	}
+	for _, name := range s.With {
+		if !slices.Contains(checked, name) {
+			return cfg, p, &Error{s.Name, "with", fmt.Sprintf("%s does not check %q under this configuration (it checks: %s)", p.Name, name, list)}
+		}
+	}
 	switch {
 	case s.Expect == "":
 		return cfg, p, &Error{s.Name, "expect", `missing ("pass", "deadlock" or an invariant name)`}
@@ -406,6 +412,7 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 // Options returns opts as Run uses them for s: its own selection of
 // invariants, or, for a spec expecting an invariant to fail, that one alone.
 func (s Spec) Options(opts explore.Options) explore.Options {
+	opts.With = s.With
 	switch {
 	case len(s.Only) > 0:
 		opts.Only = s.Only

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -24,18 +24,25 @@ func runList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "             defaults: %s\n", p.Defaults)
 		var always, sometimes []string
 		for _, q := range p.Properties(p.Defaults) {
-			if q.Kind == explore.Sometimes {
+			switch {
+			case q.Kind == explore.Sometimes:
 				sometimes = append(sometimes, q.Name)
-			} else {
+			case q.OptIn:
+				always = append(always, q.Name+" (opt-in)")
+			default:
 				always = append(always, q.Name)
 			}
 		}
 		fmt.Fprintf(stdout, "             invariants: %s\n", strings.Join(always, ", "))
 		fmt.Fprintf(stdout, "             sometimes:  %s\n", strings.Join(sometimes, ", "))
 	}
-	fmt.Fprintln(stdout, "\nInvariants:")
+	fmt.Fprintln(stdout, "\nInvariants (name, kind, what a failure costs, [theorem]):")
 	for _, inv := range invariants.All {
-		fmt.Fprintf(stdout, "  %-26s %-10s [%s] %s\n", inv.Name, inv.Kind, inv.Cite, inv.Doc)
+		fmt.Fprintf(stdout, "  %-26s %-10s %-9s [%s] %s\n", inv.Name, inv.Kind, inv.Class, inv.Cite, inv.Doc)
+	}
+	fmt.Fprintln(stdout, "\nWhat a failure costs:")
+	for _, c := range invariants.Classes {
+		fmt.Fprintf(stdout, "  %-9s %s\n", c.Class, c.Doc)
 	}
 	fmt.Fprintln(stdout, "\nMutations (protocols → invariant that must fail):")
 	for _, m := range mutations.All {

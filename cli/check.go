@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/cutcheck/cutcheck/cmd/cutcheck/internal/picture"
+	"github.com/cutcheck/cutcheck/cli/internal/picture"
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
 	"github.com/cutcheck/cutcheck/mutations"
@@ -22,7 +22,7 @@ type checkOpts struct {
 	mode, mutation, initial           string
 	jsonOut, traceJSON, html          string
 	fullStates                        bool
-	only                              []string
+	only, with                        []string
 	shard                             shardFlags
 	sim                               simFlags
 	resume                            resumeFlag
@@ -44,6 +44,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.StringVar(&o.html, "html", "", "write the counterexample as a self-contained HTML picture to this file")
 	fs.BoolVar(&o.fullStates, "full-states", false, "print whole states in traces instead of what changed")
 	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from 'cutcheck list'); sometimes-properties are always reported")
+	fs.StringSliceVar(&o.with, "with", nil, "also check these opt-in invariants (e.g. no-duplicate-delivery, for exactly-once sinks)")
 	o.engine.register(fs)
 	o.shard.register(fs)
 	o.sim.register(fs)
@@ -109,16 +110,22 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
-	for _, name := range o.only {
-		known := false
-		for _, q := range p.Properties(cfg) {
-			known = known || q.Name == name && q.Kind != explore.Sometimes
-		}
-		if !known {
-			return usageErr(stderr, "check", "--only: %s has no invariant %q", p.Name, name)
+	for _, sel := range []struct {
+		flag  string
+		names []string
+	}{{"only", o.only}, {"with", o.with}} {
+		flag := sel.flag
+		for _, name := range sel.names {
+			known := false
+			for _, q := range p.Properties(cfg) {
+				known = known || q.Name == name && q.Kind != explore.Sometimes
+			}
+			if !known {
+				return usageErr(stderr, "check", "--%s: %s has no invariant %q", flag, p.Name, name)
+			}
 		}
 	}
-	opts.Only = o.only
+	opts.Only, opts.With = o.only, o.with
 	what := p.Name + " " + cfg.String()
 	if o.shard.spec != "" {
 		if opts.Shard, err = o.shard.parse(); err != nil {

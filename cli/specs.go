@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/cutcheck/cutcheck/cmd/cutcheck/internal/picture"
+	"github.com/cutcheck/cutcheck/cli/internal/picture"
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/specs"
 )
