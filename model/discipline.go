@@ -26,7 +26,7 @@ func (u *Unit) Merged(l *Log, k Key) Value {
 // emits one entry per survivor, tagged with its high edge. It assumes
 // s0 ⊑ lo_i for every unit (S-OBS for this discipline).
 func WindowDiscard(p *Plan, l *Log, s0, f Coord) Stream {
-	return emit(p, l, s0, f, func(i int, pos Coord) bool { return true },
+	return Emission(p, l, s0, f, func(i int, pos Coord) bool { return true },
 		func(u *Unit, k Key) (Value, bool) {
 			return u.Refresh[k], u.Refresh[k] != Absent && !l.Touches(k, u.Window())
 		})
@@ -36,14 +36,14 @@ func WindowDiscard(p *Plan, l *Log, s0, f Coord) Stream {
 // of unit i passes only beyond hi_i (clause (a)); at the close the unit emits
 // M_i(k) for every key with M_i(k) ≠ ⊥, tagged with hi_i. It assumes s0 ⊑ hi_i.
 func RangeMerge(p *Plan, l *Log, s0, f Coord) Stream {
-	return emit(p, l, s0, f, func(i int, pos Coord) bool { return pos > p.Units[i].Hi }, merged(l))
+	return Emission(p, l, s0, f, func(i int, pos Coord) bool { return pos > p.Units[i].Hi }, merged(l))
 }
 
 // WindowNarrowed is Proposition 3's wrong variant of range-merge: only the
 // window's own events are absorbed into the buffer, every other consumed event
 // is streamed — pre-bracket events included.
 func WindowNarrowed(p *Plan, l *Log, s0, f Coord) Stream {
-	return emit(p, l, s0, f, func(i int, pos Coord) bool { return !p.Units[i].Window().Contains(pos) }, merged(l))
+	return Emission(p, l, s0, f, func(i int, pos Coord) bool { return !p.Units[i].Window().Contains(pos) }, merged(l))
 }
 
 // PointSplice is the point-splice emission (§6.4): window-discard over point
@@ -58,17 +58,28 @@ func PointSplice(p *Plan, l *Log, s0, f Coord) (s Stream, ok bool) {
 	return WindowDiscard(p, l, s0, f), true
 }
 
-func merged(l *Log) func(u *Unit, k Key) (Value, bool) {
+func merged(l *Log) CloseEntry {
 	return func(u *Unit, k Key) (Value, bool) {
 		v := u.Merged(l, k)
 		return v, v != Absent
 	}
 }
 
-// emit is the one pass shared by the disciplines: pass decides whether the
-// event at pos for a key of unit i is streamed; close gives a unit's entry
-// for k at its close, if any.
-func emit(p *Plan, l *Log, s0, f Coord, pass func(i int, pos Coord) bool, close func(u *Unit, k Key) (Value, bool)) Stream {
+// Pass decides whether the consumed event at pos, for a key of unit i, is
+// streamed at its place (rather than withheld or discarded).
+type Pass func(i int, pos Coord) bool
+
+// CloseEntry gives unit u's entry for key k at its close, if it emits one.
+type CloseEntry func(u *Unit, k Key) (Value, bool)
+
+// Emission is the one pass every discipline shares (§6.1): over the consumed
+// events (s0, f], each event of a key no unit owns is streamed at its place,
+// an event of unit i's key only if pass says so; a unit closes just before
+// the first consumed event beyond its high edge (or at the end) and emits its
+// close entries, tagged with its high edge. WindowDiscard, RangeMerge and
+// PointSplice are Emission with the paper's pass and close; a new discipline
+// is another pair.
+func Emission(p *Plan, l *Log, s0, f Coord, pass Pass, close CloseEntry) Stream {
 	var out Stream
 	var closed [MaxUnits]bool
 	closeUpTo := func(pos Coord) { // close units with hi < pos

@@ -355,7 +355,7 @@ func (m *classic) Describe(s classicState, a classicAction) string {
 	next := l.Len() + 1
 	switch a.Kind {
 	case classicCommit:
-		return describeCommit(l, a.Txn)
+		return DescribeCommit(l, a.Txn)
 	case classicWriteLow:
 		return fmt.Sprintf("write low watermark for chunk %d at position %d", s.Cap.Plan.N+1, next)
 	case classicReadChunk:
@@ -376,7 +376,7 @@ func (m *classic) Describe(s classicState, a classicAction) string {
 		d := fmt.Sprintf("write high watermark for chunk %d at position %d", s.Cap.Plan.N, next)
 		if m.cfg.Fault == EarlyRelease {
 			t, _ := m.Next(s, a)
-			d += ", release chunk: emit " + emitted(&s.Cap, &t.Cap, m.cfg.Keys)
+			d += ", release chunk: emit " + DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys)
 		}
 		return d
 	case classicConsume:
@@ -406,7 +406,7 @@ func (m *classic) describeConsume(s, t *classicState) string {
 		case !high:
 			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens, buffer %s", p, i+1, bufferString(&s.Cap.Plan.Units[i], t.Buf, m.cfg.Keys))
 		default:
-			return fmt.Sprintf("position %d: high watermark, close chunk %d: emit survivors %s", p, i+1, emitted(&s.Cap, &t.Cap, m.cfg.Keys))
+			return fmt.Sprintf("position %d: high watermark, close chunk %d: emit survivors %s", p, i+1, DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys))
 		}
 	}
 	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
@@ -513,38 +513,6 @@ func bufferString(u *model.Unit, buf model.KeySet, keys int) string {
 		}
 	}
 	return "{" + strings.Join(out, " ") + "}"
-}
-
-// emitted renders the entries a step emitted, from the replay before and
-// after it: "k1=2@6 k2=1@6", or "nothing".
-func emitted(s, t *model.Capture, keys int) string {
-	var out []string
-	for k := 0; k < keys; k++ {
-		switch kk := model.Key(k); {
-		case t.Dup.Has(kk) && !s.Dup.Has(kk):
-			out = append(out, fmt.Sprintf("%v=%v@%d (again)", kk, t.Out.Val[k], t.Out.Tag[k]))
-		case t.Out.Tag[k] != s.Out.Tag[k] || t.Out.Val[k] != s.Out.Val[k]:
-			out = append(out, fmt.Sprintf("%v=%v@%d", kk, t.Out.Val[k], t.Out.Tag[k]))
-		}
-	}
-	if len(out) == 0 {
-		return "nothing"
-	}
-	return strings.Join(out, " ")
-}
-
-// describeCommit: "source commits k2 := ⊥ at position 5", or for several
-// rows "source commits t3 {k0 := 1, k2 := ⊥} at positions 5–6".
-func describeCommit(l *model.Log, t Txn) string {
-	var ev []string
-	for _, e := range t.Events() {
-		ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
-	}
-	from := l.Len() + 1
-	if t.N == 1 {
-		return fmt.Sprintf("source commits %s at position %d", ev[0], from)
-	}
-	return fmt.Sprintf("source commits t%d {%s} at positions %d–%d", l.Txns()+1, strings.Join(ev, ", "), from, from+model.Coord(t.N)-1)
 }
 
 // bufferedRowDiscarded (Def. 6.2): a key read present has an event in the

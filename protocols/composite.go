@@ -462,9 +462,9 @@ func (m *composite) Describe(s compositeState, a compositeAction) string {
 	n := c.Log.Len()
 	switch a.Kind {
 	case compCommit:
-		return describeCommit(&c.Log, a.Txn)
+		return DescribeCommit(&c.Log, a.Txn)
 	case compRecordLo:
-		return fmt.Sprintf("record lo for chunk 1 (chunked scan) %s at %d", keySet(m.domain[0], m.cfg.Keys), n)
+		return fmt.Sprintf("record lo for chunk 1 (chunked scan) %s at %d", KeySetString(m.domain[0], m.cfg.Keys), n)
 	case compRead:
 		t, _ := m.Next(s, a)
 		i := m.scanUnit(&t)
@@ -473,7 +473,7 @@ func (m *composite) Describe(s compositeState, a compositeAction) string {
 		return fmt.Sprintf("record hi for chunk 1 at %d: bracket (%d, %d]", n, c.Plan.Units[m.scanUnit(&s)].Lo, n)
 	case compSplice:
 		d := m.domain[a.Unit]
-		return fmt.Sprintf("splice chunk %d (%s) %s at recorded r = %d: %s", a.Unit+1, m.provenance(int(a.Unit)), keySet(d, m.cfg.Keys), n, m.readsText(&c.Log, d, n))
+		return fmt.Sprintf("splice chunk %d (%s) %s at recorded r = %d: %s", a.Unit+1, m.provenance(int(a.Unit)), KeySetString(d, m.cfg.Keys), n, m.readsText(&c.Log, d, n))
 	case compClose:
 		u := &c.Plan.Units[a.Unit]
 		what := bufferString(u, s.Buf&u.Domain, m.cfg.Keys)

@@ -411,7 +411,7 @@ func (m *dump) Describe(s dumpState, a dumpAction) string {
 	n := c.Log.Len()
 	switch a.Kind {
 	case dumpCommit:
-		return describeCommit(&c.Log, a.Txn)
+		return DescribeCommit(&c.Log, a.Txn)
 	case dumpSplice:
 		t, _ := m.Next(s, a)
 		return fmt.Sprintf("dump every key at recorded r = %d (point bracket): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))

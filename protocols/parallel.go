@@ -396,7 +396,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 	u := &c.Plan.Units[i]
 	switch a.Kind {
 	case parallelCommit:
-		return describeCommit(&c.Log, a.Txn)
+		return DescribeCommit(&c.Log, a.Txn)
 	case parallelLow:
 		return fmt.Sprintf("chunk %d records low offset %d", i+1, c.Log.Len())
 	case parallelRead:

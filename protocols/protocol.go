@@ -45,7 +45,7 @@ func (c Config) String() string {
 	case c.InitialAny:
 		s += " initial=any"
 	case c.Initial != (model.Store{}):
-		s += " initial=" + storeString(c.Initial, c.Keys)
+		s += " initial=" + StoreString(c.Initial, c.Keys)
 	}
 	if c.Fault != None {
 		s += " fault=" + c.Fault.String()

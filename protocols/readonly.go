@@ -436,9 +436,9 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 		case s.Cap.Partial:
 			return fmt.Sprintf("source appends the rest of t%d (%d rows) at position %d", l.Txns(), a.Txn.N, l.Len()+1)
 		case m.cfg.Fault == SplitTransaction && a.Txn.N >= 2:
-			return describeCommit(l, a.Txn) + fmt.Sprintf(", exposing only its first row at position %d", l.Len()+1)
+			return DescribeCommit(l, a.Txn) + fmt.Sprintf(", exposing only its first row at position %d", l.Len()+1)
 		}
-		return describeCommit(l, a.Txn)
+		return DescribeCommit(l, a.Txn)
 	case readonlySampleLow:
 		c := m.sample(l)
 		return fmt.Sprintf("sample low for chunk %d at position %d: G(%d) = %s", i+2, l.Len(), c, txnSetString(l.Executed(c)))
@@ -466,7 +466,7 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 		return d + ", emitted"
 	case readonlyRelease:
 		t, _ := m.Next(s, a)
-		return fmt.Sprintf("release chunk %d: emit survivors %s", i+1, emitted(&s.Cap, &t.Cap, m.cfg.Keys))
+		return fmt.Sprintf("release chunk %d: emit survivors %s", i+1, DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys))
 	case readonlyStartLater:
 		return describeStartLater(&s.Cap)
 	}

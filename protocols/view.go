@@ -64,7 +64,7 @@ func CaptureFields(c *model.Capture, keys int) []explore.Field {
 			hi = "?" // the high edge is not recorded yet
 		}
 		f = append(f, explore.Field{Name: fmt.Sprintf("unit %d", i+1),
-			Value: fmt.Sprintf("%s bracket (%d, %s] reads {%s} %s", keySet(u.Domain, keys), u.Lo, hi, strings.Join(reads, " "), state)})
+			Value: fmt.Sprintf("%s bracket (%d, %s] reads {%s} %s", KeySetString(u.Domain, keys), u.Lo, hi, strings.Join(reads, " "), state)})
 	}
 	var out []string
 	for k := model.Key(0); k < model.Key(keys); k++ {
@@ -73,12 +73,13 @@ func CaptureFields(c *model.Capture, keys int) []explore.Field {
 	f = append(f,
 		explore.Field{Name: "consumed", Value: fmt.Sprintf("%d (from %d)", c.Pos, c.Start)},
 		explore.Field{Name: "replay", Value: "{" + strings.Join(out, " ") + "}"},
-		explore.Field{Name: "σ", Value: storeString(c.Log.State(c.Pos), keys)},
+		explore.Field{Name: "σ", Value: StoreString(c.Log.State(c.Pos), keys)},
 	)
 	return f
 }
 
-func keySet(s model.KeySet, keys int) string {
+// KeySetString renders the keys of s below keys: "{k0 k2}".
+func KeySetString(s model.KeySet, keys int) string {
 	var ks []string
 	for k := model.Key(0); k < model.Key(keys); k++ {
 		if s.Has(k) {
@@ -88,7 +89,8 @@ func keySet(s model.KeySet, keys int) string {
 	return "{" + strings.Join(ks, " ") + "}"
 }
 
-func storeString(s model.Store, keys int) string {
+// StoreString renders a store over keys 0..keys-1: "{k0=1 k1=⊥}".
+func StoreString(s model.Store, keys int) string {
 	var out []string
 	for k := model.Key(0); k < model.Key(keys); k++ {
 		out = append(out, fmt.Sprintf("%v=%v", model.Key(k), s[k]))
@@ -169,4 +171,36 @@ func CaptureView(c *model.Capture, keys int) View {
 		v.Source = append(v.Source, KeyValue{Key: k, Value: int(src[k])})
 	}
 	return v
+}
+
+// DescribeEmitted renders the entries a step emitted, from the replay before and
+// after it: "k1=2@6 k2=1@6", or "nothing".
+func DescribeEmitted(s, t *model.Capture, keys int) string {
+	var out []string
+	for k := 0; k < keys; k++ {
+		switch kk := model.Key(k); {
+		case t.Dup.Has(kk) && !s.Dup.Has(kk):
+			out = append(out, fmt.Sprintf("%v=%v@%d (again)", kk, t.Out.Val[k], t.Out.Tag[k]))
+		case t.Out.Tag[k] != s.Out.Tag[k] || t.Out.Val[k] != s.Out.Val[k]:
+			out = append(out, fmt.Sprintf("%v=%v@%d", kk, t.Out.Val[k], t.Out.Tag[k]))
+		}
+	}
+	if len(out) == 0 {
+		return "nothing"
+	}
+	return strings.Join(out, " ")
+}
+
+// DescribeCommit: "source commits k2 := ⊥ at position 5", or for several
+// rows "source commits t3 {k0 := 1, k2 := ⊥} at positions 5–6".
+func DescribeCommit(l *model.Log, t Txn) string {
+	var ev []string
+	for _, e := range t.Events() {
+		ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
+	}
+	from := l.Len() + 1
+	if t.N == 1 {
+		return fmt.Sprintf("source commits %s at position %d", ev[0], from)
+	}
+	return fmt.Sprintf("source commits t%d {%s} at positions %d–%d", l.Txns()+1, strings.Join(ev, ", "), from, from+model.Coord(t.N)-1)
 }
