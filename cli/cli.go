@@ -21,6 +21,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	_ "github.com/cutcheck/cutcheck/protocols/open" // the §6.5 disciplines are shipped protocols too
 )
 
 // Exit codes; later commands keep them.

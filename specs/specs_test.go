@@ -10,6 +10,7 @@ import (
 
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/mutations"
+	_ "github.com/cutcheck/cutcheck/protocols/open" // the §6.5 disciplines' specs
 )
 
 // Reference: §10 — the quick set of the paper's bounded runs and every
