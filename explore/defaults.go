@@ -32,7 +32,11 @@ func newParts[S, A any](m Machine[S, A]) (parts[S, A], error) {
 			}
 			return p, fmt.Errorf("explore: the model has no Encode and Decode, and %v", err)
 		}
-		p.fpenc, p.qcodec, p.same = bc, bc, true
+		var dc Codec[S] = bc
+		if mc, ok := newMemCodec[S](); ok {
+			dc = mc // the same bytes, copied rather than walked
+		}
+		p.fpenc, p.qcodec, p.same = dc, dc, true
 		if hasEnc {
 			p.fpenc, p.same = enc, false
 		}

@@ -130,3 +130,41 @@ func TestDefaultCodecRefuses(t *testing.T) {
 		t.Errorf("with a codec: %v", err)
 	}
 }
+
+// The memory codec applies exactly to the types whose memory is their
+// encoding/binary encoding, and writes the same bytes.
+func TestMemCodec(t *testing.T) {
+	type padded struct {
+		A uint8
+		B uint32
+	}
+	type nested struct {
+		P [2]benchPacked
+		F float32
+		W [2]walkState
+	}
+	if _, ok := newMemCodec[padded](); ok {
+		t.Error("a padded struct qualified")
+	}
+	if _, ok := newMemCodec[hidden](); ok {
+		t.Error("an unexported field qualified")
+	}
+	if _, ok := newMemCodec[[2]int](); ok {
+		t.Error("int qualified")
+	}
+	mc, ok := newMemCodec[nested]()
+	if !ok {
+		t.Fatal("a packed struct did not qualify")
+	}
+	s := nested{P: [2]benchPacked{{Count: 1 << 30, Flag: [4]bool{true}}, {PC: [4]uint8{9}}}, F: -2.5, W: [2]walkState{{3, 4}, {5, 6}}}
+	enc := mc.Encode(s, []byte{7})
+	if want := (binaryCodec[nested]{}).Encode(s, []byte{7}); string(enc) != string(want) {
+		t.Fatalf("memory %x, binary %x", enc, want)
+	}
+	if got, err := mc.Decode(enc[1:]); err != nil || got != s {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	if _, err := mc.Decode(enc); err == nil {
+		t.Error("a long encoding decoded")
+	}
+}

@@ -59,10 +59,14 @@ type Decoder[S any] interface {
 // caveat for floating-point NaN and -0). A model with Encode but no Decode
 // is fingerprinted with its Encode and queued with that default codec.
 //
-// The default costs time: encoding/binary walks a struct by reflection on
-// every call, about 0.5 µs to encode and 0.3 µs to decode a 13-byte struct
-// against 10 to 30 ns by hand (BenchmarkCodec). It suits small runs and
-// first drafts; a model meant for large runs should have its own Codec.
+// When the type's memory already is that encoding (exported fields only,
+// no padding between or after them, a little-endian machine), the default
+// codec copies the value's bytes, about 5 ns a call. Otherwise it costs
+// time: encoding/binary walks a struct by reflection on every call, about
+// 0.4 µs to encode and 0.3 µs to decode a 13-byte struct with padding,
+// against 10 to 30 ns by hand (BenchmarkCodec). It then suits small runs
+// and first drafts; a model meant for large runs should have its own Codec
+// or a state without padding.
 type Codec[S any] interface {
 	Encoder[S]
 	Decoder[S]
