@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"fmt"
+	"reflect"
 )
 
 // maxActions bounds the actions of one state: a discovery key keeps the
@@ -181,11 +182,35 @@ type pending[S any] struct {
 	keys []uint64
 	ends []uint32
 	enc  []byte
+	ptrs bool // S holds pointers
 }
 
 func (p *pending[S]) reset() {
-	clear(p.ts) // drop references held by S values
+	if p.ptrs {
+		clear(p.ts) // drop references held by S values
+	}
 	p.ts, p.fps, p.keys, p.ends, p.enc = p.ts[:0], p.fps[:0], p.keys[:0], p.ends[:0], p.enc[:0]
+}
+
+// hasPointers reports whether a value of t can refer to memory the
+// collector manages.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	}
+	return true
 }
 
 // expandUnit generates the successors of one unit of the frontier into out.

@@ -14,7 +14,7 @@ import (
 )
 
 // The ordered table agrees with a map, across growth, for fingerprints in
-// every shard and at both ends of the range, and stays under 16 bytes a
+// every shard and at both ends of the range, and stays under 12 bytes a
 // fingerprint.
 func TestSeenSet(t *testing.T) {
 	n := 1 << 21 // 8k a shard: paged tables that grow
@@ -57,7 +57,7 @@ func TestSeenSet(t *testing.T) {
 	if !slices.IsSorted(all) || len(all) != len(want) {
 		t.Fatal("each is not the sorted set")
 	}
-	if b := float64(s.bytes()) / float64(len(want)); b > 16 {
+	if b := float64(s.bytes()) / float64(len(want)); b > 12 {
 		t.Fatalf("%.1f bytes per fingerprint", b)
 	}
 }

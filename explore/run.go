@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -165,8 +166,11 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 	for i := range e.reachDepth {
 		e.reachDepth[i] = -1
 	}
+	ptrs := hasPointers(reflect.TypeFor[S]())
 	for range e.nw {
-		e.workers = append(e.workers, &worker[S, A]{e: e, cov: make([]uint64, len(e.names)), covShared: make([]uint64, len(e.names))})
+		w := &worker[S, A]{e: e, cov: make([]uint64, len(e.names)), covShared: make([]uint64, len(e.names))}
+		w.pend.ptrs = ptrs
+		e.workers = append(e.workers, w)
 	}
 	if opts.Dir != "" {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {

@@ -22,18 +22,22 @@ func fingerprint(enc []byte) uint64 {
 const (
 	seenShardBits = 8
 	seenShards    = 1 << seenShardBits
-	// A shard grows by 3/2 once 80% full; after growing it is still
-	// 0.8/1.5 ≈ 53% full, so a table costs between 10 and 15 bytes per
-	// fingerprint (plus the short overflow tail).
-	seenMaxLoadNum = 80
+	// A shard grows by 5/4 once 86% full; after growing it is still
+	// 0.86/1.25 ≈ 69% full, so a table costs between 9.3 and 11.7 bytes
+	// per fingerprint (plus the short overflow tail). An ordered table
+	// stays cheap at that load: a lookup ends at the first element ≥ fp,
+	// about four slots on, and an insert shifts the rest of its cluster.
+	seenMaxLoadNum = 86
 	seenMaxLoadDen = 100
+	seenGrowNum    = 5
+	seenGrowDen    = 4
 	seenMinSlots   = 64
 
 	// Large tables are made of pages of pageSlots slots. A shard that grows
 	// returns its old pages to the set's pool and the next shard to grow
 	// takes them, so growth mostly reuses memory instead of touching fresh
 	// memory, which is slow to fault in.
-	pageBits  = 12
+	pageBits  = 10
 	pageSlots = 1 << pageBits
 	pageMask  = pageSlots - 1
 )
@@ -218,11 +222,11 @@ func (sh *seenShard) extend(pool *pagePool) bool {
 	return true
 }
 
-// grow rebuilds the shard with 1.5 times the home slots. The old table is
+// grow rebuilds the shard with 5/4 the home slots. The old table is
 // sorted, so each element goes to max(its new home, the slot after the
 // previous one): linear time, no probing.
 func (sh *seenShard) grow(pool *pagePool) {
-	n := sh.n * 3 / 2
+	n := sh.n * seenGrowNum / seenGrowDen
 	if n < seenMinSlots {
 		n = seenMinSlots
 	}

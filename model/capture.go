@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // Capture is the part of a running capture's state that the paper's claims are
 // about, shared by every protocol model: the committed log, the plan recorded
 // so far, where each key was read (latent: the model knows it, the capture does
@@ -42,32 +44,45 @@ func (c *Capture) FinalPlan() Plan {
 }
 
 // AppendTo appends a canonical encoding of c to buf: every field, fixed width.
+// It is on the explorer's hot path (every successor is encoded), so it
+// grows buf once and writes by index.
 func (c *Capture) AppendTo(buf []byte) []byte {
-	for k := 0; k < MaxKeys; k++ {
-		buf = append(buf, byte(c.Log.Init[k]))
+	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 6
+	n, units := int(c.Log.N), int(c.Plan.N)
+	at := len(buf)
+	size := head + 3*n + 3 + unitLen*units + tail
+	buf = slices.Grow(buf, size)[:at+size]
+	b := buf[at:]
+	for k := range MaxKeys {
+		b[k] = byte(c.Log.Init[k])
 	}
-	buf = append(buf, c.Log.N)
-	for i := 0; i < int(c.Log.N); i++ {
-		e := c.Log.Ev[i]
-		buf = append(buf, byte(e.Key), byte(e.Img), e.Txn)
+	b[MaxKeys] = c.Log.N
+	b = b[head:]
+	for i, e := range c.Log.Ev[:n] {
+		b[3*i], b[3*i+1], b[3*i+2] = byte(e.Key), byte(e.Img), e.Txn
 	}
+	b = b[3*n:]
 	p := &c.Plan
-	buf = append(buf, p.Keys, p.N, byte(p.Frontier))
-	for i := 0; i < int(p.N); i++ {
-		u := &p.Units[i]
-		buf = append(buf, byte(u.Domain), byte(u.Domain>>8), byte(u.Lo), byte(u.Hi), byte(u.Read), byte(u.Read>>8))
-		for k := 0; k < MaxKeys; k++ {
-			buf = append(buf, byte(u.Refresh[k]))
+	b[0], b[1], b[2] = p.Keys, p.N, byte(p.Frontier)
+	b = b[3:]
+	for i := range units {
+		u, ub := &p.Units[i], b[i*unitLen:(i+1)*unitLen]
+		ub[0], ub[1], ub[2], ub[3], ub[4], ub[5] = byte(u.Domain), byte(u.Domain>>8), byte(u.Lo), byte(u.Hi), byte(u.Read), byte(u.Read>>8)
+		for k := range MaxKeys {
+			ub[6+k] = byte(u.Refresh[k])
 		}
 	}
-	for k := 0; k < MaxKeys; k++ {
-		buf = append(buf, byte(c.ReadAt[k]), byte(c.Out.Val[k]), byte(c.Out.Tag[k]))
+	b = b[unitLen*units:]
+	for k := range MaxKeys {
+		b[3*k], b[3*k+1], b[3*k+2] = byte(c.ReadAt[k]), byte(c.Out.Val[k]), byte(c.Out.Tag[k])
 	}
+	b = b[3*MaxKeys:]
 	var partial byte
 	if c.Partial {
 		partial = 1
 	}
-	return append(buf, byte(c.Pos), byte(c.Start), c.Closed, partial, byte(c.Dup), byte(c.Dup>>8))
+	b[0], b[1], b[2], b[3], b[4], b[5] = byte(c.Pos), byte(c.Start), c.Closed, partial, byte(c.Dup), byte(c.Dup>>8)
+	return buf
 }
 
 // DecodeCapture reads what AppendTo wrote and returns the rest of b; ok is
