@@ -302,7 +302,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		if e.cons.any && !e.cons.inStep(s, a, t) {
 			p.enc = p.enc[:start]
-			w.checkState(t, depth+1, key) // checked every time, never kept
+			w.checkState(&t, depth+1, key) // checked every time, never kept
 			continue
 		}
 		if e.npass == 1 {
@@ -380,12 +380,12 @@ func (w *worker[S, A]) flush(out *batch) {
 			}
 			continue
 		}
-		t := p.ts[x.k]
+		t := &p.ts[x.k]
 		w.checkState(t, e.depth+1, p.keys[x.k])
 		if e.same {
 			out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
 		} else {
-			w.enc = e.qcodec.Encode(t, w.enc[:0])
+			w.enc = e.qcodec.Encode(*t, w.enc[:0])
 			out.add(fp, p.keys[x.k], w.enc)
 		}
 	}
@@ -409,16 +409,17 @@ func (p *pending[S]) start(k int) uint32 {
 }
 
 // checkState checks the Always and Sometimes properties on a state first
-// reached at depth with the given key (an index at depth 0).
-func (w *worker[S, A]) checkState(t S, depth int, key uint64) {
+// reached at depth with the given key (an index at depth 0). t is not
+// copied until a check takes it.
+func (w *worker[S, A]) checkState(t *S, depth int, key uint64) {
 	e := w.e
 	for _, p := range e.always {
-		if r := e.props[p].Check(t); r != "" {
+		if r := e.props[p].Check(*t); r != "" {
 			w.violate(depth, depth > 0, key, p, r)
 		}
 	}
 	for _, p := range e.sometimes {
-		if !e.reached[p].Load() && e.props[p].Check(t) != "" {
+		if !e.reached[p].Load() && e.props[p].Check(*t) != "" {
 			e.reached[p].Store(true)
 		}
 	}

@@ -62,46 +62,46 @@ func forEachIndex(n, workers int, stop func() bool, f func(w, i int) error) erro
 	return first
 }
 
-// prefetchSink receives the sums of prefetching loads, so the compiler
-// cannot drop them.
-var prefetchSink atomic.Uint64
-
 // insertAll adds every fingerprint of lists to s. Workers own disjoint
-// ranges of shards and each scans all lists, so no locks are needed.
+// ranges of shards and each scans all lists, so no locks are needed. A
+// worker first sorts its fingerprints into buckets by shard (a counting
+// sort), then fills one shard at a time: a shard's table is a small part
+// of the set, so its slots stay in the cache while its bucket goes in,
+// where inserting in list order would visit the whole range at random.
 func (s *seenSet) insertAll(lists [][]uint64, workers int) uint64 {
 	var added atomic.Uint64
 	forEachRange(seenShards, workers, func(_, lo, hi int) {
-		var (
-			n    uint64
-			buf  [group]uint64
-			k    int
-			sink uint64
-		)
-		// Gather a group, load its home slots, then insert (see group).
-		insert := func() {
-			for _, fp := range buf[:k] {
-				sink += s.peekRun(fp)
-			}
-			for _, fp := range buf[:k] {
-				if s.shards[shardOf(fp)].insert(fp, &s.pool) {
-					n++
-				}
-			}
-			k = 0
-		}
+		var count [seenShards + 1]int
 		for _, l := range lists {
 			for _, fp := range l {
 				if sh := shardOf(fp); sh >= lo && sh < hi {
-					buf[k] = fp
-					if k++; k == group {
-						insert()
-					}
+					count[sh+1]++
 				}
 			}
 		}
-		insert()
+		for sh := lo; sh < hi; sh++ {
+			count[sh+1] += count[sh]
+		}
+		buf := make([]uint64, count[hi])
+		next := count
+		for _, l := range lists {
+			for _, fp := range l {
+				if sh := shardOf(fp); sh >= lo && sh < hi {
+					buf[next[sh]] = fp
+					next[sh]++
+				}
+			}
+		}
+		var n uint64
+		for sh := lo; sh < hi; sh++ {
+			shard := &s.shards[sh]
+			for _, fp := range buf[count[sh]:count[sh+1]] {
+				if shard.insert(fp, &s.pool) {
+					n++
+				}
+			}
+		}
 		added.Add(n)
-		prefetchSink.Add(sink)
 	})
 	return added.Load()
 }

@@ -115,19 +115,6 @@ func (s *seenSet) peek(fp uint64) uint64 {
 	return pg[j] + pg[min(j+3, uint64(len(pg)-1))]
 }
 
-// peekRun loads the two cache lines from fp's home slot on: an insert scans
-// from there to the next empty slot.
-func (s *seenSet) peekRun(fp uint64) uint64 {
-	sh := &s.shards[shardOf(fp)]
-	if sh.n == 0 {
-		return 0
-	}
-	h := sh.home(fp)
-	pg := sh.pages[h>>pageBits]
-	j, last := h&pageMask, uint64(len(pg)-1)
-	return pg[j] + pg[min(j+8, last)]
-}
-
 // insert adds fp to the set and reports whether it was new.
 func (s *seenSet) insert(fp uint64) bool {
 	return s.shards[shardOf(fp)].insert(fp, &s.pool)
