@@ -21,6 +21,9 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 	if err != nil {
 		return err
 	}
+	if n == 0 {
+		e.inserted = false
+	}
 
 	if n > 0 {
 		keys := make([][]uint64, len(outs))
@@ -114,7 +117,15 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 		return 0, err
 	}
 
-	if e.disk != nil {
+	if e.disk == nil {
+		// The level's fingerprints go into the seen-set now (see flush);
+		// those already there were seen at an earlier level.
+		_, found := e.seen.insertAll([][]uint64{lm.collect(e.nw)}, e.nw)
+		for _, fp := range found {
+			lm.markSeen(fp)
+		}
+		e.inserted = true
+	} else {
 		found, err := e.disk.lookup(lm.collect(e.nw), e.nw)
 		if err != nil {
 			e.release(outs)
@@ -149,7 +160,10 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 // addSeen inserts a level's new fingerprints into the seen-set.
 func (e *engine[S, A]) addSeen(ctx context.Context, lists [][]uint64) error {
 	if e.disk == nil {
-		e.seen.insertAll(lists, e.nw)
+		if !e.inserted { // settle has not inserted them already
+			e.seen.insertAll(lists, e.nw)
+		}
+		e.inserted = false
 		return nil
 	}
 	err := e.disk.remember(ctx, lists, e.nw)

@@ -30,13 +30,15 @@
 //   - While a level is expanded the seen-set is read-only. Each successor
 //     is offered to a per-level map from fingerprint to the smallest key
 //     that reached it (a lock-free table with a min-compare-and-swap); an
-//     offer holding the smallest key so far is looked up in the seen-set
-//     and kept as a candidate unless seen (the map then marks the
-//     fingerprint seen, so later offers of it are dropped at once). Workers
-//     take contiguous units of the level and keep their candidates in
-//     unit order; after the level, keeping only each fingerprint's
-//     smallest key and concatenating the units gives the next level,
-//     sorted by key.
+//     offer holding the smallest key so far is kept as a candidate. On the
+//     disk tier it is first looked up in the seen-set's cache and dropped
+//     if seen (the map then marks the fingerprint seen, so later offers of
+//     it are dropped at once); in memory the level's fingerprints are
+//     looked up together after the level, shard by shard, and those seen
+//     before are marked then. Workers take contiguous units of the level
+//     and keep their candidates in unit order; after the level, keeping
+//     only each fingerprint's smallest key (and none of those seen) and
+//     concatenating the units gives the next level, sorted by key.
 //   - Every check that fails is recorded with the length of its trace and
 //     its key (or, for a deadlock, its state's position); once the level is
 //     finished the smallest wins: shortest trace first, then smallest key,

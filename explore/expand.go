@@ -328,11 +328,19 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 }
 
 // flush looks up the gathered successors. Each is first offered to the
-// level map, which is small and mostly in cache; only offers that win there
-// are looked up in the seen-set, a random read of a large table, and a
-// fingerprint found there is marked seen in the level map so that later
-// offers of it lose at once. Offers that win and are new are checked and
-// kept in out, in generation order.
+// level map, which is small and mostly in cache. On the disk tier, offers
+// that win there are looked up in the seen-set's cache, a random read of a
+// large table, and a fingerprint found there is marked seen in the level
+// map so that later offers of it lose at once; offers that win and are new
+// are checked and kept in out, in generation order.
+//
+// In memory, every offer that wins is checked and kept: the seen-set is
+// consulted after the level, shard by shard (settle), which is far cheaper
+// than a random read per successor. A state seen at an earlier level is
+// then checked again, but passed its checks then (properties are
+// deterministic, and a violation there would have ended the run), so the
+// result is the same; such states are rare in breadth-first order. (With
+// a symmetry, a class's new member is not checked: see late below.)
 func (w *worker[S, A]) flush(out *batch) {
 	e := w.e
 	p := &w.pend
@@ -368,13 +376,19 @@ func (w *worker[S, A]) flush(out *batch) {
 			w.wins = append(w.wins, win{k: k, slot: slot})
 		}
 	}
-	for _, x := range w.wins {
-		sink += look.peek(p.fps[x.k])
+	// In memory the seen-set is consulted after the level. Not with a
+	// symmetry: a property it breaks could tell a seen class's new member
+	// from the one checked (see Symmetric), and the tiers must agree.
+	late := e.disk == nil && !e.symmetry
+	if !late {
+		for _, x := range w.wins {
+			sink += look.peek(p.fps[x.k])
+		}
 	}
 	w.sink += sink
 	for _, x := range w.wins {
 		fp := p.fps[x.k]
-		if look.has(fp) {
+		if !late && look.has(fp) {
 			if x.slot != nil {
 				x.slot.key.Store(keySeen)
 			}

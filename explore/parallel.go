@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -68,9 +69,13 @@ func forEachIndex(n, workers int, stop func() bool, f func(w, i int) error) erro
 // sort), then fills one shard at a time: a shard's table is a small part
 // of the set, so its slots stay in the cache while its bucket goes in,
 // where inserting in list order would visit the whole range at random.
-func (s *seenSet) insertAll(lists [][]uint64, workers int) uint64 {
+//
+// It returns how many were added, and the fingerprints that were in the
+// set already.
+func (s *seenSet) insertAll(lists [][]uint64, workers int) (uint64, []uint64) {
 	var added atomic.Uint64
-	forEachRange(seenShards, workers, func(_, lo, hi int) {
+	present := make([][]uint64, max(workers, 1))
+	forEachRange(seenShards, workers, func(w, lo, hi int) {
 		var count [seenShards + 1]int
 		for _, l := range lists {
 			for _, fp := range l {
@@ -98,10 +103,12 @@ func (s *seenSet) insertAll(lists [][]uint64, workers int) uint64 {
 			for _, fp := range buf[count[sh]:count[sh+1]] {
 				if shard.insert(fp, &s.pool) {
 					n++
+				} else {
+					present[w] = append(present[w], fp)
 				}
 			}
 		}
 		added.Add(n)
 	})
-	return added.Load()
+	return added.Load(), slices.Concat(present...)
 }

@@ -85,6 +85,9 @@ type engine[S, A any] struct {
 	depth int // level of the frontier
 	// spilled: the frontier lives in files (the budget was exceeded).
 	spilled bool
+	// inserted: settle has put the level's fingerprints in the memory
+	// tier's seen-set already.
+	inserted bool
 	// The level is expanded in npass passes; this is pass number pass
 	// (see passes.go).
 	pass, npass int

@@ -37,7 +37,7 @@ const (
 	// returns its old pages to the set's pool and the next shard to grow
 	// takes them, so growth mostly reuses memory instead of touching fresh
 	// memory, which is slow to fault in.
-	pageBits  = 10
+	pageBits  = 12
 	pageSlots = 1 << pageBits
 	pageMask  = pageSlots - 1
 )
@@ -63,7 +63,8 @@ type seenSet struct {
 
 type seenShard struct {
 	// pages hold the slots: one page of any length up to pageSlots for a
-	// small table, else full pages from the pool.
+	// small table, else full pages from the pool and a last page of the
+	// rest.
 	pages [][]uint64
 	n     uint64 // number of home slots
 	count uint64
@@ -223,12 +224,13 @@ func (sh *seenShard) grow(pool *pagePool) {
 	if total <= pageSlots {
 		nsh.pages = [][]uint64{make([]uint64, n, total)}
 	} else {
-		// Whole pages, as many as make the nearest size to the target;
-		// every slot but the tail's is a home slot.
-		pages := max(2, (total+pageSlots/2)/pageSlots)
-		nsh.n = pages*pageSlots - tailRoom(n)
-		for range pages {
+		// Whole pages from the pool, then the rest in a page of its own
+		// size, so the table is as large as the load asks and no larger.
+		for range total / pageSlots {
 			nsh.pages = append(nsh.pages, pool.get())
+		}
+		if rest := total % pageSlots; rest > 0 {
+			nsh.pages = append(nsh.pages, make([]uint64, rest))
 		}
 	}
 	next := uint64(0)
