@@ -63,6 +63,10 @@ func forEachIndex(n, workers int, stop func() bool, f func(w, i int) error) erro
 	return first
 }
 
+// prefetchSink receives the sums of prefetching loads, so the compiler
+// cannot drop them.
+var prefetchSink atomic.Uint64
+
 // insertAll adds every fingerprint of lists to s. Workers own disjoint
 // ranges of shards and each scans all lists, so no locks are needed. A
 // worker first sorts its fingerprints into buckets by shard (a counting
@@ -97,18 +101,29 @@ func (s *seenSet) insertAll(lists [][]uint64, workers int) (uint64, []uint64) {
 				}
 			}
 		}
-		var n uint64
+		var n, sink uint64
 		for sh := lo; sh < hi; sh++ {
 			shard := &s.shards[sh]
-			for _, fp := range buf[count[sh]:count[sh+1]] {
-				if shard.insert(fp, &s.pool) {
-					n++
-				} else {
-					present[w] = append(present[w], fp)
+			bucket := buf[count[sh]:count[sh+1]]
+			for len(bucket) > 0 {
+				// A few inserts into a large shard still go to memory:
+				// load a group's home slots first (see group).
+				g := bucket[:min(group, len(bucket))]
+				bucket = bucket[len(g):]
+				for _, fp := range g {
+					sink += shard.peek(fp)
+				}
+				for _, fp := range g {
+					if shard.insert(fp, &s.pool) {
+						n++
+					} else {
+						present[w] = append(present[w], fp)
+					}
 				}
 			}
 		}
 		added.Add(n)
+		prefetchSink.Add(sink)
 	})
 	return added.Load(), slices.Concat(present...)
 }

@@ -116,6 +116,18 @@ func (s *seenSet) peek(fp uint64) uint64 {
 	return pg[j] + pg[min(j+3, uint64(len(pg)-1))]
 }
 
+// peek loads the two cache lines from fp's home slot on: an insert scans
+// from there to the next empty slot.
+func (sh *seenShard) peek(fp uint64) uint64 {
+	if sh.n == 0 {
+		return 0
+	}
+	h := sh.home(fp)
+	pg := sh.pages[h>>pageBits]
+	j, last := h&pageMask, uint64(len(pg)-1)
+	return pg[min(j, last)] + pg[min(j+8, last)]
+}
+
 // insert adds fp to the set and reports whether it was new.
 func (s *seenSet) insert(fp uint64) bool {
 	return s.shards[shardOf(fp)].insert(fp, &s.pool)
