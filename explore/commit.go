@@ -117,15 +117,7 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 		return 0, err
 	}
 
-	if e.disk == nil {
-		// The level's fingerprints go into the seen-set now (see flush);
-		// those already there were seen at an earlier level.
-		_, found := e.seen.insertAll([][]uint64{lm.collect(e.nw)}, e.nw)
-		for _, fp := range found {
-			lm.markSeen(fp)
-		}
-		e.inserted = true
-	} else {
+	if e.disk != nil {
 		found, err := e.disk.lookup(lm.collect(e.nw), e.nw)
 		if err != nil {
 			e.release(outs)
@@ -136,10 +128,37 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 		}
 	}
 
+	won := func(b *batch) func(j int) bool {
+		return func(j int) bool { return lm.winner(b.fps[j]) == b.keys[j]+1 }
+	}
+	forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
+		outs[i].filter(won(outs[i]))
+		return nil
+	})
+	if e.disk == nil {
+		// The level's fingerprints, one per candidate kept, go into the
+		// seen-set now (see flush); those already there were seen at an
+		// earlier level, and their candidates are dropped.
+		lists := make([][]uint64, len(outs))
+		for i, b := range outs {
+			lists[i] = b.fps
+		}
+		_, found := e.seen.insertAll(lists, e.nw)
+		e.inserted = true
+		if len(found) > 0 {
+			for _, fp := range found {
+				lm.markSeen(fp)
+			}
+			forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
+				outs[i].refilter(won(outs[i]))
+				return nil
+			})
+		}
+	}
+
 	counts := make([]int, len(outs)+1)
 	forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
 		b := outs[i]
-		b.filter(func(j int) bool { return lm.winner(b.fps[j]) == b.keys[j]+1 })
 		if !toFile && !b.spilled {
 			b.compactData()
 		}

@@ -88,6 +88,19 @@ func (b *batch) filter(kept func(i int) bool) {
 	b.fps, b.keys = b.fps[:w], b.keys[:w]
 }
 
+// refilter keeps, of the candidates filter kept, those for which kept(i)
+// is true (i counts the candidates kept so far).
+func (b *batch) refilter(kept func(i int) bool) {
+	w := 0
+	for i := range b.fps {
+		if kept(i) {
+			b.fps[w], b.keys[w], b.keep[w] = b.fps[i], b.keys[i], b.keep[i]
+			w++
+		}
+	}
+	b.fps, b.keys, b.keep = b.fps[:w], b.keys[:w], b.keep[:w]
+}
+
 // compactData drops the encodings of the candidates filter removed.
 func (b *batch) compactData() {
 	var dst uint32
