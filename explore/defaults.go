@@ -11,7 +11,9 @@ type parts[S, A any] struct {
 	fpenc  Encoder[S] // the bytes a state is identified by (fingerprint input)
 	qcodec Codec[S]   // the bytes a state waits in the queue as
 	// same: fpenc and qcodec write the same bytes, so one encoding serves both.
-	same     bool
+	same bool
+	// mem: qcodec is the memory codec, which expansion applies inline.
+	mem      bool
 	symmetry bool // fpenc encodes canonical forms (symmetry.go)
 	describe Describer[S, A]
 	kinds    ActionNamer[A]
@@ -34,7 +36,7 @@ func newParts[S, A any](m Machine[S, A]) (parts[S, A], error) {
 		}
 		var dc Codec[S] = bc
 		if mc, ok := newMemCodec[S](); ok {
-			dc = mc // the same bytes, copied rather than walked
+			dc, p.mem = mc, true // the same bytes, copied rather than walked
 		}
 		p.fpenc, p.qcodec, p.same = dc, dc, true
 		if hasEnc {

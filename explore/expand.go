@@ -240,10 +240,19 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	props := e.props
 	depth := e.depth
 	p := &w.pend
-	s, err := e.qcodec.Decode(enc)
+	var (
+		s   S
+		err error
+	)
+	if e.mem {
+		s, err = memDecode[S](enc)
+	} else {
+		s, err = e.qcodec.Decode(enc)
+	}
 	if err != nil {
 		return fmt.Errorf("explore: decoding a queued state: %w", err)
 	}
+	memEnc := e.mem && e.same // fpenc is the memory codec too
 	w.acts = m.Actions(s, w.acts[:0])
 	if len(w.acts) > maxActions {
 		return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
@@ -306,7 +315,11 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			continue
 		}
 		if e.npass == 1 {
-			p.enc = e.fpenc.Encode(t, p.enc)
+			if memEnc {
+				p.enc = memAppend(p.enc, &t)
+			} else {
+				p.enc = e.fpenc.Encode(t, p.enc)
+			}
 			fp = fingerprint(p.enc[start:])
 		}
 		p.fps = append(p.fps, fp)

@@ -49,11 +49,17 @@ func plainLayout(t reflect.Type) bool {
 	return false
 }
 
-func (memCodec[S]) Encode(s S, buf []byte) []byte {
-	return append(buf, unsafe.Slice((*byte)(unsafe.Pointer(&s)), unsafe.Sizeof(s))...)
+func (memCodec[S]) Encode(s S, buf []byte) []byte { return memAppend(buf, &s) }
+
+func (memCodec[S]) Decode(b []byte) (S, error) { return memDecode[S](b) }
+
+// memAppend and memDecode are the memory codec as plain functions, which
+// expansion calls directly rather than through the Codec interface.
+func memAppend[S any](buf []byte, s *S) []byte {
+	return append(buf, unsafe.Slice((*byte)(unsafe.Pointer(s)), unsafe.Sizeof(*s))...)
 }
 
-func (memCodec[S]) Decode(b []byte) (S, error) {
+func memDecode[S any](b []byte) (S, error) {
 	var s S
 	if len(b) != int(unsafe.Sizeof(s)) {
 		return s, fmt.Errorf("%d bytes, want %d", len(b), unsafe.Sizeof(s))
