@@ -37,6 +37,11 @@ const (
 	CopyDropped            // the close emits no copied rows: only the log reaches the sink
 	ConsumerRunsDuringRead // readonly: window events are consumed while the chunk is still being read (breaks A-discard)
 	LostWatermark          // classic: the watermark rows are filtered out of the consumed log (W3/W4)
+
+	// Handoff faults of range-merge (A-handoff, §7.5), each a choice of a
+	// parallel part.
+	GatePassesHigh       // the live gate also passes the event at the high offset, already in the merged block
+	ReaderBeforeBackfill // the live reader runs once every high offset is recorded, before the merged blocks are emitted
 )
 
 var faultNames = [...]string{
@@ -63,6 +68,8 @@ var faultNames = [...]string{
 	CopyDropped:            "copy-dropped",
 	ConsumerRunsDuringRead: "consumer-runs-during-read",
 	LostWatermark:          "lost-watermark",
+	GatePassesHigh:         "gate-passes-high",
+	ReaderBeforeBackfill:   "reader-before-backfill",
 }
 
 func (f Fault) String() string {

@@ -51,7 +51,11 @@ package protocols
 // beyond hi+1) and gate-repeats-window (the gate compares with the minimum
 // high instead of the owner's); window faults low- and high-edge-off-by-one
 // (the backfill reads (lo+1, hi] or (lo, hi-1]) and skipped-backfill (no
-// window: the raw read is emitted). The others: scan-skips-row (the select omits the chunk's first present row,
+// window: the raw read is emitted); gate-passes-high (the gate passes the
+// event at hi too, which the merged block already holds: delivered twice)
+// and reader-before-backfill (Concurrent: events beyond a chunk's high offset
+// stream before its merged block, which then overwrites them). The others:
+// scan-skips-row (the select omits the chunk's first present row,
 // §9.1); overlapping-chunks (O1); high-before-read (the high offset is
 // recorded before the last key is read); copy-dropped (the close emits no
 // merged rows).
@@ -121,6 +125,10 @@ func (pp ParallelParts) withFault(f Fault) ParallelParts {
 		pp.Gate = func(plan *model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Hi+1 }
 	case GateRepeatsWindow: // the minimum high instead of the owner's
 		pp.Gate = func(plan *model.Plan, _ int, pos model.Coord) bool { return pos > MinHigh(plan) }
+	case GatePassesHigh: // the event at hi streams although the merged block holds it
+		pp.Gate = func(plan *model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }
+	case ReaderBeforeBackfill:
+		pp.Concurrent = true
 	case SkippedBackfill: // no backfill: the raw read is emitted
 		pp.Window = func(u *model.Unit) model.Window { return model.Window{Lo: u.Lo, Hi: u.Lo} }
 	case LowEdgeOffByOne: // (lo+1, hi]: misses the event just after the low edge
@@ -156,7 +164,8 @@ func Parallel(parts ParallelParts) *Protocol {
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
-			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped},
+			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
+			GatePassesHigh, ReaderBeforeBackfill},
 	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) })
 }
 

@@ -99,3 +99,40 @@ func TestParallelVariantClasses(t *testing.T) {
 		})
 	}
 }
+
+// Which shipped disciplines deliver each row event once (§6.4, §9): the
+// classic loop's high edge is a marker and range-merge withholds everything
+// at or before hi, so neither repeats a tag; a point splice or a sampled
+// high edge can fall on a data event the consumer already streamed, and the
+// copy then repeats it at the same tag — at-least-once, harmless to an
+// upsert sink, wrong for an exactly-once one.
+func TestDeliveryExactlyOnce(t *testing.T) {
+	small := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, InitialAny: true}
+	for _, tc := range []struct {
+		protocol, mode string
+		once           bool
+	}{
+		{"classic", "", true},
+		{"parallel", "", true},
+		{"readonly", "", false},
+		{"dump", DumpTrusted, false},
+		{"dump", DumpUncertain, false},
+		{"composite", "mixed", false},
+	} {
+		t.Run(tc.protocol+"/"+tc.mode, func(t *testing.T) {
+			p, err := Lookup(tc.protocol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := small
+			cfg.Mode = tc.mode
+			rep := checkVariant(t, p, cfg, explore.Options{Only: []string{"no-duplicate-delivery"}})
+			if got := rep.Verdict == explore.Pass; got != tc.once {
+				t.Fatalf("exactly once: got %v (%v), want %v", got, rep.Verdict, tc.once)
+			}
+			if !tc.once && rep.Violation.Class != "delivery" {
+				t.Fatalf("class %q, want delivery", rep.Violation.Class)
+			}
+		})
+	}
+}
