@@ -40,4 +40,3 @@ func TestOpenMarkdown(t *testing.T) {
 		t.Fatal("a run without open specs should have no open table")
 	}
 }
-
