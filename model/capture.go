@@ -20,7 +20,7 @@ type Capture struct {
 	Log     Log
 	Plan    Plan           // units recorded so far; Plan.Frontier is unused (Pos is the frontier)
 	ReadAt  [MaxKeys]Coord // latent coordinate each read key reflects
-	Pos     Coord          // the consumer has processed positions 1..Pos
+	Pos     Coord          // the consumer has processed positions Start+1..Pos
 	Start   Coord          // consumption start s0
 	Out     Replayed       // replay of the emitted stream, with each key's last tag
 	Closed  uint8          // bit i: unit i has emitted its close block
