@@ -120,13 +120,13 @@ func rrRow(v model.Value) string {
 type rereadPhase uint8
 
 const (
-	rereadIdle    rereadPhase = iota // no bracket yet
-	rereadLow                        // lo recorded: the read is next; the consumer may run up to lo
-	rereadRead                       // read buffered: the window is open, hi not yet recorded
-	rereadHigh                       // hi recorded: the close waits for the consumer at hi
-	rereadStale                      // stale-bracket: closed but for the colliding keys, whose re-read is next
-	rereadDone                       // every key settled
-	rereadStuck                      // a collision with no bracket left: the re-reads did not finish
+	rereadIdle  rereadPhase = iota // no bracket yet
+	rereadLow                      // lo recorded: the read is next; the consumer may run up to lo
+	rereadRead                     // read buffered: the window is open, hi not yet recorded
+	rereadHigh                     // hi recorded: the close waits for the consumer at hi
+	rereadStale                    // stale-bracket: closed but for the colliding keys, whose re-read is next
+	rereadDone                     // every key settled
+	rereadStuck                    // a collision with no bracket left: the re-reads did not finish
 )
 
 var rereadPhaseNames = [...]string{"idle", "low recorded", "window open", "high recorded", "re-read pending (old bracket)", "done", "stuck"}

@@ -155,10 +155,15 @@ func rwTxns(cur []int, values, room int) [][][2]int {
 	return out
 }
 
-// rwStores is every base store over keys and values, or the empty one.
-func rwStores(keys, values int, any bool) [][]int {
+// rwStores is every base store over the keys and values (InitialAny), or
+// the run's one base store.
+func rwStores(cfg protocols.Config) [][]int {
+	keys, values := cfg.Keys, cfg.Values
 	out := [][]int{make([]int, keys)}
-	for k := 0; k < keys && any; k++ {
+	for k := range keys {
+		out[0][k] = int(cfg.Initial[k])
+	}
+	for k := 0; k < keys && cfg.InitialAny; k++ {
 		var next [][]int
 		for _, st := range out {
 			for v := 0; v <= values; v++ {
@@ -229,7 +234,7 @@ func (s *rwbf) emit(k, v, tag int) {
 func rwEnumerate(cfg protocols.Config) rwStats {
 	K, C := cfg.Keys, cfg.Chunks
 	var inits []rwbf
-	for _, b := range rwStores(K, cfg.Values, cfg.InitialAny) {
+	for _, b := range rwStores(cfg) {
 		inits = append(inits, rwbf{base: b, readAt: make([]int, K), out: make([]int, K), tag: make([]int, K), dup: make([]bool, K)})
 	}
 	return rwSearch(inits, func(s rwbf) []rwbf {
