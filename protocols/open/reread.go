@@ -37,9 +37,14 @@ package open
 // keeps updating a colliding key inside each fresh window keeps it going
 // forever. The bound on brackets is the run's chunks C, the units it may use:
 // a collision when all C are used is a violation of reread-terminates,
-// reported with the racing trace (the capture is then stuck, and the run
-// would also end in a deadlock). It holds whenever C > E, and fails as soon
-// as C ≤ E and the racing deltas fit in the bounds.
+// reported with the racing trace. (The capture is then stuck, so the run
+// would also end in a deadlock; but a deadlock shows only once the source
+// has stopped and the consumer caught up, says nothing of why, and is
+// reported with every property switched off — the property names the
+// obligation and the delta that raced the last bracket.) It holds whenever
+// C > E, and fails as soon as C ≤ E and the racing deltas fit in the
+// bounds: a row present before s0 (the base store, or a row the consumer
+// never saw inserted) and an update of it inside each bracket.
 //
 // Modes: fresh (the repair); stale-bracket (the colliding keys are re-read
 // but the old bracket is kept: the re-read, taken now, is treated as read
@@ -510,7 +515,11 @@ var (
 
 // Properties. Not checked: executed-set-membership (no sampled sets),
 // trusted-splice-trajectory and single-read-point (no claim of one shared
-// witness: re-read brackets follow each other).
+// witness: re-read brackets follow each other). no-duplicate-delivery is
+// attached (opt-in) and fails when a bracket is a point (lo = hi, nothing
+// committed between the edges) and its survivor's row was also consumed at
+// lo itself: the window-discard close of a point bracket is a point splice
+// (§6.4), equal after replay, not entry for entry.
 func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 	type P = explore.Property[rereadState, rereadAction]
 	prop := func(inv invariants.Invariant, check func(s *rereadState) string) P {

@@ -68,8 +68,9 @@ func rwReached[S, A any](r *explore.Result[S, A], name string) bool {
 	return false
 }
 
-// rwSpecs runs every quick embedded spec of the protocol and checks its
-// verdict (the others are for cutcheck run and reproduce).
+// rwSpecs runs the protocol's embedded specs that expect a failure and
+// checks their verdicts and traces (the passing ones are larger: package
+// specs runs the quick ones, cutcheck reproduce all).
 func rwSpecs(t *testing.T, protocol string) {
 	all, err := specs.Embedded()
 	if err != nil {
@@ -77,7 +78,7 @@ func rwSpecs(t *testing.T, protocol string) {
 	}
 	n := 0
 	for _, s := range all {
-		if s.Protocol != protocol || !s.Quick {
+		if s.Protocol != protocol || s.Expect == "pass" {
 			continue
 		}
 		n++
@@ -86,8 +87,8 @@ func rwSpecs(t *testing.T, protocol string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !o.OK {
-				t.Errorf("%s: %s", s.Name, o.Why)
+			if !o.OK || o.Report.Violation == nil || len(o.Report.Violation.Steps) == 0 {
+				t.Errorf("%s: %s (no trace: %v)", s.Name, o.Why, o.Report.Violation == nil)
 			}
 		})
 	}
