@@ -491,3 +491,33 @@ func TestRewindEncodeDecode(t *testing.T) {
 
 // Reference: §6.5 (open) — every rewind spec file gives its verdict.
 func TestRewindSpecs(t *testing.T) { rwSpecs(t, "rewind") }
+
+// Reference: Thm 1, S-OBS — a pass checks the copy: each model, its copy
+// dropped at the close, fails frontier replay (a row only the copy carries).
+func TestCopyDroppedKillsOpenModels(t *testing.T) {
+	rw := protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: RewindPreimage, Fault: protocols.CopyDropped}
+	m1 := newRewind(rw)
+	r1 := rwRun(t, rwOnly[rewindState, rewindAction]{m1, []string{invariants.FrontierReplay.Name}}, 2)
+	rr := protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: RereadFresh, Fault: protocols.CopyDropped}
+	m2 := newReread(rr)
+	r2 := rwRun(t, rwOnly[rereadState, rereadAction]{m2, []string{invariants.FrontierReplay.Name}}, 2)
+	for _, v := range []struct {
+		name   string
+		reason string
+		steps  []string
+	}{
+		{"rewind", rwReason(r1.Violation), rwSteps(m1, r1.Violation)},
+		{"reread", rwReason(r2.Violation), rwSteps(m2, r2.Violation)},
+	} {
+		if v.reason != "key k0: replayed ⊥, expected σ_1 = 1" || !strings.Contains(strings.Join(v.steps, "\n"), "consumer's start moves past position 1") {
+			t.Errorf("%s: %q\n%s", v.name, v.reason, strings.Join(v.steps, "\n"))
+		}
+	}
+}
+
+func rwReason[S, A any](v *explore.Violation[S, A]) string {
+	if v == nil {
+		return "(no violation)"
+	}
+	return v.Reason
+}
