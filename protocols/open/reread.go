@@ -12,8 +12,9 @@ package open
 // log holds full images, so the model knows σ; the capture sees only what a
 // delta log carries (rrSeen): an insert or a delete whole (the new row, or
 // the key alone), an update only as the columns it changes with their new
-// values. With V = 2 only column a exists and a delta is the whole row; the
-// unchanged column that a delta omits needs V ≥ 3.
+// values. Below V = 4 every column a delta omits is 0 (no row has both
+// set), so the delta plus zeros is the row; V = 4 gives a row that keeps a 1
+// in the column its update leaves out.
 //
 // The capture turns a delta into an image only by folding it onto the image
 // it last emitted for the key (its own output, which it keeps), and only if
@@ -35,13 +36,13 @@ package open
 // Termination. Every extra bracket needs a delta in the window before it, so
 // under a source that stops the loop ends within E+1 brackets; a source that
 // keeps updating a colliding key inside each fresh window keeps it going
-// forever. The bound on brackets is the run's chunks C, the units it may use:
-// a collision when all C are used is a violation of reread-terminates,
-// reported with the racing trace. (The capture is then stuck, so the run
-// would also end in a deadlock; but a deadlock shows only once the source
-// has stopped and the consumer caught up, says nothing of why, and is
-// reported with every property switched off — the property names the
-// obligation and the delta that raced the last bracket.) It holds whenever
+// forever. The bound on brackets is the run's chunks C, the units it may use
+// (cutcheck asks chunks ≤ keys): a collision when all C are used is a
+// violation of reread-terminates, reported with the racing trace. (The
+// capture is then stuck, so the run would also end in a deadlock; but a
+// deadlock shows only once the source has stopped and the consumer has
+// caught up, and does not say why — the property names the obligation and
+// the delta that raced the last bracket.) It holds whenever
 // C > E, and fails as soon as C ≤ E and the racing deltas fit in the
 // bounds: a row present before s0 (the base store, or a row the consumer
 // never saw inserted) and an update of it inside each bracket.
