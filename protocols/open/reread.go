@@ -179,7 +179,7 @@ func init() {
 		Name:     "reread",
 		Doc:      "re-read normalization: a delta log; keys hit by a delta in the window are re-read under fresh brackets (open)",
 		Cite:     "§6.5 (open); S-IMG §3.2",
-		Defaults: protocols.Config{Keys: 3, Values: 3, Events: 3, Chunks: 3, Txn: 1, Mode: RereadFresh},
+		Defaults: protocols.Config{Keys: 3, Values: 4, Events: 3, Chunks: 3, Txn: 1, Mode: RereadFresh},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 4, Events: 24, Chunks: model.MaxUnits, Txn: protocols.MaxTxn,
 			Modes: []string{RereadFresh, RereadStaleBracket, RereadApplyDeltas}},
 		Faults: []protocols.Fault{protocols.CopyDropped},
