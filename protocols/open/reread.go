@@ -545,6 +545,7 @@ func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 		prop(RereadImages, m.checkImages),
 		prop(RereadTerminates, m.checkTerminates),
 		sometimes("reread-clean", "§6.5 (open)", m.rereadClean),
+		sometimes("delta-folded-onto-known-row", "§6.5 (open), S-IMG", m.deltaFolded),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *rereadState) string { return copiedRowDecides(&s.Cap, m.units(s)) }),
 	}
 }
@@ -576,6 +577,23 @@ func (m *reread) checkTerminates(s *rereadState) string {
 		}
 	}
 	return fmt.Sprintf("bracket %d collided with no bracket left", c.Plan.N)
+}
+
+// deltaFolded: the sink's row for a key came from a delta folded onto a
+// known row that had a 1 in a column the delta left out — what apply-deltas
+// loses.
+func (m *reread) deltaFolded(s *rereadState) string {
+	c := &s.Cap
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+		p := c.Out.Tag[k]
+		if p == 0 || p > c.Log.Len() || c.Log.At(p).Key != k || c.Out.Val[k] != c.Log.At(p).Img {
+			continue
+		}
+		if d := rrSee(&c.Log, p); !d.Full && uint8(c.Out.Val[k]-1)&^d.Mask != 0 {
+			return fmt.Sprintf("%v: %s at %d folded onto its known row: %s", k, d, p, rrRow(c.Out.Val[k]))
+		}
+	}
+	return ""
 }
 
 // rereadClean (the race the repair exists for): a key collided, was

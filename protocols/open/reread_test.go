@@ -304,7 +304,7 @@ func TestRereadFreshPasses(t *testing.T) {
 			t.Errorf("action %s never taken", c.Name)
 		}
 	}
-	for _, name := range []string{"reread-clean", "copy-decides-frontier"} {
+	for _, name := range []string{"reread-clean", "delta-folded-onto-known-row", "copy-decides-frontier"} {
 		if !rwReached(r1, name) {
 			t.Errorf("%s not reached", name)
 		}

@@ -367,6 +367,7 @@ func (m *rewind) Properties() []explore.Property[rewindState, rewindAction] {
 		prop(invariants.Contract, func(c *model.Capture) string { return invariants.CheckContract(c, units) }),
 		invariants.Prop[rewindState, rewindAction](RewindReconstructs, m.checkReconstructs),
 		sometimes("rolled-back-across-own-key", "§6.5 (open)", m.rolledBackAcrossOwnKey),
+		sometimes("deleted-row-restored", "§6.5 (open), §1.2", m.deletedRowRestored),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s rewindState) string { return copiedRowDecides(&s.Cap, units) }),
 	}
 }
@@ -402,6 +403,21 @@ func (m *rewind) rolledBackAcrossOwnKey(s rewindState) string {
 			if _, at, ok := c.Log.Last(k, model.Window{Lo: u.Lo, Hi: r}); ok && c.Log.Sigma(r, k) != u.Refresh[k] {
 				return fmt.Sprintf("chunk %d: %v read %v at r = %d > lo = %d, rolled back across %s to %v",
 					i+1, k, c.Log.Sigma(r, k), r, u.Lo, protocols.EventString(&c.Log, at), u.Refresh[k])
+			}
+		}
+	}
+	return ""
+}
+
+// deletedRowRestored (what missing-preimage loses): a row read as ⊥ because
+// it was deleted in (lo, r] is present in the rolled-back refresh.
+func (m *rewind) deletedRowRestored(s rewindState) string {
+	c := &s.Cap
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if u.Read.Has(k) && c.Log.Sigma(c.ReadAt[k], k) == model.Absent && u.Refresh[k] != model.Absent {
+				return fmt.Sprintf("chunk %d: %v read ⊥ at r = %d, restored to %v at lo = %d", i+1, k, c.ReadAt[k], u.Refresh[k], u.Lo)
 			}
 		}
 	}

@@ -362,7 +362,7 @@ func TestRewindPreimagePasses(t *testing.T) {
 			t.Errorf("action %s never taken", c.Name)
 		}
 	}
-	for _, name := range []string{"rolled-back-across-own-key", "copy-decides-frontier"} {
+	for _, name := range []string{"rolled-back-across-own-key", "deleted-row-restored", "copy-decides-frontier"} {
 		if !rwReached(r1, name) {
 			t.Errorf("%s not reached", name)
 		}
