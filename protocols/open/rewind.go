@@ -23,11 +23,11 @@ package open
 // at rest, since the suffix replays afterwards, but a reader at lo sees the
 // future.
 //
-// That is also why a wrong rollback costs only a transient: the keys it
-// touches are exactly those with an event in (lo, r], and every such event is
-// replayed after the splice, so the sink at rest is right whatever the
-// rollback produced; at lo itself (frontier-replay, closed-unit-cut) it is
-// wrong. The obligation is checked directly (rewind-reconstructs-low).
+// That is also why a wrong rollback costs only a transient: the only keys it
+// can get wrong are those with an event in (lo, r] (for any other key the
+// read is σ_lo already), and every such event is replayed after the splice,
+// so the sink at rest is right whatever the rollback produced; at lo itself
+// (frontier-replay, closed-unit-cut) it is wrong. The obligation is checked directly (rewind-reconstructs-low).
 //
 // Modes: preimage (every event carries its before-image: σ just before it);
 // missing-preimage (a delete carries only its key, as under a replica
