@@ -92,13 +92,3 @@ func Lookup(name string) (Mutation, error) {
 	}
 	return Mutation{}, fmt.Errorf("unknown mutation %q (known: %s)", name, strings.Join(names, ", "))
 }
-
-// AppliesTo reports whether the mutation applies to the protocol.
-func (m Mutation) AppliesTo(protocol string) bool {
-	for _, p := range m.Protocols {
-		if p == protocol {
-			return true
-		}
-	}
-	return false
-}

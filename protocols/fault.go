@@ -1,5 +1,7 @@
 package protocols
 
+import "strings"
+
 // Fault is a documented mistake injected into a protocol or into the claim it
 // makes. The faulty behaviour sits next to the correct one in the protocol's
 // file, behind a test of Config.Fault; package mutations names and documents
@@ -77,4 +79,16 @@ func (f Fault) String() string {
 		return faultNames[f]
 	}
 	return "fault?"
+}
+
+// FaultList names faults for messages, comma-separated: "none" when empty.
+func FaultList(fs []Fault) string {
+	if len(fs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.String()
+	}
+	return strings.Join(names, ", ")
 }
