@@ -58,7 +58,7 @@ func init() {
 		Doc:      "version-max: refresh entries and events applied in any order, the sink keeps each key's entry of maximal version",
 		Cite:     "§6.5 (open)",
 		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: Engine},
-		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog - 2, Chunks: model.MaxUnits,
+		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
 			Txn: protocols.MaxTxn, Modes: []string{Engine, Client, NoTombstone}},
 	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] { return versionmax{cfg} }))
 }
@@ -295,7 +295,11 @@ func (m versionmax) Describe(s vmState, a vmAction) string {
 				}
 			}
 		}
-		return fmt.Sprintf("read %s at coordinate %d; rows in flight to the sink", strings.Join(rows, ", "), u.Lo)
+		d := fmt.Sprintf("read %s at coordinate %d", strings.Join(rows, ", "), u.Lo)
+		if t.Flight != s.Flight {
+			d += "; the present rows are in flight to the sink"
+		}
+		return d
 	case vmDeliver:
 		k := a.Key
 		v := c.Plan.Units[c.Plan.Owner(k)].Refresh[k]

@@ -1,0 +1,432 @@
+package open
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/model"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+// ---- helpers shared by the open disciplines' tests ----
+
+// run explores m on two workers, checking only the named properties, or
+// when none is named every property, the opt-in no-duplicate-delivery too.
+func run[S, A any](t *testing.T, m explore.Model[S, A], only ...string) *explore.Result[S, A] {
+	t.Helper()
+	o := explore.Options{Workers: 2, Only: only}
+	if len(only) == 0 {
+		o.With = []string{invariants.NoDuplicate.Name}
+	}
+	r, err := explore.Run(context.Background(), m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// steps renders a violation's trace in the model's words, one line a step.
+func steps[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) []string {
+	var out []string
+	for i := 1; i < len(v.Trace); i++ {
+		out = append(out, m.Describe(v.Trace[i-1].State, v.Trace[i].Action))
+	}
+	return out
+}
+
+// mustFail checks that r failed prop and returns the violation.
+func mustFail[S, A any](t *testing.T, m explore.Model[S, A], r *explore.Result[S, A], prop string) *explore.Violation[S, A] {
+	t.Helper()
+	if r.Verdict != explore.Violated || r.Violation.Property != prop {
+		t.Fatalf("verdict %v (%s), want %s violated", r.Verdict, violated(m, r), prop)
+	}
+	t.Logf("%s: %s\n  %s", prop, r.Violation.Reason, strings.Join(steps(m, r.Violation), "\n  "))
+	return r.Violation
+}
+
+// mustPass checks a passing run whose every sometimes-property is reached
+// and every kind of action taken.
+func mustPass[S, A any](t *testing.T, m explore.Model[S, A], r *explore.Result[S, A]) {
+	t.Helper()
+	if r.Verdict != explore.Pass {
+		t.Fatalf("verdict %v: %s", r.Verdict, violated(m, r))
+	}
+	if len(r.Sometimes) == 0 {
+		t.Fatal("no sometimes-properties")
+	}
+	for _, s := range r.Sometimes {
+		if !s.Reached {
+			t.Errorf("%s not reached", s.Name)
+		}
+	}
+	for _, c := range r.Coverage {
+		if c.Count == 0 {
+			t.Errorf("action %s never taken", c.Name)
+		}
+	}
+}
+
+// violated renders r's violation, if any: property, reason and steps.
+func violated[S, A any](m explore.Model[S, A], r *explore.Result[S, A]) string {
+	if r.Violation == nil {
+		return "no violation"
+	}
+	return fmt.Sprintf("%s: %s\n  %s", r.Violation.Property, r.Violation.Reason, strings.Join(steps(m, r.Violation), "\n  "))
+}
+
+// bfCount is what a brute-force search found.
+type bfCount struct{ distinct, generated, depth int }
+
+// bfSearch is a plain breadth-first search with a map of state keys.
+func bfSearch[S any](inits []S, key func(S) string, next func(S) []S) bfCount {
+	var r bfCount
+	seen := map[string]bool{}
+	var level []S
+	for _, s := range inits {
+		if k := key(s); !seen[k] {
+			seen[k] = true
+			level = append(level, s)
+		}
+	}
+	for {
+		var nl []S
+		for _, s := range level {
+			for _, t := range next(s) {
+				r.generated++
+				if k := key(t); !seen[k] {
+					seen[k] = true
+					nl = append(nl, t)
+				}
+			}
+		}
+		if len(nl) == 0 {
+			break
+		}
+		r.depth++
+		level = nl
+	}
+	r.distinct = len(seen)
+	return r
+}
+
+// bfRow is a committed row: key, value (0 = ⊥), transaction label and, for
+// version-max, the version it carries.
+type bfRow struct{ key, val, txn, ver int }
+
+// bfSigma is key k's value after the first n rows over the base store.
+func bfSigma(base []int, log []bfRow, n, k int) int {
+	v := base[k]
+	for _, e := range log[:n] {
+		if e.key == k {
+			v = e.val
+		}
+	}
+	return v
+}
+
+// bfTxns is every transaction of 1..room rows on distinct keys, in every
+// order, each row giving its key a value other than its current one.
+func bfTxns(base []int, log []bfRow, values, room int) [][]bfRow {
+	var out [][]bfRow
+	var rec func(t []bfRow, used int)
+	rec = func(t []bfRow, used int) {
+		for k := range base {
+			if used&(1<<k) != 0 {
+				continue
+			}
+			for v := 0; v <= values; v++ {
+				if v == bfSigma(base, log, len(log), k) {
+					continue
+				}
+				t2 := append(slices.Clone(t), bfRow{key: k, val: v})
+				out = append(out, t2)
+				if len(t2) < room {
+					rec(t2, used|1<<k)
+				}
+			}
+		}
+	}
+	if room > 0 {
+		rec(nil, 0)
+	}
+	return out
+}
+
+// bfStores is every base store over keys and values, or the empty one.
+func bfStores(keys, values int, any bool) [][]int {
+	out := [][]int{make([]int, keys)}
+	for k := 0; any && k < keys; k++ {
+		var next [][]int
+		for _, st := range out {
+			for v := 0; v <= values; v++ {
+				t := slices.Clone(st)
+				t[k] = v
+				next = append(next, t)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// bfCommit appends rows as the next transaction, each with version ver.
+func bfCommit(log []bfRow, rows []bfRow, ver int) []bfRow {
+	label := 1
+	if len(log) > 0 {
+		label = log[len(log)-1].txn + 1
+	}
+	log = slices.Clone(log)
+	for _, r := range rows {
+		r.txn, r.ver = label, ver
+		log = append(log, r)
+	}
+	return log
+}
+
+// ---- key-range gating ----
+
+func krModel(cfg protocols.Config) keyrange { return keyrange{cfg} }
+
+// Reference: §6.5 key-range gating — with an advancing read view every
+// invariant and both parts of the obligation hold, and every race is reached
+// (an ahead-of-cursor change discarded and then supplied by the copy).
+func TestKeyrangeAdvancingPasses(t *testing.T) {
+	for _, cfg := range []protocols.Config{
+		{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1, Mode: Advancing, InitialAny: true},
+		{Keys: 3, Values: 1, Events: 3, Chunks: 2, Txn: 2, Mode: Advancing},
+	} {
+		t.Run(cfg.String(), func(t *testing.T) {
+			m := krModel(cfg)
+			mustPass(t, m, run(t, m))
+		})
+	}
+}
+
+// Reference: §6.5 — "discarding an observed ahead-of-cursor event and then
+// fetching that row from an older snapshot loses the discarded change". The
+// shortest lost update: k1's change is discarded while k1 is ahead of the
+// cursor, then k1 is copied from the snapshot taken before it.
+func TestKeyrangeFrozenLosesUpdate(t *testing.T) {
+	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: Frozen})
+	v := mustFail(t, m, run(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
+	if len(v.Trace)-1 != 4 {
+		t.Errorf("%d steps, want 4", len(v.Trace)-1)
+	}
+	last := v.Trace[len(v.Trace)-1].State
+	k1 := model.Key(1)
+	switch {
+	case last.Disc[k1] != 1 || last.Cap.ReadAt[k1] != 0:
+		t.Errorf("k1 discarded at %d, read at %d; want the event at 1 discarded and k1 read at the snapshot 0", last.Disc[k1], last.Cap.ReadAt[k1])
+	case last.Cap.Out.Val[k1] != model.Absent || last.Cap.Log.Sigma(1, k1) != 1:
+		t.Errorf("sink k1 = %v, source %v; want the lost update ⊥ against 1", last.Cap.Out.Val[k1], last.Cap.Log.Sigma(1, k1))
+	case !strings.HasPrefix(v.Reason, "at rest after position 1, key k1"):
+		t.Errorf("reason %q does not name k1", v.Reason)
+	}
+	// The discard comes before k1's copy, which reads the older snapshot.
+	ss := steps(m, v)
+	discard := slices.IndexFunc(ss, func(s string) bool { return strings.HasPrefix(s, "discard k1 := 1 at position 1") })
+	copyK1 := slices.IndexFunc(ss, func(s string) bool { return strings.HasPrefix(s, "copy k1 = ⊥ at coordinate 0 (the snapshot") })
+	if discard < 0 || copyK1 < discard {
+		t.Errorf("steps %q: want k1's event discarded, then k1 copied from the snapshot", ss)
+	}
+	// The obligation's second part fails on the same run, at the copy.
+	r := run(t, m, FreshRefresh.Name)
+	if v := mustFail(t, m, r, FreshRefresh.Name); len(v.Trace)-1 != 4 {
+		t.Errorf("fresh-refresh: %d steps, want 4", len(v.Trace)-1)
+	}
+	// The first part holds: the frozen capture's cursor is monotone.
+	if r := run(t, m, MonotoneCursor.Name); r.Verdict != explore.Pass {
+		t.Errorf("monotone-cursor: %v", r.Verdict)
+	}
+}
+
+// Reference: §6.5 — "a non-monotone visit order breaks the first" part: k1's
+// range is copied first, the cursor moves back to k0, and k1's later change
+// is discarded with no copy left to supply it.
+func TestKeyrangeNonmonotoneLosesUpdate(t *testing.T) {
+	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: Nonmonotone})
+	v := mustFail(t, m, run(t, m, MonotoneCursor.Name), MonotoneCursor.Name)
+	if got := steps(m, v); !slices.Equal(got, []string{
+		"copy k1 = ⊥ at coordinate 0; cursor → k1",
+		"copy k0 = ⊥ at coordinate 0; cursor → k0 (back from k1)",
+	}) {
+		t.Errorf("monotone-cursor trace %q", got)
+	}
+
+	v = mustFail(t, m, run(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
+	ss := steps(m, v)
+	back := slices.IndexFunc(ss, func(s string) bool { return strings.HasSuffix(s, "cursor → k0 (back from k1)") })
+	discard := slices.IndexFunc(ss, func(s string) bool { return strings.HasPrefix(s, "discard k1 := 1") })
+	if len(ss) != 4 || back < 0 || discard < back {
+		t.Errorf("final-replay trace %q: want 4 steps, the cursor back to k0 before k1's change is discarded", ss)
+	}
+	last := v.Trace[len(v.Trace)-1].State
+	if last.Cap.Out.Val[1] != model.Absent || last.Cap.Log.Sigma(last.Cap.Pos, 1) != 1 || last.Disc[1] <= last.Cap.ReadAt[1] {
+		t.Errorf("k1: sink %v, source %v, discarded at %d, read at %d", last.Cap.Out.Val[1], last.Cap.Log.Sigma(last.Cap.Pos, 1), last.Disc[1], last.Cap.ReadAt[1])
+	}
+}
+
+// Reference: §6.5 — each broken mode's full verdict (every invariant, the
+// opt-in one too): the first invariant its shortest counterexample breaks,
+// and how many steps that takes. Nonmonotone re-delivers too: a key below
+// the moved cursor has its event applied before its own range is copied at
+// the same position.
+func TestKeyrangeModeVerdicts(t *testing.T) {
+	for _, tt := range []struct {
+		mode, first string
+		steps       int
+	}{
+		{Frozen, invariants.FinalReplay.Name, 4},
+		{Nonmonotone, MonotoneCursor.Name, 2},
+	} {
+		m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: tt.mode})
+		if v := mustFail(t, m, run(t, m), tt.first); len(v.Trace)-1 != tt.steps {
+			t.Errorf("%s: %d steps, want %d", tt.mode, len(v.Trace)-1, tt.steps)
+		}
+	}
+	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: Nonmonotone})
+	mustFail(t, m, run(t, m, invariants.NoDuplicate.Name), invariants.NoDuplicate.Name)
+}
+
+// Reference: §6.5 — exact counts from an independent enumerator (bfKeyrange).
+//
+// By hand at K=1 V=1 E=1 C=1 (advancing): x = k0 := 1 and the one copy C.
+// S0 {}; commit → S1 [x]; copy → S2 (C at 0 reads ⊥). From S1: copy → S3
+// (C at 0 reads ⊥), consume → S4 (x discarded, k0 ahead), start-later →
+// S5 (s0 = 1). S2 commits into S3. S3 consume → S6 (x applied); S4 copy → S7
+// (C at 1 reads 1, after the discard); S5 copy → S8 (C at 1 with s0 = 1).
+// 9 distinct, 9 generated (2+3+1+1+1+1), depth 3 (S0 S1 S4 S7).
+func TestKeyrangeCounts(t *testing.T) {
+	for _, tt := range []struct {
+		cfg                        protocols.Config
+		distinct, generated, depth int    // -1: the enumerator's word alone
+		holds                      string // an invariant that holds in the mode, checked while counting
+	}{
+		{protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: Advancing}, 9, 9, 3, invariants.FinalReplay.Name},
+		{protocols.Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, Mode: Advancing, InitialAny: true}, -1, -1, -1, invariants.FinalReplay.Name},
+		{protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: Frozen}, -1, -1, -1, MonotoneCursor.Name},
+		{protocols.Config{Keys: 3, Values: 1, Events: 2, Chunks: 3, Txn: 1, Mode: Nonmonotone}, -1, -1, -1, invariants.Monotonic.Name},
+	} {
+		t.Run(tt.cfg.String(), func(t *testing.T) {
+			bf := bfKeyrange(tt.cfg)
+			if tt.distinct >= 0 && (bf.distinct != tt.distinct || bf.generated != tt.generated || bf.depth != tt.depth) {
+				t.Errorf("enumerator: %+v, want %d distinct, %d generated, depth %d", bf, tt.distinct, tt.generated, tt.depth)
+			}
+			m := krModel(tt.cfg)
+			r, err := explore.Run(context.Background(), m, explore.Options{Workers: 2, Only: []string{tt.holds}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != explore.Pass {
+				t.Errorf("%s: %v", tt.holds, r.Verdict)
+			}
+			if got := (bfCount{int(r.Stats.Distinct), int(r.Stats.Generated), r.Stats.Depth}); got != bf {
+				t.Errorf("engine %+v, enumerator %+v", got, bf)
+			}
+		})
+	}
+}
+
+// bfKR is a key-range gating state in the enumerator's own terms.
+type bfKR struct {
+	base      []int
+	log       []bfRow
+	pos, s0   int
+	copies    []bfCopy // in visit order
+	cursor    int      // -1: nothing copied
+	out, tag  []int    // the sink: value and tag of each key's last entry
+	dup       []bool
+	readAt    []int
+	discarded []int // position of each key's last discarded event
+}
+
+type bfCopy struct {
+	chunk, at int   // range, and the consumer's position when the cursor moved
+	vals      []int // values read, per key of the range
+}
+
+func (s bfKR) key() string {
+	return fmt.Sprint(s.base, s.log, s.pos, s.s0, s.copies, s.cursor, s.out, s.tag, s.dup, s.readAt, s.discarded)
+}
+
+func (s bfKR) clone() bfKR {
+	t := s
+	t.copies = slices.Clone(s.copies)
+	t.out, t.tag, t.dup = slices.Clone(s.out), slices.Clone(s.tag), slices.Clone(s.dup)
+	t.readAt, t.discarded = slices.Clone(s.readAt), slices.Clone(s.discarded)
+	return t
+}
+
+// emit is one entry reaching the sink.
+func (s *bfKR) emit(k, v, tag int) {
+	s.dup[k] = s.dup[k] || tag != 0 && tag == s.tag[k]
+	s.out[k], s.tag[k] = v, tag
+}
+
+// bfKeyrange enumerates key-range gating from §6.5's words: the source
+// commits at any time; the copier takes the ranges (in key order, or any
+// order when nonmonotone), reading each at the consumer's position (frozen:
+// at the first copy's) and moving the cursor to the range's last key; the
+// consumer applies an event at or below the cursor and discards it above;
+// before the first copy its start may move on.
+func bfKeyrange(cfg protocols.Config) bfCount {
+	K, C := cfg.Keys, cfg.Chunks
+	var inits []bfKR
+	for _, b := range bfStores(K, cfg.Values, cfg.InitialAny) {
+		inits = append(inits, bfKR{base: b, cursor: -1, out: make([]int, K), tag: make([]int, K), dup: make([]bool, K),
+			readAt: make([]int, K), discarded: make([]int, K)})
+	}
+	return bfSearch(inits, bfKR.key, func(s bfKR) []bfKR {
+		var out []bfKR
+		for _, rows := range bfTxns(s.base, s.log, cfg.Values, min(cfg.Txn, cfg.Events-len(s.log))) {
+			t := s.clone()
+			t.log = bfCommit(t.log, rows, 0)
+			out = append(out, t)
+		}
+		for i := 0; i < C; i++ {
+			done := slices.ContainsFunc(s.copies, func(c bfCopy) bool { return c.chunk == i })
+			if done || cfg.Mode != Nonmonotone && i != len(s.copies) {
+				continue
+			}
+			t := s.clone()
+			at := t.pos
+			if cfg.Mode == Frozen && len(t.copies) > 0 {
+				at = t.copies[0].at
+			}
+			c := bfCopy{chunk: i, at: t.pos}
+			for k := i * K / C; k < (i+1)*K/C; k++ {
+				v := bfSigma(t.base, t.log, at, k)
+				c.vals = append(c.vals, v)
+				t.readAt[k] = at
+				if v != 0 {
+					t.emit(k, v, at)
+				}
+				t.cursor = k
+			}
+			t.copies = append(t.copies, c)
+			out = append(out, t)
+		}
+		if s.pos < len(s.log) {
+			t := s.clone()
+			t.pos++
+			if e := t.log[t.pos-1]; e.key > t.cursor {
+				t.discarded[e.key] = t.pos
+			} else {
+				t.emit(e.key, e.val, t.pos)
+			}
+			out = append(out, t)
+			if s.pos == s.s0 && len(s.copies) == 0 {
+				t := s.clone()
+				t.pos++
+				t.s0++
+				out = append(out, t)
+			}
+		}
+		return out
+	})
+}
