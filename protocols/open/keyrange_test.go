@@ -202,7 +202,11 @@ func TestKeyrangeAdvancingPasses(t *testing.T) {
 	} {
 		t.Run(cfg.String(), func(t *testing.T) {
 			m := krModel(cfg)
-			mustPass(t, m, run(t, m))
+			r := run(t, m)
+			mustPass(t, m, r)
+			if !reached(r.Sometimes, "discarded-change-copied") {
+				t.Error("no discarded change was supplied by a later copy")
+			}
 		})
 	}
 }

@@ -26,7 +26,13 @@ func TestVersionmaxEnginePasses(t *testing.T) {
 	} {
 		t.Run(cfg.String(), func(t *testing.T) {
 			m := vmModel(cfg)
-			mustPass(t, m, run(t, m))
+			r := run(t, m)
+			mustPass(t, m, r)
+			for _, name := range []string{"stale-copy-rejected", "tombstone-rejects-stale-copy", "stale-event-rejected"} {
+				if !reached(r.Sometimes, name) {
+					t.Errorf("%s not reached", name)
+				}
+			}
 		})
 	}
 }
