@@ -51,9 +51,9 @@ import (
 
 // The key-range gating modes.
 const (
-	Advancing   = "advancing"
-	Frozen      = "frozen"
-	Nonmonotone = "nonmonotone"
+	KeyrangeAdvancing   = "advancing"
+	KeyrangeFrozen      = "frozen"
+	KeyrangeNonmonotone = "nonmonotone"
 )
 
 func init() {
@@ -61,18 +61,18 @@ func init() {
 		Name:     "keyrange",
 		Doc:      "key-range gating: a copy cursor over the ordered keys, events for keys ahead of it discarded, no buffer",
 		Cite:     "§6.5 (open)",
-		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 3, Txn: 1, Mode: Advancing},
+		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 3, Txn: 1, Mode: KeyrangeAdvancing},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
-			Txn: protocols.MaxTxn, Modes: []string{Advancing, Frozen, Nonmonotone}},
+			Txn: protocols.MaxTxn, Modes: []string{KeyrangeAdvancing, KeyrangeFrozen, KeyrangeNonmonotone}},
 	}, func(cfg protocols.Config) explore.Model[krState, krAction] { return keyrange{cfg} }))
 }
 
 // The obligation of §6.5, part by part.
 var (
-	MonotoneCursor = invariants.Invariant{Name: "monotone-cursor", Cite: "§6.5 key-range gating (open)",
+	KeyrangeMonotoneCursor = invariants.Invariant{Name: "monotone-cursor", Cite: "§6.5 key-range gating (open)",
 		Doc:  "the plan is a monotone cursor over the ordered domain: no copy step moves the cursor back",
 		Kind: explore.Transition, Class: invariants.Claim}
-	FreshRefresh = invariants.Invariant{Name: "fresh-refresh", Cite: "§6.5 key-range gating (open), O2",
+	KeyrangeFreshRefresh = invariants.Invariant{Name: "fresh-refresh", Cite: "§6.5 key-range gating (open), O2",
 		Doc:  "each copied key's read coordinate lies at or after every event discarded for it while it was ahead of the cursor",
 		Kind: explore.Always, Class: invariants.Claim}
 )
@@ -136,7 +136,7 @@ func (m keyrange) Actions(s krState, buf []krAction) []krAction {
 		buf = append(buf, krAction{Kind: krCommit, Txn: t})
 	}
 	if n := int(s.Cap.Plan.N); n < m.cfg.Chunks {
-		if m.cfg.Mode != Nonmonotone {
+		if m.cfg.Mode != KeyrangeNonmonotone {
 			buf = append(buf, krAction{Kind: krCopy, Chunk: uint8(n)}) // in key order
 		} else {
 			for i := 0; i < m.cfg.Chunks; i++ {
@@ -186,7 +186,7 @@ func (m keyrange) ahead(s *krState, k model.Key) bool { return uint8(k) >= s.Upt
 // readAt is where a copy reads: the consumer's position, or under frozen the
 // snapshot taken at the first copy.
 func (m keyrange) readAt(c *model.Capture) model.Coord {
-	if m.cfg.Mode == Frozen && c.Plan.N > 0 {
+	if m.cfg.Mode == KeyrangeFrozen && c.Plan.N > 0 {
 		return c.Plan.Units[0].Lo
 	}
 	return c.Pos
@@ -260,7 +260,7 @@ func (m keyrange) Describe(s krState, a krAction) string {
 			}
 		}
 		d := fmt.Sprintf("copy %s at coordinate %d", strings.Join(rows, ", "), m.readAt(c))
-		if m.cfg.Mode == Frozen && c.Plan.N > 0 {
+		if m.cfg.Mode == KeyrangeFrozen && c.Plan.N > 0 {
 			d += fmt.Sprintf(" (the snapshot; the consumer is at %d)", c.Pos)
 		}
 		d += fmt.Sprintf("; cursor → %v", model.Key(t.Upto-1))
@@ -333,11 +333,11 @@ func (m keyrange) Properties() []explore.Property[krState, krAction] {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[krState, krAction](invariants.Contract, func(s krState) string { return invariants.CheckContract(&s.Cap, n) }),
-		invariants.StepProp[krState, krAction](MonotoneCursor, checkMonotoneCursor),
-		invariants.Prop[krState, krAction](FreshRefresh, checkFreshRefresh),
+		invariants.StepProp[krState, krAction](KeyrangeMonotoneCursor, checkMonotoneCursor),
+		invariants.Prop[krState, krAction](KeyrangeFreshRefresh, checkFreshRefresh),
 		{Name: "discarded-change-copied", Cite: "§6.5 key-range gating", Kind: explore.Sometimes, Check: discardedChangeCopied},
 		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s krState) string {
-			return copyDecides(&s.Cap, n, true)
+			return copiedRowDecides(&s.Cap, n, true)
 		}},
 	}
 }
@@ -384,11 +384,11 @@ func discardedChangeCopied(s krState) string {
 	return ""
 }
 
-// copyDecides (non-vacuity for every capture): at the frontier some key
+// copiedRowDecides (non-vacuity for every capture): at the frontier some key
 // replays to a present value no emitted log event carried — none for it in
 // (from, Pos], from being s0 or, when gated, the later of s0 and its unit's
 // high edge. Without its copied rows the run would leave the key absent.
-func copyDecides(c *model.Capture, units int, gated bool) string {
+func copiedRowDecides(c *model.Capture, units int, gated bool) string {
 	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
 		return ""
 	}

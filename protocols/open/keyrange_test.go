@@ -11,13 +11,14 @@ import (
 	"github.com/cutcheck/cutcheck/invariants"
 	"github.com/cutcheck/cutcheck/model"
 	"github.com/cutcheck/cutcheck/protocols"
+	"github.com/cutcheck/cutcheck/specs"
 )
 
 // ---- helpers shared by the open disciplines' tests ----
 
-// run explores m on two workers, checking only the named properties, or
+// kvRun explores m on two workers, checking only the named properties, or
 // when none is named every property, the opt-in no-duplicate-delivery too.
-func run[S, A any](t *testing.T, m explore.Model[S, A], only ...string) *explore.Result[S, A] {
+func kvRun[S, A any](t *testing.T, m explore.Model[S, A], only ...string) *explore.Result[S, A] {
 	t.Helper()
 	o := explore.Options{Workers: 2, Only: only}
 	if len(only) == 0 {
@@ -30,8 +31,8 @@ func run[S, A any](t *testing.T, m explore.Model[S, A], only ...string) *explore
 	return r
 }
 
-// steps renders a violation's trace in the model's words, one line a step.
-func steps[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) []string {
+// kvSteps renders a violation's trace in the model's words, one line a step.
+func kvSteps[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) []string {
 	var out []string
 	for i := 1; i < len(v.Trace); i++ {
 		out = append(out, m.Describe(v.Trace[i-1].State, v.Trace[i].Action))
@@ -39,22 +40,22 @@ func steps[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) []string
 	return out
 }
 
-// mustFail checks that r failed prop and returns the violation.
-func mustFail[S, A any](t *testing.T, m explore.Model[S, A], r *explore.Result[S, A], prop string) *explore.Violation[S, A] {
+// kvFail checks that r failed prop and returns the violation.
+func kvFail[S, A any](t *testing.T, m explore.Model[S, A], r *explore.Result[S, A], prop string) *explore.Violation[S, A] {
 	t.Helper()
 	if r.Verdict != explore.Violated || r.Violation.Property != prop {
-		t.Fatalf("verdict %v (%s), want %s violated", r.Verdict, violated(m, r), prop)
+		t.Fatalf("verdict %v (%s), want %s violated", r.Verdict, kvViolated(m, r), prop)
 	}
-	t.Logf("%s: %s\n  %s", prop, r.Violation.Reason, strings.Join(steps(m, r.Violation), "\n  "))
+	t.Logf("%s: %s\n  %s", prop, r.Violation.Reason, strings.Join(kvSteps(m, r.Violation), "\n  "))
 	return r.Violation
 }
 
-// mustPass checks a passing run whose every sometimes-property is reached
+// kvPass checks a passing run whose every sometimes-property is reached
 // and every kind of action taken.
-func mustPass[S, A any](t *testing.T, m explore.Model[S, A], r *explore.Result[S, A]) {
+func kvPass[S, A any](t *testing.T, m explore.Model[S, A], r *explore.Result[S, A]) {
 	t.Helper()
 	if r.Verdict != explore.Pass {
-		t.Fatalf("verdict %v: %s", r.Verdict, violated(m, r))
+		t.Fatalf("verdict %v: %s", r.Verdict, kvViolated(m, r))
 	}
 	if len(r.Sometimes) == 0 {
 		t.Fatal("no sometimes-properties")
@@ -71,20 +72,54 @@ func mustPass[S, A any](t *testing.T, m explore.Model[S, A], r *explore.Result[S
 	}
 }
 
-// violated renders r's violation, if any: property, reason and steps.
-func violated[S, A any](m explore.Model[S, A], r *explore.Result[S, A]) string {
+// kvViolated renders r's violation, if any: property, reason and steps.
+func kvViolated[S, A any](m explore.Model[S, A], r *explore.Result[S, A]) string {
 	if r.Violation == nil {
 		return "no violation"
 	}
-	return fmt.Sprintf("%s: %s\n  %s", r.Violation.Property, r.Violation.Reason, strings.Join(steps(m, r.Violation), "\n  "))
+	return fmt.Sprintf("%s: %s\n  %s", r.Violation.Property, r.Violation.Reason, strings.Join(kvSteps(m, r.Violation), "\n  "))
 }
 
-// bfCount is what a brute-force search found.
-type bfCount struct{ distinct, generated, depth int }
+// kvReached reports whether the named sometimes-property was reached.
+func kvReached(rs []explore.Reach, name string) bool {
+	return slices.ContainsFunc(rs, func(r explore.Reach) bool { return r.Name == name && r.Reached })
+}
 
-// bfSearch is a plain breadth-first search with a map of state keys.
-func bfSearch[S any](inits []S, key func(S) string, next func(S) []S) bfCount {
-	var r bfCount
+// kvSpecs runs every quick embedded spec of the protocol (its broken modes)
+// and checks each verdict; the passing specs, a few seconds each, are for
+// cutcheck run and reproduce.
+func kvSpecs(t *testing.T, protocol string, want int) {
+	all, err := specs.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range all {
+		if s.Protocol != protocol || !s.Quick {
+			continue
+		}
+		n++
+		t.Run(s.Name, func(t *testing.T) {
+			o, err := specs.Run(context.Background(), s, explore.Options{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.OK {
+				t.Errorf("%s: %s", s.Name, o.Why)
+			}
+		})
+	}
+	if n != want {
+		t.Errorf("%d quick specs of %s, want %d", n, protocol, want)
+	}
+}
+
+// kvCount is what a brute-force search found.
+type kvCount struct{ distinct, generated, depth int }
+
+// kvSearch is a plain breadth-first search with a map of state keys.
+func kvSearch[S any](inits []S, key func(S) string, next func(S) []S) kvCount {
+	var r kvCount
 	seen := map[string]bool{}
 	var level []S
 	for _, s := range inits {
@@ -114,12 +149,12 @@ func bfSearch[S any](inits []S, key func(S) string, next func(S) []S) bfCount {
 	return r
 }
 
-// bfRow is a committed row: key, value (0 = ⊥), transaction label and, for
+// kvRow is a committed row: key, value (0 = ⊥), transaction label and, for
 // version-max, the version it carries.
-type bfRow struct{ key, val, txn, ver int }
+type kvRow struct{ key, val, txn, ver int }
 
-// bfSigma is key k's value after the first n rows over the base store.
-func bfSigma(base []int, log []bfRow, n, k int) int {
+// kvSigma is key k's value after the first n rows over the base store.
+func kvSigma(base []int, log []kvRow, n, k int) int {
 	v := base[k]
 	for _, e := range log[:n] {
 		if e.key == k {
@@ -129,21 +164,21 @@ func bfSigma(base []int, log []bfRow, n, k int) int {
 	return v
 }
 
-// bfTxns is every transaction of 1..room rows on distinct keys, in every
+// kvTxns is every transaction of 1..room rows on distinct keys, in every
 // order, each row giving its key a value other than its current one.
-func bfTxns(base []int, log []bfRow, values, room int) [][]bfRow {
-	var out [][]bfRow
-	var rec func(t []bfRow, used int)
-	rec = func(t []bfRow, used int) {
+func kvTxns(base []int, log []kvRow, values, room int) [][]kvRow {
+	var out [][]kvRow
+	var rec func(t []kvRow, used int)
+	rec = func(t []kvRow, used int) {
 		for k := range base {
 			if used&(1<<k) != 0 {
 				continue
 			}
 			for v := 0; v <= values; v++ {
-				if v == bfSigma(base, log, len(log), k) {
+				if v == kvSigma(base, log, len(log), k) {
 					continue
 				}
-				t2 := append(slices.Clone(t), bfRow{key: k, val: v})
+				t2 := append(slices.Clone(t), kvRow{key: k, val: v})
 				out = append(out, t2)
 				if len(t2) < room {
 					rec(t2, used|1<<k)
@@ -157,8 +192,8 @@ func bfTxns(base []int, log []bfRow, values, room int) [][]bfRow {
 	return out
 }
 
-// bfStores is every base store over keys and values, or the empty one.
-func bfStores(keys, values int, any bool) [][]int {
+// kvStores is every base store over keys and values, or the empty one.
+func kvStores(keys, values int, any bool) [][]int {
 	out := [][]int{make([]int, keys)}
 	for k := 0; any && k < keys; k++ {
 		var next [][]int
@@ -174,8 +209,8 @@ func bfStores(keys, values int, any bool) [][]int {
 	return out
 }
 
-// bfCommit appends rows as the next transaction, each with version ver.
-func bfCommit(log []bfRow, rows []bfRow, ver int) []bfRow {
+// kvCommit appends rows as the next transaction, each with version ver.
+func kvCommit(log []kvRow, rows []kvRow, ver int) []kvRow {
 	label := 1
 	if len(log) > 0 {
 		label = log[len(log)-1].txn + 1
@@ -197,14 +232,14 @@ func krModel(cfg protocols.Config) keyrange { return keyrange{cfg} }
 // (an ahead-of-cursor change discarded and then supplied by the copy).
 func TestKeyrangeAdvancingPasses(t *testing.T) {
 	for _, cfg := range []protocols.Config{
-		{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1, Mode: Advancing, InitialAny: true},
-		{Keys: 3, Values: 1, Events: 3, Chunks: 2, Txn: 2, Mode: Advancing},
+		{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1, Mode: KeyrangeAdvancing, InitialAny: true},
+		{Keys: 3, Values: 1, Events: 3, Chunks: 2, Txn: 2, Mode: KeyrangeAdvancing},
 	} {
 		t.Run(cfg.String(), func(t *testing.T) {
 			m := krModel(cfg)
-			r := run(t, m)
-			mustPass(t, m, r)
-			if !reached(r.Sometimes, "discarded-change-copied") {
+			r := kvRun(t, m)
+			kvPass(t, m, r)
+			if !kvReached(r.Sometimes, "discarded-change-copied") {
 				t.Error("no discarded change was supplied by a later copy")
 			}
 		})
@@ -216,8 +251,8 @@ func TestKeyrangeAdvancingPasses(t *testing.T) {
 // shortest lost update: k1's change is discarded while k1 is ahead of the
 // cursor, then k1 is copied from the snapshot taken before it.
 func TestKeyrangeFrozenLosesUpdate(t *testing.T) {
-	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: Frozen})
-	v := mustFail(t, m, run(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
+	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: KeyrangeFrozen})
+	v := kvFail(t, m, kvRun(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
 	if len(v.Trace)-1 != 4 {
 		t.Errorf("%d steps, want 4", len(v.Trace)-1)
 	}
@@ -232,19 +267,19 @@ func TestKeyrangeFrozenLosesUpdate(t *testing.T) {
 		t.Errorf("reason %q does not name k1", v.Reason)
 	}
 	// The discard comes before k1's copy, which reads the older snapshot.
-	ss := steps(m, v)
+	ss := kvSteps(m, v)
 	discard := slices.IndexFunc(ss, func(s string) bool { return strings.HasPrefix(s, "discard k1 := 1 at position 1") })
 	copyK1 := slices.IndexFunc(ss, func(s string) bool { return strings.HasPrefix(s, "copy k1 = ⊥ at coordinate 0 (the snapshot") })
 	if discard < 0 || copyK1 < discard {
 		t.Errorf("steps %q: want k1's event discarded, then k1 copied from the snapshot", ss)
 	}
 	// The obligation's second part fails on the same run, at the copy.
-	r := run(t, m, FreshRefresh.Name)
-	if v := mustFail(t, m, r, FreshRefresh.Name); len(v.Trace)-1 != 4 {
+	r := kvRun(t, m, KeyrangeFreshRefresh.Name)
+	if v := kvFail(t, m, r, KeyrangeFreshRefresh.Name); len(v.Trace)-1 != 4 {
 		t.Errorf("fresh-refresh: %d steps, want 4", len(v.Trace)-1)
 	}
 	// The first part holds: the frozen capture's cursor is monotone.
-	if r := run(t, m, MonotoneCursor.Name); r.Verdict != explore.Pass {
+	if r := kvRun(t, m, KeyrangeMonotoneCursor.Name); r.Verdict != explore.Pass {
 		t.Errorf("monotone-cursor: %v", r.Verdict)
 	}
 }
@@ -253,17 +288,17 @@ func TestKeyrangeFrozenLosesUpdate(t *testing.T) {
 // range is copied first, the cursor moves back to k0, and k1's later change
 // is discarded with no copy left to supply it.
 func TestKeyrangeNonmonotoneLosesUpdate(t *testing.T) {
-	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: Nonmonotone})
-	v := mustFail(t, m, run(t, m, MonotoneCursor.Name), MonotoneCursor.Name)
-	if got := steps(m, v); !slices.Equal(got, []string{
+	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: KeyrangeNonmonotone})
+	v := kvFail(t, m, kvRun(t, m, KeyrangeMonotoneCursor.Name), KeyrangeMonotoneCursor.Name)
+	if got := kvSteps(m, v); !slices.Equal(got, []string{
 		"copy k1 = ⊥ at coordinate 0; cursor → k1",
 		"copy k0 = ⊥ at coordinate 0; cursor → k0 (back from k1)",
 	}) {
 		t.Errorf("monotone-cursor trace %q", got)
 	}
 
-	v = mustFail(t, m, run(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
-	ss := steps(m, v)
+	v = kvFail(t, m, kvRun(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
+	ss := kvSteps(m, v)
 	back := slices.IndexFunc(ss, func(s string) bool { return strings.HasSuffix(s, "cursor → k0 (back from k1)") })
 	discard := slices.IndexFunc(ss, func(s string) bool { return strings.HasPrefix(s, "discard k1 := 1") })
 	if len(ss) != 4 || back < 0 || discard < back {
@@ -277,7 +312,7 @@ func TestKeyrangeNonmonotoneLosesUpdate(t *testing.T) {
 
 // Reference: §6.5 — each broken mode's full verdict (every invariant, the
 // opt-in one too): the first invariant its shortest counterexample breaks,
-// and how many steps that takes. Nonmonotone re-delivers too: a key below
+// and how many steps that takes. KeyrangeNonmonotone re-delivers too: a key below
 // the moved cursor has its event applied before its own range is copied at
 // the same position.
 func TestKeyrangeModeVerdicts(t *testing.T) {
@@ -285,19 +320,22 @@ func TestKeyrangeModeVerdicts(t *testing.T) {
 		mode, first string
 		steps       int
 	}{
-		{Frozen, invariants.FinalReplay.Name, 4},
-		{Nonmonotone, MonotoneCursor.Name, 2},
+		{KeyrangeFrozen, invariants.FinalReplay.Name, 4},
+		{KeyrangeNonmonotone, KeyrangeMonotoneCursor.Name, 2},
 	} {
 		m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: tt.mode})
-		if v := mustFail(t, m, run(t, m), tt.first); len(v.Trace)-1 != tt.steps {
+		if v := kvFail(t, m, kvRun(t, m), tt.first); len(v.Trace)-1 != tt.steps {
 			t.Errorf("%s: %d steps, want %d", tt.mode, len(v.Trace)-1, tt.steps)
 		}
 	}
-	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: Nonmonotone})
-	mustFail(t, m, run(t, m, invariants.NoDuplicate.Name), invariants.NoDuplicate.Name)
+	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: KeyrangeNonmonotone})
+	kvFail(t, m, kvRun(t, m, invariants.NoDuplicate.Name), invariants.NoDuplicate.Name)
 }
 
-// Reference: §6.5 — exact counts from an independent enumerator (bfKeyrange).
+// Reference: §6.5 — the spec files of the broken modes give their verdicts.
+func TestKeyrangeSpecs(t *testing.T) { kvSpecs(t, "keyrange", 2) }
+
+// Reference: §6.5 — exact counts from an independent enumerator (krEnumerate).
 //
 // By hand at K=1 V=1 E=1 C=1 (advancing): x = k0 := 1 and the one copy C.
 // S0 {}; commit → S1 [x]; copy → S2 (C at 0 reads ⊥). From S1: copy → S3
@@ -311,13 +349,13 @@ func TestKeyrangeCounts(t *testing.T) {
 		distinct, generated, depth int
 		holds                      string // an invariant that holds in the mode, checked while counting
 	}{
-		{protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: Advancing}, 9, 9, 3, invariants.FinalReplay.Name},
-		{protocols.Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, Mode: Advancing, InitialAny: true}, 7155, 8946, 6, invariants.FinalReplay.Name},
-		{protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: Frozen}, 151, 198, 6, MonotoneCursor.Name},
-		{protocols.Config{Keys: 3, Values: 1, Events: 2, Chunks: 3, Txn: 1, Mode: Nonmonotone}, 2527, 3291, 7, invariants.Monotonic.Name},
+		{protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: KeyrangeAdvancing}, 9, 9, 3, invariants.FinalReplay.Name},
+		{protocols.Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, Mode: KeyrangeAdvancing, InitialAny: true}, 7155, 8946, 6, invariants.FinalReplay.Name},
+		{protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: KeyrangeFrozen}, 151, 198, 6, KeyrangeMonotoneCursor.Name},
+		{protocols.Config{Keys: 3, Values: 1, Events: 2, Chunks: 3, Txn: 1, Mode: KeyrangeNonmonotone}, 2527, 3291, 7, invariants.Monotonic.Name},
 	} {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
-			bf := bfKeyrange(tt.cfg)
+			bf := krEnumerate(tt.cfg)
 			if bf.distinct != tt.distinct || bf.generated != tt.generated || bf.depth != tt.depth {
 				t.Errorf("enumerator: %+v, want %d distinct, %d generated, depth %d", bf, tt.distinct, tt.generated, tt.depth)
 			}
@@ -329,36 +367,36 @@ func TestKeyrangeCounts(t *testing.T) {
 			if r.Verdict != explore.Pass {
 				t.Errorf("%s: %v", tt.holds, r.Verdict)
 			}
-			if got := (bfCount{int(r.Stats.Distinct), int(r.Stats.Generated), r.Stats.Depth}); got != bf {
+			if got := (kvCount{int(r.Stats.Distinct), int(r.Stats.Generated), r.Stats.Depth}); got != bf {
 				t.Errorf("engine %+v, enumerator %+v", got, bf)
 			}
 		})
 	}
 }
 
-// bfKR is a key-range gating state in the enumerator's own terms.
-type bfKR struct {
+// krBF is a key-range gating state in the enumerator's own terms.
+type krBF struct {
 	base      []int
-	log       []bfRow
+	log       []kvRow
 	pos, s0   int
-	copies    []bfCopy // in visit order
-	cursor    int      // -1: nothing copied
-	out, tag  []int    // the sink: value and tag of each key's last entry
+	copies    []krBFCopy // in visit order
+	cursor    int        // -1: nothing copied
+	out, tag  []int      // the sink: value and tag of each key's last entry
 	dup       []bool
 	readAt    []int
 	discarded []int // position of each key's last discarded event
 }
 
-type bfCopy struct {
+type krBFCopy struct {
 	chunk, at int   // range, and the consumer's position when the cursor moved
 	vals      []int // values read, per key of the range
 }
 
-func (s bfKR) key() string {
+func (s krBF) key() string {
 	return fmt.Sprint(s.base, s.log, s.pos, s.s0, s.copies, s.cursor, s.out, s.tag, s.dup, s.readAt, s.discarded)
 }
 
-func (s bfKR) clone() bfKR {
+func (s krBF) clone() krBF {
 	t := s
 	t.copies = slices.Clone(s.copies)
 	t.out, t.tag, t.dup = slices.Clone(s.out), slices.Clone(s.tag), slices.Clone(s.dup)
@@ -367,44 +405,44 @@ func (s bfKR) clone() bfKR {
 }
 
 // emit is one entry reaching the sink.
-func (s *bfKR) emit(k, v, tag int) {
+func (s *krBF) emit(k, v, tag int) {
 	s.dup[k] = s.dup[k] || tag != 0 && tag == s.tag[k]
 	s.out[k], s.tag[k] = v, tag
 }
 
-// bfKeyrange enumerates key-range gating from §6.5's words: the source
+// krEnumerate enumerates key-range gating from §6.5's words: the source
 // commits at any time; the copier takes the ranges (in key order, or any
 // order when nonmonotone), reading each at the consumer's position (frozen:
 // at the first copy's) and moving the cursor to the range's last key; the
 // consumer applies an event at or below the cursor and discards it above;
 // before the first copy its start may move on.
-func bfKeyrange(cfg protocols.Config) bfCount {
+func krEnumerate(cfg protocols.Config) kvCount {
 	K, C := cfg.Keys, cfg.Chunks
-	var inits []bfKR
-	for _, b := range bfStores(K, cfg.Values, cfg.InitialAny) {
-		inits = append(inits, bfKR{base: b, cursor: -1, out: make([]int, K), tag: make([]int, K), dup: make([]bool, K),
+	var inits []krBF
+	for _, b := range kvStores(K, cfg.Values, cfg.InitialAny) {
+		inits = append(inits, krBF{base: b, cursor: -1, out: make([]int, K), tag: make([]int, K), dup: make([]bool, K),
 			readAt: make([]int, K), discarded: make([]int, K)})
 	}
-	return bfSearch(inits, bfKR.key, func(s bfKR) []bfKR {
-		var out []bfKR
-		for _, rows := range bfTxns(s.base, s.log, cfg.Values, min(cfg.Txn, cfg.Events-len(s.log))) {
+	return kvSearch(inits, krBF.key, func(s krBF) []krBF {
+		var out []krBF
+		for _, rows := range kvTxns(s.base, s.log, cfg.Values, min(cfg.Txn, cfg.Events-len(s.log))) {
 			t := s.clone()
-			t.log = bfCommit(t.log, rows, 0)
+			t.log = kvCommit(t.log, rows, 0)
 			out = append(out, t)
 		}
 		for i := 0; i < C; i++ {
-			done := slices.ContainsFunc(s.copies, func(c bfCopy) bool { return c.chunk == i })
-			if done || cfg.Mode != Nonmonotone && i != len(s.copies) {
+			done := slices.ContainsFunc(s.copies, func(c krBFCopy) bool { return c.chunk == i })
+			if done || cfg.Mode != KeyrangeNonmonotone && i != len(s.copies) {
 				continue
 			}
 			t := s.clone()
 			at := t.pos
-			if cfg.Mode == Frozen && len(t.copies) > 0 {
+			if cfg.Mode == KeyrangeFrozen && len(t.copies) > 0 {
 				at = t.copies[0].at
 			}
-			c := bfCopy{chunk: i, at: t.pos}
+			c := krBFCopy{chunk: i, at: t.pos}
 			for k := i * K / C; k < (i+1)*K/C; k++ {
-				v := bfSigma(t.base, t.log, at, k)
+				v := kvSigma(t.base, t.log, at, k)
 				c.vals = append(c.vals, v)
 				t.readAt[k] = at
 				if v != 0 {

@@ -44,9 +44,9 @@ import (
 
 // The version-max modes.
 const (
-	Engine      = "engine"
-	Client      = "client"
-	NoTombstone = "no-tombstone"
+	VersionmaxEngine      = "engine"
+	VersionmaxClient      = "client"
+	VersionmaxNoTombstone = "no-tombstone"
 )
 
 // baseVersion is the version of a base-store row, older than every commit.
@@ -57,14 +57,14 @@ func init() {
 		Name:     "versionmax",
 		Doc:      "version-max: refresh entries and events applied in any order, the sink keeps each key's entry of maximal version",
 		Cite:     "§6.5 (open)",
-		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: Engine},
+		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: VersionmaxEngine},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
-			Txn: protocols.MaxTxn, Modes: []string{Engine, Client, NoTombstone}},
+			Txn: protocols.MaxTxn, Modes: []string{VersionmaxEngine, VersionmaxClient, VersionmaxNoTombstone}},
 	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] { return versionmax{cfg} }))
 }
 
-// VersionOrder is version-max's obligation (§6.5).
-var VersionOrder = invariants.Invariant{Name: "version-order", Cite: "§6.5 version-max (open)",
+// VersionmaxOrder is version-max's obligation (§6.5).
+var VersionmaxOrder = invariants.Invariant{Name: "version-order", Cite: "§6.5 version-max (open)",
 	Doc:  "the version order agrees with commit order on every pair of entries for the same key",
 	Kind: explore.Always, Class: invariants.Claim}
 
@@ -129,7 +129,7 @@ func (m versionmax) Init() []vmState {
 func (m versionmax) Actions(s vmState, buf []vmAction) []vmAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
-		if m.cfg.Mode == Client {
+		if m.cfg.Mode == VersionmaxClient {
 			for v := 2; v <= m.cfg.Events+1; v++ { // any of the engine's values
 				buf = append(buf, vmAction{Kind: vmCommit, Txn: t, Ver: uint8(v)})
 			}
@@ -225,7 +225,7 @@ func (m versionmax) rowVersion(s *vmState, at model.Coord, k model.Key) uint8 {
 // leaves a tombstone carrying its version; without tombstones it removes the
 // row and every trace of its version.
 func (m versionmax) apply(s *vmState, k model.Key, v model.Value, ver uint8, tag model.Coord, copied bool) {
-	if v == model.Absent && m.cfg.Mode == NoTombstone && !copied {
+	if v == model.Absent && m.cfg.Mode == VersionmaxNoTombstone && !copied {
 		s.Cap.Emit(k, v, tag)
 		s.SinkVer[k] = 0
 		return
@@ -279,7 +279,7 @@ func (m versionmax) Describe(s vmState, a vmAction) string {
 	switch a.Kind {
 	case vmCommit:
 		who := "version"
-		if m.cfg.Mode == Client {
+		if m.cfg.Mode == VersionmaxClient {
 			who = "client timestamp"
 		}
 		return fmt.Sprintf("%s, %s %d", protocols.DescribeCommit(&c.Log, a.Txn), who, a.Ver)
@@ -383,12 +383,12 @@ func (m versionmax) Properties() []explore.Property[vmState, vmAction] {
 		invariants.StepProp[vmState, vmAction](invariants.Monotonic, func(s vmState, _ vmAction, t vmState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[vmState, vmAction](VersionOrder, checkVersionOrder),
+		invariants.Prop[vmState, vmAction](VersionmaxOrder, checkVersionOrder),
 		rejected("stale-copy-rejected", "a copied row reached the sink after a newer event for its key and was rejected", rejectedCopy),
 		rejected("tombstone-rejects-stale-copy", "a copied row reached the sink after its key's delete and the tombstone rejected it", rejectedByTomb),
 		rejected("stale-event-rejected", "an event reached the sink after a newer copied row for its key and was rejected", rejectedEvent),
 		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s vmState) string {
-			return copyDecides(&s.Cap, n, false)
+			return copiedRowDecides(&s.Cap, n, false)
 		}},
 	}
 }

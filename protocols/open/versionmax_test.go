@@ -21,15 +21,15 @@ func vmModel(cfg protocols.Config) versionmax { return versionmax{cfg} }
 // event, after a newer delete, and an event after a newer copied row.
 func TestVersionmaxEnginePasses(t *testing.T) {
 	for _, cfg := range []protocols.Config{
-		{Keys: 1, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: Engine, InitialAny: true},
-		{Keys: 2, Values: 1, Events: 3, Chunks: 2, Txn: 2, Mode: Engine},
+		{Keys: 1, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: VersionmaxEngine, InitialAny: true},
+		{Keys: 2, Values: 1, Events: 3, Chunks: 2, Txn: 2, Mode: VersionmaxEngine},
 	} {
 		t.Run(cfg.String(), func(t *testing.T) {
 			m := vmModel(cfg)
-			r := run(t, m)
-			mustPass(t, m, r)
+			r := kvRun(t, m)
+			kvPass(t, m, r)
 			for _, name := range []string{"stale-copy-rejected", "tombstone-rejects-stale-copy", "stale-event-rejected"} {
-				if !reached(r.Sometimes, name) {
+				if !kvReached(r.Sometimes, name) {
 					t.Errorf("%s not reached", name)
 				}
 			}
@@ -42,8 +42,8 @@ func TestVersionmaxEnginePasses(t *testing.T) {
 // not increase with commit order; the sink keeps the first, the source holds
 // the second.
 func TestVersionmaxClientKeepsOverwrittenValue(t *testing.T) {
-	m := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: Client})
-	v := mustFail(t, m, run(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
+	m := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: VersionmaxClient})
+	v := kvFail(t, m, kvRun(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
 	if len(v.Trace)-1 != 5 {
 		t.Errorf("%d steps, want 5", len(v.Trace)-1)
 	}
@@ -55,12 +55,12 @@ func TestVersionmaxClientKeepsOverwrittenValue(t *testing.T) {
 	if last.Cap.Out.Val[0] != l.Ev[0].Img || l.Sigma(2, 0) != l.Ev[1].Img {
 		t.Errorf("sink k0 = %v, source %v: want the first write kept over the second", last.Cap.Out.Val[0], l.Sigma(2, 0))
 	}
-	ss := steps(m, v)
+	ss := kvSteps(m, v)
 	if !strings.HasPrefix(ss[len(ss)-1], "consume k0 := ") || !strings.Contains(ss[len(ss)-1], "at position 2: rejected") {
 		t.Errorf("last step %q: want the second write rejected", ss[len(ss)-1])
 	}
 	// The obligation fails as soon as the second write is committed.
-	v = mustFail(t, m, run(t, m, VersionOrder.Name), VersionOrder.Name)
+	v = kvFail(t, m, kvRun(t, m, VersionmaxOrder.Name), VersionmaxOrder.Name)
 	if len(v.Trace)-1 != 2 || !strings.HasPrefix(v.Reason, "key k0: the event at 2 has version") {
 		t.Errorf("version-order: %d steps, %q", len(v.Trace)-1, v.Reason)
 	}
@@ -71,8 +71,8 @@ func TestVersionmaxClientKeepsOverwrittenValue(t *testing.T) {
 // before its delete reaches the sink after the delete and is accepted: the
 // deleted row is resurrected, although the versions agree with commit order.
 func TestVersionmaxNoTombstoneResurrects(t *testing.T) {
-	m := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: NoTombstone})
-	v := mustFail(t, m, run(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
+	m := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: VersionmaxNoTombstone})
+	v := kvFail(t, m, kvRun(t, m, invariants.FinalReplay.Name), invariants.FinalReplay.Name)
 	want := []string{
 		"source commits k0 := 1 at position 1, version 2",
 		"read k0 = 1 (v2) at coordinate 1; the present rows are in flight to the sink",
@@ -81,7 +81,7 @@ func TestVersionmaxNoTombstoneResurrects(t *testing.T) {
 		"consume k0 := ⊥ (v3) at position 2: row removed, no tombstone (was k0=1 (v2))",
 		"copied k0 = 1 (v2, read at 1) reaches the sink: accepted over nothing",
 	}
-	if got := steps(m, v); !slices.Equal(got, want) {
+	if got := kvSteps(m, v); !slices.Equal(got, want) {
 		t.Errorf("trace\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 	last := v.Trace[len(v.Trace)-1].State
@@ -89,22 +89,18 @@ func TestVersionmaxNoTombstoneResurrects(t *testing.T) {
 		t.Errorf("sink k0 = %v, source %v: want the resurrected 1 against ⊥", last.Cap.Out.Val[0], last.Cap.Log.Sigma(2, 0))
 	}
 	// The version half of the obligation holds: the tombstone is the other half.
-	if r := run(t, m, VersionOrder.Name); r.Verdict != explore.Pass {
+	if r := kvRun(t, m, VersionmaxOrder.Name); r.Verdict != explore.Pass {
 		t.Errorf("version-order: %v", r.Verdict)
 	}
 	// With tombstones the same history is repaired: the stale row is rejected.
-	e := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: Engine})
-	if r := run(t, e); r.Verdict != explore.Pass || !reached(r.Sometimes, "tombstone-rejects-stale-copy") {
-		t.Errorf("engine: %v, tombstone race reached: %v", r.Verdict, reached(r.Sometimes, "tombstone-rejects-stale-copy"))
+	e := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: VersionmaxEngine})
+	if r := kvRun(t, e); r.Verdict != explore.Pass || !kvReached(r.Sometimes, "tombstone-rejects-stale-copy") {
+		t.Errorf("engine: %v, tombstone race reached: %v", r.Verdict, kvReached(r.Sometimes, "tombstone-rejects-stale-copy"))
 	}
 }
 
-func reached(rs []explore.Reach, name string) bool {
-	return slices.ContainsFunc(rs, func(r explore.Reach) bool { return r.Name == name && r.Reached })
-}
-
 // Reference: §6.5 — each broken mode's full verdict: the first invariant
-// its shortest counterexample breaks. Client breaks the obligation at once;
+// its shortest counterexample breaks. VersionmaxClient breaks the obligation at once;
 // no-tombstone's resurrection, in the same step as the final failure, takes the sink's tag back (the stale row
 // reflects position 1 after the delete at 2), a transient regression.
 func TestVersionmaxModeVerdicts(t *testing.T) {
@@ -112,22 +108,25 @@ func TestVersionmaxModeVerdicts(t *testing.T) {
 		mode, first string
 		steps       int
 	}{
-		{Client, VersionOrder.Name, 2},
-		{NoTombstone, invariants.FinalReplay.Name, 6},
+		{VersionmaxClient, VersionmaxOrder.Name, 2},
+		{VersionmaxNoTombstone, invariants.FinalReplay.Name, 6},
 	} {
 		m := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: tt.mode})
-		if v := mustFail(t, m, run(t, m), tt.first); len(v.Trace)-1 != tt.steps {
+		if v := kvFail(t, m, kvRun(t, m), tt.first); len(v.Trace)-1 != tt.steps {
 			t.Errorf("%s: %d steps, want %d", tt.mode, len(v.Trace)-1, tt.steps)
 		}
 	}
-	m := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: NoTombstone})
-	if v := mustFail(t, m, run(t, m, invariants.Monotonic.Name), invariants.Monotonic.Name); len(v.Trace)-1 != 6 {
+	m := vmModel(protocols.Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: VersionmaxNoTombstone})
+	if v := kvFail(t, m, kvRun(t, m, invariants.Monotonic.Name), invariants.Monotonic.Name); len(v.Trace)-1 != 6 {
 		t.Errorf("no-tombstone per-key-monotonicity: %d steps, want 6", len(v.Trace)-1)
 	}
 }
 
+// Reference: §6.5 — the spec files of the broken modes give their verdicts.
+func TestVersionmaxSpecs(t *testing.T) { kvSpecs(t, "versionmax", 2) }
+
 // Reference: §6.5 — exact counts from an independent enumerator
-// (bfVersionmax).
+// (vmEnumerate).
 //
 // By hand at K=1 V=1 E=1 C=1 (engine): x = k0 := 1 (v2), one read R.
 // S0 {}; commit → S1 [x]; R → S2 (reads ⊥ at 0, closes). S1: R → S3 (1@1 in
@@ -143,13 +142,13 @@ func TestVersionmaxCounts(t *testing.T) {
 		distinct, generated, depth int
 		holds                      string // an invariant that holds in the mode, checked while counting
 	}{
-		{protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: Engine}, 14, 16, 4, invariants.FinalReplay.Name},
-		{protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, Mode: Engine, InitialAny: true}, 2384, 4018, 8, invariants.FinalReplay.Name},
-		{protocols.Config{Keys: 1, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: Client}, 602, 883, 6, invariants.NoDuplicate.Name},
-		{protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: NoTombstone}, 202, 307, 7, VersionOrder.Name},
+		{protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: VersionmaxEngine}, 14, 16, 4, invariants.FinalReplay.Name},
+		{protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, Mode: VersionmaxEngine, InitialAny: true}, 2384, 4018, 8, invariants.FinalReplay.Name},
+		{protocols.Config{Keys: 1, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: VersionmaxClient}, 602, 883, 6, invariants.NoDuplicate.Name},
+		{protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: VersionmaxNoTombstone}, 202, 307, 7, VersionmaxOrder.Name},
 	} {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
-			bf := bfVersionmax(tt.cfg)
+			bf := vmEnumerate(tt.cfg)
 			if bf.distinct != tt.distinct || bf.generated != tt.generated || bf.depth != tt.depth {
 				t.Errorf("enumerator: %+v, want %d distinct, %d generated, depth %d", bf, tt.distinct, tt.generated, tt.depth)
 			}
@@ -160,37 +159,37 @@ func TestVersionmaxCounts(t *testing.T) {
 			if r.Verdict != explore.Pass {
 				t.Errorf("%s: %v", tt.holds, r.Verdict)
 			}
-			if got := (bfCount{int(r.Stats.Distinct), int(r.Stats.Generated), r.Stats.Depth}); got != bf {
+			if got := (kvCount{int(r.Stats.Distinct), int(r.Stats.Generated), r.Stats.Depth}); got != bf {
 				t.Errorf("engine %+v, enumerator %+v", got, bf)
 			}
 		})
 	}
 }
 
-// bfVM is a version-max state in the enumerator's own terms.
-type bfVM struct {
+// vmBF is a version-max state in the enumerator's own terms.
+type vmBF struct {
 	base              []int
-	log               []bfRow
+	log               []kvRow
 	pos, s0           int
-	reads             []bfRead // ranges read so far, in key order
-	flight            []bool   // a copied row on its way to the sink
-	out, tag, ver     []int    // the sink: value, tag and version per key (version 0: nothing held)
+	reads             []vmBFRead // ranges read so far, in key order
+	flight            []bool     // a copied row on its way to the sink
+	out, tag, ver     []int      // the sink: value, tag and version per key (version 0: nothing held)
 	dup               []bool
 	readAt            []int
 	rejected          string // what the last step's entry met at the sink
 	engine, tombstone bool
 }
 
-type bfRead struct {
+type vmBFRead struct {
 	at   int
 	vals []int
 }
 
-func (s bfVM) key() string {
+func (s vmBF) key() string {
 	return fmt.Sprint(s.base, s.log, s.pos, s.s0, s.reads, s.flight, s.out, s.tag, s.ver, s.dup, s.readAt, s.rejected)
 }
 
-func (s bfVM) clone() bfVM {
+func (s vmBF) clone() vmBF {
 	t := s
 	t.reads, t.flight = slices.Clone(s.reads), slices.Clone(s.flight)
 	t.out, t.tag, t.ver, t.dup, t.readAt = slices.Clone(s.out), slices.Clone(s.tag), slices.Clone(s.ver), slices.Clone(s.dup), slices.Clone(s.readAt)
@@ -200,7 +199,7 @@ func (s bfVM) clone() bfVM {
 
 // rowVer is the version of k's row after the first n rows: its last
 // write's, or 1 for a base row.
-func (s bfVM) rowVer(n, k int) int {
+func (s vmBF) rowVer(n, k int) int {
 	v := 1
 	for _, e := range s.log[:n] {
 		if e.key == k {
@@ -212,7 +211,7 @@ func (s bfVM) rowVer(n, k int) int {
 
 // offer hands the sink an entry: kept if its version is the larger one; a
 // delete without tombstones clears the key outright.
-func (s *bfVM) offer(k, val, tag, ver int, copied bool) {
+func (s *vmBF) offer(k, val, tag, ver int, copied bool) {
 	switch {
 	case !copied && val == 0 && !s.tombstone:
 		s.dup[k] = s.dup[k] || tag != 0 && tag == s.tag[k]
@@ -229,28 +228,28 @@ func (s *bfVM) offer(k, val, tag, ver int, copied bool) {
 	}
 }
 
-// bfVersionmax enumerates version-max from §6.5's words: the source commits
+// vmEnumerate enumerates version-max from §6.5's words: the source commits
 // with a version (the commit's sequence number + 1, or under client any of
 // 2..E+1); the ranges are read in order at the end of the log, each present
 // row then in flight; rows arrive and the consumer applies the log, in any
 // interleaving, the sink keeping the larger version; the consumer's start
 // may move on while it lies before every read.
-func bfVersionmax(cfg protocols.Config) bfCount {
+func vmEnumerate(cfg protocols.Config) kvCount {
 	K, C := cfg.Keys, cfg.Chunks
-	var inits []bfVM
-	for _, b := range bfStores(K, cfg.Values, cfg.InitialAny) {
-		inits = append(inits, bfVM{base: b, flight: make([]bool, K), out: make([]int, K), tag: make([]int, K), ver: make([]int, K),
-			dup: make([]bool, K), readAt: make([]int, K), tombstone: cfg.Mode != NoTombstone})
+	var inits []vmBF
+	for _, b := range kvStores(K, cfg.Values, cfg.InitialAny) {
+		inits = append(inits, vmBF{base: b, flight: make([]bool, K), out: make([]int, K), tag: make([]int, K), ver: make([]int, K),
+			dup: make([]bool, K), readAt: make([]int, K), tombstone: cfg.Mode != VersionmaxNoTombstone})
 	}
-	return bfSearch(inits, bfVM.key, func(s bfVM) []bfVM {
-		var out []bfVM
-		for _, rows := range bfTxns(s.base, s.log, cfg.Values, min(cfg.Txn, cfg.Events-len(s.log))) {
+	return kvSearch(inits, vmBF.key, func(s vmBF) []vmBF {
+		var out []vmBF
+		for _, rows := range kvTxns(s.base, s.log, cfg.Values, min(cfg.Txn, cfg.Events-len(s.log))) {
 			label := 1
 			if len(s.log) > 0 {
 				label = s.log[len(s.log)-1].txn + 1
 			}
 			vers := []int{label + 1}
-			if cfg.Mode == Client {
+			if cfg.Mode == VersionmaxClient {
 				vers = nil
 				for v := 2; v <= cfg.Events+1; v++ {
 					vers = append(vers, v)
@@ -258,15 +257,15 @@ func bfVersionmax(cfg protocols.Config) bfCount {
 			}
 			for _, v := range vers {
 				t := s.clone()
-				t.log = bfCommit(t.log, rows, v)
+				t.log = kvCommit(t.log, rows, v)
 				out = append(out, t)
 			}
 		}
 		if i := len(s.reads); i < C {
 			t := s.clone()
-			r := bfRead{at: len(t.log)}
+			r := vmBFRead{at: len(t.log)}
 			for k := i * K / C; k < (i+1)*K/C; k++ {
-				v := bfSigma(t.base, t.log, r.at, k)
+				v := kvSigma(t.base, t.log, r.at, k)
 				r.vals = append(r.vals, v)
 				t.readAt[k] = r.at
 				t.flight[k] = v != 0
@@ -278,7 +277,7 @@ func bfVersionmax(cfg protocols.Config) bfCount {
 			if s.flight[k] {
 				t := s.clone()
 				t.flight[k] = false
-				t.offer(k, bfSigma(t.base, t.log, t.readAt[k], k), t.readAt[k], t.rowVer(t.readAt[k], k), true)
+				t.offer(k, kvSigma(t.base, t.log, t.readAt[k], k), t.readAt[k], t.rowVer(t.readAt[k], k), true)
 				out = append(out, t)
 			}
 		}
@@ -288,7 +287,7 @@ func bfVersionmax(cfg protocols.Config) bfCount {
 			t.pos++
 			t.offer(e.key, e.val, t.pos, e.ver, false)
 			out = append(out, t)
-			if s.pos == s.s0 && !slices.ContainsFunc(s.reads, func(r bfRead) bool { return r.at <= s.pos }) {
+			if s.pos == s.s0 && !slices.ContainsFunc(s.reads, func(r vmBFRead) bool { return r.at <= s.pos }) {
 				t := s.clone()
 				t.pos++
 				t.s0++
