@@ -26,8 +26,8 @@ package open
 //   - advancing (default): each copy reads at the consumer's current
 //     position, the simplest advancing view: nothing discarded is newer than
 //     the read. (A read later than Pos would also be fresh, but the consumer
-//     would then re-apply events the read already reflects, a transient
-//     regression that is no part of the discipline's claim.)
+//     would then re-apply events the read already reflects: a transient
+//     regression this model leaves out.)
 //   - frozen: every copy reads the one snapshot taken when copying began (at
 //     the consumer's position then); an ahead-of-cursor change discarded
 //     after it is lost, with nothing left to repair it.
@@ -276,7 +276,7 @@ func (m keyrange) Describe(s krState, a krAction) string {
 		}
 		return fmt.Sprintf("apply %v := %v at position %d (at or below the cursor%s)", e.Key, e.Img, p, m.cursorString(&s))
 	case krStartLater:
-		return fmt.Sprintf("consumer's start moves past position %d: s0 = %d, the log up to it is not retained", c.Pos+1, c.Pos+1)
+		return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", c.Pos+1, protocols.EventString(&c.Log, c.Pos+1), c.Pos+1)
 	}
 	return "?"
 }

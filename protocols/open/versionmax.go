@@ -25,12 +25,12 @@ package open
 // with the point bracket [r, r] at its read coordinate r, closed once its
 // last entry has reached the sink.
 //
-// Modes: engine (default: the version is the commit's sequence number, in
-// commit order); client (each transaction carries a client-chosen timestamp,
+// Modes: engine (default: the version is the commit's sequence number plus
+// one, in commit order, shared by its rows); client (each transaction carries a client-chosen timestamp,
 // any of the engine's values, so it may disagree with commit order);
 // no-tombstone (engine versions, but a delete removes the row and its
-// version from the sink, which then accepts a stale copied row: a
-// resurrection).
+// version from the sink, whatever it held, and the sink then accepts a
+// stale copied row: a resurrection).
 
 import (
 	"fmt"
@@ -309,7 +309,7 @@ func (m versionmax) Describe(s vmState, a vmAction) string {
 		e := c.Log.At(p)
 		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], p, m.verdict(&s, &t, e.Key))
 	case vmStartLater:
-		return fmt.Sprintf("consumer's start moves past position %d: s0 = %d, the log up to it is not retained", c.Pos+1, c.Pos+1)
+		return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", c.Pos+1, protocols.EventString(&c.Log, c.Pos+1), c.Pos+1)
 	}
 	return "?"
 }
