@@ -122,6 +122,13 @@ func TestVersionmaxModeVerdicts(t *testing.T) {
 	}
 }
 
+// The state codec is exact: the queue holds states as bytes.
+func TestVersionmaxEncodeDecode(t *testing.T) {
+	for _, mode := range []string{VersionmaxClient, VersionmaxNoTombstone} {
+		kvRoundTrip(t, vmModel(protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, Mode: mode, InitialAny: true}))
+	}
+}
+
 // Reference: §6.5 — the spec files of the broken modes give their verdicts.
 func TestVersionmaxSpecs(t *testing.T) { kvSpecs(t, "versionmax", 2) }
 
