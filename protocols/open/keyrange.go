@@ -129,13 +129,14 @@ func (m keyrange) Init() []krState {
 }
 
 // Actions: the source's commits, the copy steps the visit order allows, then
-// the consumer's steps.
+// the consumer's steps. The copy waits for the consumer to finish a
+// transaction it is inside: a read sees whole transactions (§3.3).
 func (m keyrange) Actions(s krState, buf []krAction) []krAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, krAction{Kind: krCommit, Txn: t})
 	}
-	if n := int(s.Cap.Plan.N); n < m.cfg.Chunks {
+	if n := int(s.Cap.Plan.N); n < m.cfg.Chunks && s.Cap.Log.Boundary(s.Cap.Pos) {
 		if m.cfg.Mode != KeyrangeNonmonotone {
 			buf = append(buf, krAction{Kind: krCopy, Chunk: uint8(n)}) // in key order
 		} else {
@@ -318,8 +319,8 @@ func (m keyrange) View(s krState) any {
 }
 
 // Properties: the shared invariants (the units are point splices at the
-// cursor's moves, so frontier replay, the closed-unit cut, monotonicity and
-// the contract all apply), the two parts of the obligation, and the races
+// cursor's moves, so frontier replay, the closed-unit cut, monotonicity,
+// committed reads and the contract all apply), the two parts of the obligation, and the races
 // that show them non-vacuous.
 func (m keyrange) Properties() []explore.Property[krState, krAction] {
 	n := m.cfg.Chunks
@@ -332,6 +333,7 @@ func (m keyrange) Properties() []explore.Property[krState, krAction] {
 		invariants.StepProp[krState, krAction](invariants.Monotonic, func(s krState, _ krAction, t krState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
+		invariants.Prop[krState, krAction](invariants.CommittedOnly, func(s krState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
 		invariants.Prop[krState, krAction](invariants.Contract, func(s krState) string { return invariants.CheckContract(&s.Cap, n) }),
 		invariants.StepProp[krState, krAction](KeyrangeMonotoneCursor, checkMonotoneCursor),
 		invariants.Prop[krState, krAction](KeyrangeFreshRefresh, checkFreshRefresh),

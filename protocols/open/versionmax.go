@@ -367,8 +367,8 @@ func (m versionmax) View(s vmState) any {
 	return v
 }
 
-// Properties: final and frontier replay, monotonicity, the obligation, and
-// the races. Not attached: the closed-unit cut (a copy carries absence by
+// Properties: final and frontier replay, monotonicity, committed reads, the
+// obligation, and the races. Not attached: the closed-unit cut (a copy carries absence by
 // omission, so a key deleted before its read shows its older row until the
 // consumer reaches the delete: the sink is exact only from the read on, which
 // frontier replay checks) and the contract (point brackets at the reads make
@@ -383,6 +383,7 @@ func (m versionmax) Properties() []explore.Property[vmState, vmAction] {
 		invariants.StepProp[vmState, vmAction](invariants.Monotonic, func(s vmState, _ vmAction, t vmState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
+		invariants.Prop[vmState, vmAction](invariants.CommittedOnly, func(s vmState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
 		invariants.Prop[vmState, vmAction](VersionmaxOrder, checkVersionOrder),
 		rejected("stale-copy-rejected", "a copied row reached the sink after a newer event for its key and was rejected", rejectedCopy),
 		rejected("tombstone-rejects-stale-copy", "a copied row reached the sink after its key's delete and the tombstone rejected it", rejectedByTomb),
