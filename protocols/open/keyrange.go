@@ -193,8 +193,9 @@ func (m keyrange) readAt(c *model.Capture) model.Coord {
 	return c.Pos
 }
 
-// copyRange reads range i, upserts its present rows (tagged with the read
-// coordinate, the prefix they reflect), records the unit and moves the cursor.
+// copyRange reads range i, upserts its present rows, records the unit and
+// moves the cursor. The rows are the unit's close block, tagged with its
+// high edge Pos, where the range is handed over to the log.
 func (m keyrange) copyRange(s krState, i int) krState {
 	d, at := m.chunk(i), m.readAt(&s.Cap)
 	u := model.Unit{Domain: d, Lo: s.Cap.Pos, Hi: s.Cap.Pos, Read: d}
@@ -207,7 +208,7 @@ func (m keyrange) copyRange(s krState, i int) krState {
 		u.Refresh[k] = s.Cap.Log.Sigma(at, k)
 		s.Cap.ReadAt[k] = at
 		if u.Refresh[k] != model.Absent {
-			s.Cap.Emit(k, u.Refresh[k], at)
+			s.Cap.Emit(k, u.Refresh[k], u.Hi)
 		}
 	}
 	s.Cap.Closed |= 1 << s.Cap.Plan.Add(u)
@@ -339,7 +340,7 @@ func (m keyrange) Properties() []explore.Property[krState, krAction] {
 		invariants.Prop[krState, krAction](KeyrangeFreshRefresh, checkFreshRefresh),
 		{Name: "discarded-change-copied", Cite: "§6.5 key-range gating", Kind: explore.Sometimes, Check: discardedChangeCopied},
 		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s krState) string {
-			return copiedRowDecides(&s.Cap, n, true)
+			return copyDecidesFrontier(&s.Cap, n, true)
 		}},
 	}
 }
@@ -386,11 +387,11 @@ func discardedChangeCopied(s krState) string {
 	return ""
 }
 
-// copiedRowDecides (non-vacuity for every capture): at the frontier some key
+// copyDecidesFrontier (non-vacuity for every capture): at the frontier some key
 // replays to a present value no emitted log event carried — none for it in
 // (from, Pos], from being s0 or, when gated, the later of s0 and its unit's
 // high edge. Without its copied rows the run would leave the key absent.
-func copiedRowDecides(c *model.Capture, units int, gated bool) string {
+func copyDecidesFrontier(c *model.Capture, units int, gated bool) string {
 	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
 		return ""
 	}

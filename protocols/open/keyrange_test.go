@@ -530,7 +530,7 @@ func krEnumerate(cfg protocols.Config) kvCount {
 				c.vals = append(c.vals, v)
 				t.readAt[k] = at
 				if v != 0 {
-					t.emit(k, v, at)
+					t.emit(k, v, t.pos)
 				}
 				t.cursor = k
 			}
