@@ -598,7 +598,7 @@ func (m parallel) Properties() []explore.Property[parallelState, parallelAction]
 		sometimes("absent-read-inserted-in-window", "Def. 6.3, Thm 4", m.absentReadInserted),
 		sometimes("delete-races-read", "Def. 6.3, Lemma 6.2", m.deleteRacesRead),
 		sometimes("stale-read-corrected", "Lemma 6.2, Example 4.1", m.staleReadCorrected),
-		sometimes("copy-decides-frontier", "Thm 1, Thm 4, S-OBS", func(c *model.Capture) string { return copyDecides(c, n, true) }),
+		sometimes("copy-decides-frontier", "Thm 1, Thm 4, S-OBS", func(c *model.Capture) string { return CopyDecides(c, n, true) }),
 		sometimes("live-event-withheld", "Def. 6.4 clause (a)", func(c *model.Capture) string { return m.liveWithheld(c, false) }),
 		sometimes("pre-low-event-withheld", "Prop 3, §7.5 A-handoff", func(c *model.Capture) string { return m.liveWithheld(c, true) }),
 	}

@@ -340,7 +340,7 @@ func (m keyrange) Properties() []explore.Property[krState, krAction] {
 		invariants.Prop[krState, krAction](KeyrangeFreshRefresh, checkFreshRefresh),
 		{Name: "discarded-change-copied", Cite: "§6.5 key-range gating", Kind: explore.Sometimes, Check: discardedChangeCopied},
 		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s krState) string {
-			return copyDecidesFrontier(&s.Cap, n, true)
+			return protocols.CopyDecides(&s.Cap, n, true)
 		}},
 	}
 }
@@ -382,29 +382,6 @@ func discardedChangeCopied(s krState) string {
 			if e := c.Log.At(d); e.Img != model.Absent && u.Refresh[k] == e.Img && c.Out.Tag[k] == c.ReadAt[k] && c.Out.Val[k] == e.Img {
 				return fmt.Sprintf("%v := %v discarded at %d; the copy at %d supplied it", k, e.Img, d, c.ReadAt[k])
 			}
-		}
-	}
-	return ""
-}
-
-// copyDecidesFrontier (non-vacuity for every capture): at the frontier some key
-// replays to a present value no emitted log event carried — none for it in
-// (from, Pos], from being s0 or, when gated, the later of s0 and its unit's
-// high edge. Without its copied rows the run would leave the key absent.
-func copyDecidesFrontier(c *model.Capture, units int, gated bool) string {
-	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
-		return ""
-	}
-	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
-		if c.Out.Val[k] == model.Absent {
-			continue
-		}
-		from := c.Start
-		if i := c.Plan.Owner(k); gated && i >= 0 {
-			from = max(from, c.Plan.Units[i].Hi)
-		}
-		if !c.Log.Touches(k, model.Window{Lo: from, Hi: c.Pos}) {
-			return fmt.Sprintf("%v=%v at %d comes only from a copied row (no event for it emitted from %d on)", k, c.Out.Val[k], c.Pos, from)
 		}
 	}
 	return ""

@@ -546,7 +546,7 @@ func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 		prop(RereadTerminates, m.checkTerminates),
 		sometimes("reread-clean", "§6.5 (open)", m.rereadClean),
 		sometimes("delta-folded-onto-known-row", "§6.5 (open), S-IMG", m.deltaFolded),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *rereadState) string { return copiedRowDecides(&s.Cap, m.units(s)) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *rereadState) string { return protocols.CopyDecides(&s.Cap, m.units(s), false) }),
 	}
 }
 

@@ -368,7 +368,7 @@ func (m *rewind) Properties() []explore.Property[rewindState, rewindAction] {
 		invariants.Prop[rewindState, rewindAction](RewindReconstructs, m.checkReconstructs),
 		sometimes("rolled-back-across-own-key", "§6.5 (open)", m.rolledBackAcrossOwnKey),
 		sometimes("deleted-row-restored", "§6.5 (open), §1.2", m.deletedRowRestored),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s rewindState) string { return copiedRowDecides(&s.Cap, units) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s rewindState) string { return protocols.CopyDecides(&s.Cap, units, false) }),
 	}
 }
 
@@ -419,22 +419,6 @@ func (m *rewind) deletedRowRestored(s rewindState) string {
 			if u.Read.Has(k) && c.Log.Sigma(c.ReadAt[k], k) == model.Absent && u.Refresh[k] != model.Absent {
 				return fmt.Sprintf("chunk %d: %v read ⊥ at r = %d, restored to %v at lo = %d", i+1, k, c.ReadAt[k], u.Refresh[k], u.Lo)
 			}
-		}
-	}
-	return ""
-}
-
-// copiedRowDecides: once every unit has closed and the consumer has reached the
-// latest high edge, some key replays present although no event of it was
-// emitted after s0 — the sink holds it only through a copy, so the run
-// checked the copy and not just the log (Thm 1 needs both).
-func copiedRowDecides(c *model.Capture, units int) string {
-	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
-		return ""
-	}
-	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
-		if c.Out.Val[k] != model.Absent && !c.Log.Touches(k, model.Window{Lo: c.Start, Hi: c.Pos}) {
-			return fmt.Sprintf("%v=%v at %d comes only from a copied row (no event for it after s0 = %d)", k, c.Out.Val[k], c.Pos, c.Start)
 		}
 	}
 	return ""

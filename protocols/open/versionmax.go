@@ -389,7 +389,7 @@ func (m versionmax) Properties() []explore.Property[vmState, vmAction] {
 		rejected("tombstone-rejects-stale-copy", "a copied row reached the sink after its key's delete and the tombstone rejected it", rejectedByTomb),
 		rejected("stale-event-rejected", "an event reached the sink after a newer copied row for its key and was rejected", rejectedEvent),
 		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s vmState) string {
-			return copyDecidesFrontier(&s.Cap, n, false)
+			return protocols.CopyDecides(&s.Cap, n, false)
 		}},
 	}
 }
