@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -151,6 +152,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "shard %v: exploring the states whose key it owns, and the undetermined ones\n", opts.Shard)
 	}
 	rep, err := p.Check(ctx, cfg, opts)
+	if errors.Is(err, explore.ErrNoSymmetry) {
+		return usageErr(stderr, "check", "--symmetry: %s declares no symmetry; run it without --symmetry", p.Name)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
 		return exitError
