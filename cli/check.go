@@ -132,6 +132,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if opts.Shard, err = o.shard.parse(); err != nil {
 			return usageErr(stderr, "check", "%v", err)
 		}
+		if opts.Symmetry {
+			return usageErr(stderr, "check", "--symmetry and --shard cannot be combined (a shard key is of concrete states)")
+		}
 		what += onlyString(o.only)
 	}
 	if err := o.sim.apply(fs, &opts); err != nil {

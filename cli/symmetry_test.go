@@ -47,6 +47,18 @@ func TestCheckSymmetryAskedOfModelWithout(t *testing.T) {
 	}
 }
 
+// --symmetry with --shard is a usage error: shards split concrete states.
+func TestSymmetryNotSharded(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "classic", "--symmetry", "--shard", "0/2", "--shard-dir", t.TempDir()},
+		{"run", "--symmetry", "--shard", "0/2", "--shard-dir", t.TempDir(), "../specs/classic-1.json"},
+	} {
+		if code, _, stderr := runCLI(args...); code != exitUsage || !strings.Contains(stderr, "--symmetry and --shard cannot be combined") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
 var stepsOnce sync.Once
 
 // registerSteps registers a three-state protocol with no symmetry.

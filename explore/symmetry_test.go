@@ -162,3 +162,25 @@ func TestSymmetryAskedOfModelWithout(t *testing.T) {
 type tapeKey struct{}
 
 func (tapeKey) ShardKey(s tokensState, _ int) (uint64, bool) { return uint64(s[0]), true }
+
+// A checkpoint made with the symmetry is refused without it, and one made
+// without it is refused with it: they count different things.
+func TestSymmetryCheckpoint(t *testing.T) {
+	m := Machine[tokensState, int](tokens{})
+	for _, made := range []bool{true, false} {
+		dir := t.TempDir()
+		if r := run(t, m, Options{Checkpoint: dir, MaxDepth: 2, Symmetry: made}); r.Verdict != Incomplete {
+			t.Fatal(r.Verdict)
+		}
+		if _, err := Run(context.Background(), m, Options{Checkpoint: dir, Symmetry: !made}); err == nil {
+			t.Errorf("a checkpoint made with symmetry %v was resumed with %v", made, !made)
+		}
+		r := run(t, m, Options{Checkpoint: dir, Symmetry: made})
+		mustPass(t, r)
+		if made {
+			checkStats(t, r.Stats, 20, 10, 6, 2)
+		} else {
+			checkStats(t, r.Stats, 54, 27, 6, 7)
+		}
+	}
+}
