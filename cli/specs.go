@@ -63,6 +63,9 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 		if len(list) != 1 {
 			return usageErr(stderr, "run", "--shard runs one spec file, got %d", len(list))
 		}
+		if opts.Symmetry {
+			return usageErr(stderr, "run", "--symmetry and --shard cannot be combined (a shard key is of concrete states)")
+		}
 		return runSpecShard(list[0], opts, &o.shard, stdout, stderr)
 	}
 	ctx, stop := interrupted()
