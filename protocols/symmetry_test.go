@@ -136,7 +136,7 @@ func TestSymmetryOrbits(t *testing.T) {
 			checkOrbits(t, cfg, symCase[readonlyState, readonlyAction]{newReadonly(cfg).(*readonly), readonlyRename})
 		})
 		t.Run("parallel "+cfg.String(), func(t *testing.T) {
-			checkOrbits(t, cfg, symCase[parallelState, parallelAction]{parallel{cfg}, parallelRename})
+			checkOrbits(t, cfg, symCase[parallelState, parallelAction]{newParallel(cfg, ParallelParts{}), parallelRename})
 		})
 		cfg1 := cfg
 		cfg1.Chunks, cfg1.Mode = 1, DumpTrusted
@@ -209,7 +209,7 @@ func TestSymmetryEquivariant(t *testing.T) {
 					case "readonly":
 						checkEquivariant(t, cfg, symCase[readonlyState, readonlyAction]{newReadonly(cfg).(*readonly), readonlyRename})
 					case "parallel":
-						checkEquivariant(t, cfg, symCase[parallelState, parallelAction]{parallel{cfg}, parallelRename})
+						checkEquivariant(t, cfg, symCase[parallelState, parallelAction]{newParallel(cfg, ParallelParts{}), parallelRename})
 					case "dump":
 						checkEquivariant(t, cfg, symCase[dumpState, dumpAction]{newDump(cfg), dumpRename})
 					case "composite":
