@@ -118,13 +118,13 @@ type ClassicParts struct {
 	ReleaseAtHighWrite bool
 }
 
-// withFault resolves the nil parts to the published choices and maps the
-// faults that are choices of a part onto it.
+// withFault maps the faults that are choices of a part onto it.
 func (p ClassicParts) withFault(f Fault) ClassicParts {
-	if p.Window == nil {
-		p.Window = (*model.Unit).Window
+	w := p.Window
+	if w == nil {
+		w = (*model.Unit).Window
 	}
-	switch w := p.Window; f {
+	switch f {
 	case LowEdgeOffByOne: // (lo+1, hi]: the first in-window event is missed
 		p.Window = func(u *model.Unit) model.Window { x := w(u); x.Lo++; return x }
 	case HighEdgeOffByOne: // (lo, hi-1), i.e. (lo, hi-2]: the last in-window event, at hi-1, is missed
@@ -137,7 +137,7 @@ func (p ClassicParts) withFault(f Fault) ClassicParts {
 
 type classic struct {
 	cfg   Config
-	parts ClassicParts // resolved: no nil part
+	parts ClassicParts
 }
 
 func (p ClassicParts) model(cfg Config) explore.Model[classicState, classicAction] {
@@ -348,7 +348,7 @@ func (m *classic) consumeAt(s classicState, p model.Coord) classicState {
 		}
 		return m.close(s, i, p)
 	}
-	if i := m.openUnit(&s); i >= 0 && m.parts.Window(&s.Cap.Plan.Units[i]).Contains(p) && s.Buf.Has(e.Key) {
+	if i := m.openUnit(&s); i >= 0 && m.window(&s.Cap.Plan.Units[i]).Contains(p) && s.Buf.Has(e.Key) {
 		if m.cfg.Fault != NoDiscard {
 			s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 		}
@@ -379,6 +379,17 @@ func (m *classic) openUnit(s *classicState) int {
 		return -1
 	}
 	return i
+}
+
+// window is the window the consumer tests u's events against: the Window
+// part, (lo, hi] when it is nil. The part gets a copy of the unit, so the
+// state never leaves the stack.
+func (m *classic) window(u *model.Unit) model.Window {
+	if m.parts.Window == nil {
+		return u.Window()
+	}
+	c := *u
+	return m.parts.Window(&c)
 }
 
 // Done: every chunk closed, the consumer at the end of the log, the source
@@ -477,7 +488,7 @@ func (m *classic) describeConsume(s, t *classicState) string {
 			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
 		case s.Buf.Has(e.Key):
 			d += fmt.Sprintf(" (buffered %v kept)", e.Key)
-		case m.parts.Window(&s.Cap.Plan.Units[i]).Contains(p):
+		case m.window(&s.Cap.Plan.Units[i]).Contains(p):
 			d += " in window"
 		}
 	}

@@ -290,8 +290,9 @@ func (m *composite) Actions(s compositeState, buf []compositeAction) []composite
 		}
 	}
 	if m.parts.Onset != nil && s.Onset == 0 && c.AllClosed(m.cfg.Chunks) && c.Pos >= c.Plan.LatestHigh() {
+		cp := *c // the part gets a copy, so the state never leaves the stack
 		for at := model.Coord(0); at <= c.Pos; at++ {
-			if m.parts.Onset(c, at) {
+			if m.parts.Onset(&cp, at) {
 				buf = append(buf, compositeAction{Kind: compClaim, At: at})
 			}
 		}

@@ -133,12 +133,8 @@ type DumpParts struct {
 	Claim func(u *model.Unit) model.Coord
 }
 
-// withFault resolves the nil parts to the published choices and maps the
-// faults that are choices of a part onto it.
+// withFault maps the faults that are choices of a part onto it.
 func (p DumpParts) withFault(f Fault) DumpParts {
-	if p.Claim == nil {
-		p.Claim = func(u *model.Unit) model.Coord { return u.Hi }
-	}
 	switch f {
 	case FalseRecoveryPoint:
 		p.RecordRAfterView = true
@@ -151,7 +147,7 @@ func (p DumpParts) withFault(f Fault) DumpParts {
 // dump is the model under one Config.
 type dump struct {
 	cfg       Config
-	parts     DumpParts // resolved: no nil part
+	parts     DumpParts
 	uncertain bool
 	kinds     []dumpKind     // the kinds this configuration can take, for coverage
 	kindIndex [dumpKinds]int // kind → index in kinds
@@ -407,6 +403,17 @@ func (m *dump) consume(s dumpState) dumpState {
 	return s
 }
 
+// claim is the coordinate the trajectory is claimed from once u has closed:
+// the Claim part, u's high edge when it is nil. The part gets a copy of the
+// unit, so the state never leaves the stack.
+func (m *dump) claim(u *model.Unit) model.Coord {
+	if m.parts.Claim == nil {
+		return u.Hi
+	}
+	c := *u
+	return m.parts.Claim(&c)
+}
+
 // Done: the unit has closed, the consumer is at the log's end and the source
 // has committed all E events.
 func (m *dump) Done(s dumpState) bool {
@@ -600,7 +607,7 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 			if s.Phase != dumpRecorded {
 				return ""
 			}
-			return invariants.CheckTrajectory(&s.Cap, 1, m.parts.Claim(&s.Cap.Plan.Units[0]))
+			return invariants.CheckTrajectory(&s.Cap, 1, m.claim(&s.Cap.Plan.Units[0]))
 		}),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return copyDecides(&s.Cap, 1, false) }),
 	)

@@ -139,7 +139,9 @@ type ReadonlyParts struct {
 	// ConsumeDuringRead lets the consumer take window events while the
 	// chunk's keys are still being read. As published it takes only events
 	// before the window then (A-discard's serialized lifecycle), so every
-	// window event meets the complete buffer.
+	// window event meets the complete buffer; running on, a window event met
+	// before its key's read cannot discard it, and a stale read of a deleted
+	// row is released over the delete.
 	ConsumeDuringRead bool
 }
 
@@ -147,19 +149,13 @@ type ReadonlyParts struct {
 // boundary in [lo, now] (A-read).
 func PublishedRead(l *model.Log, lo, c model.Coord) bool { return c >= lo && l.Boundary(c) }
 
-// withFault resolves the nil parts to the published choices and maps the
-// faults that are choices of a part onto it.
+// withFault maps the faults that are choices of a part onto it.
 func (p ReadonlyParts) withFault(f Fault) ReadonlyParts {
-	if p.Read == nil {
-		p.Read = PublishedRead
+	sample := p.Sample
+	if sample == nil {
+		sample = (*model.Log).Len
 	}
-	if p.Sample == nil {
-		p.Sample = (*model.Log).Len
-	}
-	if p.Member == nil {
-		p.Member = func(t uint8, low, high model.TxnSet) bool { return !low.Has(t) && high.Has(t) }
-	}
-	switch sample := p.Sample; f {
+	switch f {
 	case InteriorExecutedSet:
 		// The sample is taken as G(c-1) when the last transaction has two
 		// rows or more: c-1 lies inside that committed transaction. As a set
@@ -181,7 +177,33 @@ func (p ReadonlyParts) withFault(f Fault) ReadonlyParts {
 
 type readonly struct {
 	cfg   Config
-	parts ReadonlyParts // resolved: no nil part
+	parts ReadonlyParts
+}
+
+// The parts as the model calls them: a nil part is the published choice, and
+// a part gets a copy of what it reads, so the state never leaves the stack.
+
+func (m *readonly) mayRead(l *model.Log, lo, c model.Coord) bool {
+	if m.parts.Read == nil {
+		return PublishedRead(l, lo, c)
+	}
+	cp := *l
+	return m.parts.Read(&cp, lo, c)
+}
+
+func (m *readonly) sample(l *model.Log) model.Coord {
+	if m.parts.Sample == nil {
+		return l.Len()
+	}
+	cp := *l
+	return m.parts.Sample(&cp)
+}
+
+func (m *readonly) member(t uint8, low, high model.TxnSet) bool {
+	if m.parts.Member == nil {
+		return !low.Has(t) && high.Has(t)
+	}
+	return m.parts.Member(t, low, high)
 }
 
 func (p ReadonlyParts) model(cfg Config) explore.Model[readonlyState, readonlyAction] {
@@ -245,7 +267,7 @@ func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyActi
 		if u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]; u.Read != u.Domain {
 			l := &s.Cap.Log
 			for c := model.Coord(0); c <= l.Len(); c++ {
-				if m.parts.Read(l, u.Lo, c) {
+				if m.mayRead(l, u.Lo, c) {
 					buf = append(buf, readonlyAction{Kind: readonlyReadKey, At: c})
 				}
 			}
@@ -333,7 +355,7 @@ func (m *readonly) domain(i int) model.KeySet {
 func (m *readonly) sampleLow(s readonlyState) readonlyState {
 	i := int(s.Cap.Plan.N)
 	s.Cap.Plan.Add(model.Unit{Domain: m.domain(i), Lo: s.Cap.Log.Len()})
-	s.LowAt[i] = m.parts.Sample(&s.Cap.Log)
+	s.LowAt[i] = m.sample(&s.Cap.Log)
 	s.Phase = readonlyReading
 	return s
 }
@@ -367,7 +389,7 @@ func (m *readonly) readKey(s readonlyState, at model.Coord) readonlyState {
 func (m *readonly) sampleHigh(s readonlyState) readonlyState {
 	i := int(s.Cap.Plan.N) - 1
 	s.Cap.Plan.Units[i].Hi = s.Cap.Log.Len()
-	s.HighAt[i] = m.parts.Sample(&s.Cap.Log)
+	s.HighAt[i] = m.sample(&s.Cap.Log)
 	s.Phase = readonlyHighSampled
 	return s
 }
@@ -385,7 +407,7 @@ func (m *readonly) inWindow(s *readonlyState, p model.Coord) bool {
 	if s.Phase == readonlyHighSampled {
 		high = l.Executed(s.HighAt[i])
 	}
-	return m.parts.Member(l.At(p).Txn, l.Executed(s.LowAt[i]), high)
+	return m.member(l.At(p).Txn, l.Executed(s.LowAt[i]), high)
 }
 
 // consume processes the next event: in the window it discards a buffered row
@@ -506,7 +528,7 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 		}
 		return DescribeCommit(l, a.Txn)
 	case readonlySampleLow:
-		c := m.parts.Sample(l)
+		c := m.sample(l)
 		return fmt.Sprintf("sample low for chunk %d at position %d: G(%d) = %s", i+2, l.Len(), c, txnSetString(l.Executed(c)))
 	case readonlyReadKey:
 		k := nextKey(&s.Cap.Plan.Units[i])
@@ -516,7 +538,7 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 		}
 		return d + ")"
 	case readonlySampleHigh:
-		c := m.parts.Sample(l)
+		c := m.sample(l)
 		return fmt.Sprintf("sample high for chunk %d at position %d: G(%d) = %s", i+1, l.Len(), c, txnSetString(l.Executed(c)))
 	case readonlyConsume:
 		p := s.Cap.Pos + 1
