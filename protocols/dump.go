@@ -310,8 +310,8 @@ func (m *dump) splice(s dumpState) dumpState {
 }
 
 // readView is the read of a dump that records r after its view
-// (RecordRAfterView): consistent at the latent
-// view v, the rows buffered, r not recorded yet (the bracket is provisional).
+// (RecordRAfterView): consistent at the latent view v, the rows buffered, r
+// not recorded yet (the bracket is provisional).
 func (m *dump) readView(s dumpState) dumpState {
 	s = m.view(m.addUnit(s))
 	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
