@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,8 +93,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return usageErr(stderr, "check", "%v", err)
 		}
-		if !m.AppliesTo(p.Name) {
-			return usageErr(stderr, "check", "mutation %s applies to %v, not %s", m.Name(), m.Protocols, p.Name)
+		if !slices.Contains(p.Faults, m.Fault) {
+			return usageErr(stderr, "check", "mutation %s does not apply to %s (it takes: %s)", m.Name(), p.Name, protocols.FaultList(p.Faults))
 		}
 		if m.Mode != "" && fs.Changed("mode") && cfg.Mode != m.Mode {
 			return usageErr(stderr, "check", "mutation %s needs --mode %s", m.Name(), m.Mode)

@@ -310,6 +310,11 @@ func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, quick bo
 	if err := writeFile(filepath.Join(dir, name+".json"), jsonTo(specs.TableJSON(out))); err != nil {
 		return err
 	}
+	if open := specs.OpenMarkdown(out); open != "" && !quick {
+		if err := os.WriteFile(filepath.Join(dir, "open.md"), []byte(note+open), 0o644); err != nil {
+			return err
+		}
+	}
 	if matrix != nil {
 		if err := os.WriteFile(filepath.Join(dir, "kill-matrix.md"), []byte(note+specs.MatrixMarkdown(matrix)), 0o644); err != nil {
 			return err

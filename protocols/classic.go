@@ -550,7 +550,7 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		}),
 		sometimes("buffered-row-discarded", "Def. 6.2", bufferedRowDiscarded),
 		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", survivorEmitted),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(c *model.Capture) string { return copyDecides(c, units, false) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(c *model.Capture) string { return CopyDecides(c, units, false) }),
 		sometimes("absent-read-inserted-in-window", "§3.1, §6.1", absentReadInserted),
 		sometimes("delete-races-read", "§1.2, Thm 2", deleteRacesRead),
 		sometimes("stale-read-corrected", "Example 4.1, Thm 2", staleReadCorrected),

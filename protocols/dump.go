@@ -609,7 +609,7 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 			}
 			return invariants.CheckTrajectory(&s.Cap, 1, m.claim(&s.Cap.Plan.Units[0]))
 		}),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return copyDecides(&s.Cap, 1, false) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return CopyDecides(&s.Cap, 1, false) }),
 	)
 	if !m.uncertain {
 		return append(props,

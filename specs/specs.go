@@ -297,8 +297,8 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 		if err != nil {
 			return cfg, p, &Error{s.Name, "mutation", err.Error()}
 		}
-		if !m.AppliesTo(p.Name) {
-			return cfg, p, &Error{s.Name, "mutation", fmt.Sprintf("%s does not apply to %s (applies to %s)", m.Name(), p.Name, strings.Join(m.Protocols, ", "))}
+		if !slices.Contains(p.Faults, m.Fault) {
+			return cfg, p, &Error{s.Name, "mutation", fmt.Sprintf("%s does not apply to %s (it takes: %s)", m.Name(), p.Name, protocols.FaultList(p.Faults))}
 		}
 		if m.Mode != "" && cfg.Mode != m.Mode {
 			return cfg, p, &Error{s.Name, "mode", fmt.Sprintf("mutation %s needs mode %q", m.Name(), m.Mode)}
