@@ -101,8 +101,9 @@ type ClassicParts struct {
 	// Window is the window a chunk's buffered rows are reconciled against:
 	// Unit.Window() = (lo, hi] as published (Def. 6.2, §2.3 half-open
 	// windows). The consumer tests each data event's position against it
-	// once the chunk's low marker is consumed. Position hi holds the high
-	// marker itself, so the last in-window event is at hi-1.
+	// once the chunk's low marker is consumed and its select has returned.
+	// Position hi holds the high marker itself, so the last in-window event
+	// is at hi-1.
 	Window func(u *model.Unit) model.Window
 	// ConsumeDuringRead lets the consumer run while the chunk is selected,
 	// between the low and the high watermark writes; Fig. 1 pauses log
