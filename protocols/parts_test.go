@@ -2,6 +2,7 @@ package protocols
 
 import (
 	"context"
+	"math/bits"
 	"slices"
 	"strings"
 	"testing"
@@ -116,6 +117,30 @@ func TestReadonlyParts(t *testing.T) {
 	t.Run("zero parts", func(t *testing.T) { zeroParts(t, Readonly(ReadonlyParts{}), cfg) })
 	t.Run("consume during the read is consumer-runs-during-read", func(t *testing.T) {
 		samePart(t, Readonly(ReadonlyParts{ConsumeDuringRead: true}), "readonly", cfg, ConsumerRunsDuringRead, "final-replay")
+	})
+	t.Run("a sample inside a transaction is interior-executed-set", func(t *testing.T) {
+		p := Readonly(ReadonlyParts{Sample: func(l *model.Log) model.Coord {
+			if c := l.Len(); c >= 2 && l.Ev[c-1].Txn == l.Ev[c-2].Txn {
+				return c - 1
+			}
+			return l.Len()
+		}})
+		samePart(t, p, "readonly", cfg, InteriorExecutedSet, "executed-set-membership")
+	})
+	// MariaDB's GTID_BINLOG_POS is one frontier per replication domain
+	// (§7.4, MariaDB bridge): with one domain, "the label lies above the low
+	// frontier and at or below the high one" decides the same window as the
+	// set test of Theorem 7, so the variant explores the same states.
+	t.Run("membership by frontier", func(t *testing.T) {
+		frontier := func(s model.TxnSet) int { return bits.Len64(uint64(s)) - 1 } // the highest label; -1 when empty
+		p := Readonly(ReadonlyParts{Member: func(t uint8, low, high model.TxnSet) bool {
+			return int(t) > frontier(low) && int(t) <= frontier(high)
+		}})
+		reg, _ := Lookup("readonly")
+		got, want := partsCheck(t, p, cfg), partsCheck(t, reg, cfg)
+		if got.Verdict != explore.Pass || got.Stats.Distinct != want.Stats.Distinct {
+			t.Errorf("frontier membership: %s, %d distinct; the set test: %d", got.VerdictName, got.Stats.Distinct, want.Stats.Distinct)
+		}
 	})
 	// A read that may reflect any committed state, before the low sample
 	// too, breaks A-read (O2: a coordinate inside the bracket). The stale
