@@ -4,8 +4,10 @@ import "strings"
 
 // Fault is a documented mistake injected into a protocol or into the claim it
 // makes. The faulty behaviour sits next to the correct one in the protocol's
-// file, behind a test of Config.Fault; package mutations names and documents
-// each one with the invariant it must break.
+// file: a fault that is a choice at one of the protocol's decision points is
+// that choice of its parts (low-edge-off-by-one is a ClassicParts.Window),
+// the others are a test of Config.Fault. Package mutations names and
+// documents each one with the invariant it must break.
 type Fault uint8
 
 const (
