@@ -142,16 +142,35 @@ func (pp ParallelParts) withFault(f Fault) ParallelParts {
 			return w
 		}
 	}
-	if pp.Gate == nil {
-		pp.Gate = PublishedGate
-	}
-	if pp.Window == nil {
-		pp.Window = (*model.Unit).Window
-	}
-	if pp.ReaderStart == nil {
-		pp.ReaderStart = MinHigh
-	}
 	return pp
+}
+
+// The parts are called on copies: a pointer into the state handed to an
+// unknown function would move every state to the heap. A nil part is the
+// published choice, called directly.
+
+func (pp *ParallelParts) gate(plan *model.Plan, owner int, pos model.Coord) bool {
+	if pp.Gate == nil {
+		return PublishedGate(plan, owner, pos)
+	}
+	cp := *plan
+	return pp.Gate(&cp, owner, pos)
+}
+
+func (pp *ParallelParts) window(u *model.Unit) model.Window {
+	if pp.Window == nil {
+		return u.Window()
+	}
+	cp := *u
+	return pp.Window(&cp)
+}
+
+func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
+	if pp.ReaderStart == nil {
+		return MinHigh(plan)
+	}
+	cp := *plan
+	return pp.ReaderStart(&cp)
 }
 
 // Parallel returns the parallel-chunk protocol built from parts, named
@@ -280,7 +299,7 @@ func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelActio
 	}
 	if m.readerExists(&s) && s.Cap.Pos < s.Cap.Log.Len() {
 		buf = append(buf, parallelAction{Kind: parallelConsume})
-		if MayStartLater(&s.Cap, m.parts.ReaderStart(&s.Cap.Plan)) {
+		if MayStartLater(&s.Cap, m.parts.readerStart(&s.Cap.Plan)) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
 		}
 	}
@@ -389,7 +408,7 @@ func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
 // merged is what the chunk emits for k: the last event for k in the
 // backfilled window, else the read — M(k) over (lo, hi] (Def. 6.3).
 func (m parallel) merged(u *model.Unit, l *model.Log, k model.Key) model.Value {
-	if v, _, ok := l.Last(k, m.parts.Window(u)); ok {
+	if v, _, ok := l.Last(k, m.parts.window(u)); ok {
 		return v
 	}
 	return u.Refresh[k]
@@ -409,7 +428,7 @@ func (m parallel) consume(s parallelState) parallelState {
 
 // passes is the live gate for the event at p on key k.
 func (m parallel) passes(c *model.Capture, k model.Key, p model.Coord) bool {
-	return m.parts.Gate(&c.Plan, c.Plan.Owner(k), p)
+	return m.parts.gate(&c.Plan, c.Plan.Owner(k), p)
 }
 
 // nextUnread is the lowest key of the unit not read yet.
@@ -506,9 +525,9 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 		if m.cfg.Fault == CopyDropped {
 			what = "drops merged"
 		}
-		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, m.parts.Window(u), what, strings.Join(out, " "), u.Hi)
+		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, m.parts.window(u), what, strings.Join(out, " "), u.Hi)
 		if t := m.backfillAndEmit(s, i); t.Cap.AllClosed(m.cfg.Chunks) {
-			if h := m.parts.ReaderStart(&t.Cap.Plan); h == 0 {
+			if h := m.parts.readerStart(&t.Cap.Plan); h == 0 {
 				d += "; the live reader starts at s0 = 0 (the minimum high)"
 			} else {
 				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to the minimum high %d", h)
@@ -525,7 +544,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 		}
 		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d high %d, %s", p, e.Key, e.Img, o+1, c.Plan.Units[o].Hi, verdict)
 	case parallelStartLater:
-		return describeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.parts.ReaderStart(&c.Plan))
+		return describeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.parts.readerStart(&c.Plan))
 	}
 	return "?"
 }
