@@ -254,8 +254,8 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 	for _, s := range list {
 		w = max(w, len(s.Name))
 	}
-	row := fmt.Sprintf("%%-%ds  %%11s  %%11s  %%5s  %%-24s  %%-24s  %%9s  %%s\n", w)
-	fmt.Fprintf(stdout, row, "spec", "generated", "distinct", "depth", "verdict", "expected", "time", "")
+	row := fmt.Sprintf("%%-%ds  %%11s  %%11s  %%5s  %%-24s  %%-9s  %%-24s  %%9s  %%s\n", w)
+	fmt.Fprintf(stdout, row, "spec", "generated", "distinct", "depth", "verdict", "class", "expected", "time", "")
 	var out []specs.Outcome
 	for _, s := range list {
 		if ctx.Err() != nil {
@@ -267,7 +267,7 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 			return out, exitError
 		}
 		if ctx.Err() != nil && o.Report.Verdict == explore.Incomplete {
-			fmt.Fprintf(stdout, row, s.Name, "", "", "", "interrupted", s.Expect, o.Elapsed.Round(time.Millisecond).String(), "")
+			fmt.Fprintf(stdout, row, s.Name, "", "", "", "interrupted", "", s.Expect, o.Elapsed.Round(time.Millisecond).String(), "")
 			break
 		}
 		out = append(out, o)
@@ -276,8 +276,12 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 			mark = "MISMATCH: " + o.Why
 		}
 		st := o.Report.Stats
+		class := "—" // what the failure costs, when a property failed
+		if v := o.Report.Violation; v != nil && v.Class != "" {
+			class = v.Class
+		}
 		fmt.Fprintf(stdout, row, s.Name, strconv.FormatUint(st.Generated, 10), strconv.FormatUint(st.Distinct, 10),
-			strconv.Itoa(st.Depth), o.Got, s.Expect, o.Elapsed.Round(time.Millisecond).String(), mark)
+			strconv.Itoa(st.Depth), o.Got, class, s.Expect, o.Elapsed.Round(time.Millisecond).String(), mark)
 	}
 	if len(out) < len(list) {
 		fmt.Fprintf(stderr, "cutcheck: interrupted after %d of %d specs; the rest were skipped\n", len(out), len(list))

@@ -73,8 +73,12 @@ func TableMarkdown(out []Outcome) string {
 		if mut == "" {
 			mut = "—"
 		}
+		verdict := r.Verdict
+		if r.Class != "" {
+			verdict += " (" + r.Class + ")"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %d | %s | %s | %s | %.2fs |\n",
-			r.Spec, r.Protocol, r.Bounds, mut, r.Generated, r.Distinct, r.Depth, r.Verdict, r.Expected, ok, r.Seconds)
+			r.Spec, r.Protocol, r.Bounds, mut, r.Generated, r.Distinct, r.Depth, verdict, r.Expected, ok, r.Seconds)
 	}
 	for _, o := range out {
 		total += o.Elapsed
