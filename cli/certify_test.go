@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const sample = "../../certify/testdata/debezium-customers.jsonl"
+const sample = "../certify/testdata/debezium-customers.jsonl"
 
 // Reference: 003 §8.5: the verdict line and its exit code.
 func TestCertifyCommand(t *testing.T) {
@@ -38,7 +38,7 @@ func TestCertifyCommand(t *testing.T) {
 	if code, out, _ := runCLI("certify", "--scope", "range=1..3", bundle); code != exitOK || !strings.Contains(out, "2 keys present") {
 		t.Errorf("restricted: code %d out %q", code, out)
 	}
-	code, out, _ = runCLI("certify", "--from", "debezium", "--table", "customers", "../../certify/testdata/debezium-customers-stale.jsonl")
+	code, out, _ = runCLI("certify", "--from", "debezium", "--table", "customers", "../certify/testdata/debezium-customers-stale.jsonl")
 	if code != exitViolated || !strings.HasPrefix(out, "Reject: S4 (O2") {
 		t.Errorf("stale: code %d out %q", code, out)
 	}

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,8 +94,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return usageErr(stderr, "check", "%v", err)
 		}
-		if !m.AppliesTo(p.Name) {
-			return usageErr(stderr, "check", "mutation %s applies to %v, not %s", m.Name(), m.Protocols, p.Name)
+		if !slices.Contains(p.Faults, m.Fault) {
+			return usageErr(stderr, "check", "mutation %s does not apply to %s (it takes: %s)", m.Name(), p.Name, protocols.FaultList(p.Faults))
 		}
 		if m.Mode != "" && fs.Changed("mode") && cfg.Mode != m.Mode {
 			return usageErr(stderr, "check", "mutation %s needs --mode %s", m.Name(), m.Mode)
@@ -131,6 +133,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if opts.Shard, err = o.shard.parse(); err != nil {
 			return usageErr(stderr, "check", "%v", err)
 		}
+		if opts.Symmetry {
+			return usageErr(stderr, "check", "--symmetry and --shard cannot be combined (a shard key is of concrete states)")
+		}
 		what += onlyString(o.only)
 	}
 	if err := o.sim.apply(fs, &opts); err != nil {
@@ -151,6 +156,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "shard %v: exploring the states whose key it owns, and the undetermined ones\n", opts.Shard)
 	}
 	rep, err := p.Check(ctx, cfg, opts)
+	if errors.Is(err, explore.ErrNoSymmetry) {
+		return usageErr(stderr, "check", "--symmetry: %s declares no symmetry; run it without --symmetry", p.Name)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
 		return exitError

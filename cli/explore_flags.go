@@ -24,6 +24,7 @@ type engineFlags struct {
 	progress   time.Duration
 	noDeadlock bool
 	maxDepth   int
+	symmetry   bool
 }
 
 func (e *engineFlags) register(fs *pflag.FlagSet) {
@@ -34,11 +35,12 @@ func (e *engineFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&e.progress, "progress", 10*time.Second, "interval between progress lines on stderr (0 = none)")
 	fs.BoolVar(&e.noDeadlock, "no-deadlock", false, "do not report states without successors")
 	fs.IntVar(&e.maxDepth, "max-depth", 0, "stop after this many BFS levels (0 = no limit)")
+	fs.BoolVar(&e.symmetry, "symmetry", false, "count states up to the model's symmetry (value renaming for the shipped protocols), as TLC's SYMMETRY; fewer states, same verdicts, concrete traces")
 }
 
 // options turns the flags into explorer options; progress lines go to stderr.
 func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
-	o := explore.Options{Workers: e.workers, Dir: e.dir, NoDeadlock: e.noDeadlock, MaxDepth: e.maxDepth, Progress: e.progress}
+	o := explore.Options{Workers: e.workers, Dir: e.dir, NoDeadlock: e.noDeadlock, MaxDepth: e.maxDepth, Progress: e.progress, Symmetry: e.symmetry}
 	if e.workers < 0 {
 		return o, fmt.Errorf("--workers must be ≥ 0, got %d", e.workers)
 	}

@@ -24,13 +24,17 @@ func runList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "             defaults: %s\n", p.Defaults)
 		var always, sometimes []string
 		for _, q := range p.Properties(p.Defaults) {
+			name := q.Name
+			if q.Class != "" {
+				name += " [" + q.Class + "]"
+			}
 			switch {
 			case q.Kind == explore.Sometimes:
 				sometimes = append(sometimes, q.Name)
 			case q.OptIn:
-				always = append(always, q.Name+" (opt-in)")
+				always = append(always, name+" (opt-in)")
 			default:
-				always = append(always, q.Name)
+				always = append(always, name)
 			}
 		}
 		fmt.Fprintf(stdout, "             invariants: %s\n", strings.Join(always, ", "))

@@ -32,7 +32,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown protocol", []string{"check", "tlc"}, `unknown protocol "tlc"`},
 		{"bound out of range", []string{"check", "classic", "--keys", "99"}, "keys: 99 is out of range"},
 		{"unknown mutation", []string{"check", "classic", "--mutation", "nope"}, `unknown mutation "nope"`},
-		{"mutation for another protocol", []string{"check", "classic", "--mutation", "gate-drops-boundary"}, "applies to [parallel], not classic"},
+		{"mutation for another protocol", []string{"check", "classic", "--mutation", "gate-drops-boundary"}, "gate-drops-boundary does not apply to classic"},
 		{"bad seen", []string{"check", "classic", "--seen", "cloud"}, "--seen must be mem or disk"},
 		{"bad mem", []string{"check", "classic", "--mem", "lots"}, `--mem: "lots" is not a size`},
 		{"list args", []string{"list", "x"}, "takes no arguments"},

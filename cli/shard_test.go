@@ -52,7 +52,7 @@ func TestShardsAsProcesses(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(file, func(t *testing.T) {
-			path := filepath.Join("..", "..", "specs", file)
+			path := filepath.Join("..", "specs", file)
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -117,8 +117,8 @@ func TestShardsAsProcesses(t *testing.T) {
 // Merge refuses a directory that is not one whole search, with one line.
 func TestMergeRefusesMixedShards(t *testing.T) {
 	dir := t.TempDir()
-	spec := filepath.Join("..", "..", "specs", "classic-1.json")
-	other := filepath.Join("..", "..", "specs", "classic-2.json")
+	spec := filepath.Join("..", "specs", "classic-1.json")
+	other := filepath.Join("..", "specs", "classic-2.json")
 	for _, args := range [][]string{
 		{"run", spec, "--shard", "0/2", "--shard-dir", dir},
 		{"run", other, "--shard", "1/2", "--shard-dir", dir},

@@ -63,6 +63,9 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 		if len(list) != 1 {
 			return usageErr(stderr, "run", "--shard runs one spec file, got %d", len(list))
 		}
+		if opts.Symmetry {
+			return usageErr(stderr, "run", "--symmetry and --shard cannot be combined (a shard key is of concrete states)")
+		}
 		return runSpecShard(list[0], opts, &o.shard, stdout, stderr)
 	}
 	ctx, stop := interrupted()
@@ -251,8 +254,8 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 	for _, s := range list {
 		w = max(w, len(s.Name))
 	}
-	row := fmt.Sprintf("%%-%ds  %%11s  %%11s  %%5s  %%-24s  %%-24s  %%9s  %%s\n", w)
-	fmt.Fprintf(stdout, row, "spec", "generated", "distinct", "depth", "verdict", "expected", "time", "")
+	row := fmt.Sprintf("%%-%ds  %%11s  %%11s  %%5s  %%-24s  %%-9s  %%-24s  %%9s  %%s\n", w)
+	fmt.Fprintf(stdout, row, "spec", "generated", "distinct", "depth", "verdict", "class", "expected", "time", "")
 	var out []specs.Outcome
 	for _, s := range list {
 		if ctx.Err() != nil {
@@ -264,7 +267,7 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 			return out, exitError
 		}
 		if ctx.Err() != nil && o.Report.Verdict == explore.Incomplete {
-			fmt.Fprintf(stdout, row, s.Name, "", "", "", "interrupted", s.Expect, o.Elapsed.Round(time.Millisecond).String(), "")
+			fmt.Fprintf(stdout, row, s.Name, "", "", "", "interrupted", "", s.Expect, o.Elapsed.Round(time.Millisecond).String(), "")
 			break
 		}
 		out = append(out, o)
@@ -273,8 +276,12 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 			mark = "MISMATCH: " + o.Why
 		}
 		st := o.Report.Stats
+		class := "—" // what the failure costs, when a property failed
+		if v := o.Report.Violation; v != nil && v.Class != "" {
+			class = v.Class
+		}
 		fmt.Fprintf(stdout, row, s.Name, strconv.FormatUint(st.Generated, 10), strconv.FormatUint(st.Distinct, 10),
-			strconv.Itoa(st.Depth), o.Got, s.Expect, o.Elapsed.Round(time.Millisecond).String(), mark)
+			strconv.Itoa(st.Depth), o.Got, class, s.Expect, o.Elapsed.Round(time.Millisecond).String(), mark)
 	}
 	if len(out) < len(list) {
 		fmt.Fprintf(stderr, "cutcheck: interrupted after %d of %d specs; the rest were skipped\n", len(out), len(list))
@@ -309,6 +316,11 @@ func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, quick bo
 	}
 	if err := writeFile(filepath.Join(dir, name+".json"), jsonTo(specs.TableJSON(out))); err != nil {
 		return err
+	}
+	if open := specs.OpenMarkdown(out); open != "" && !quick {
+		if err := os.WriteFile(filepath.Join(dir, "open.md"), []byte(note+open), 0o644); err != nil {
+			return err
+		}
 	}
 	if matrix != nil {
 		if err := os.WriteFile(filepath.Join(dir, "kill-matrix.md"), []byte(note+specs.MatrixMarkdown(matrix)), 0o644); err != nil {

@@ -15,7 +15,7 @@ type Options struct {
 	Progress   time.Duration // interval between OnProgress calls; 0 = never
 	OnProgress func(Stats)   // called from one goroutine, never concurrently
 	Shard      Shard         // explore only this shard's part (the model must be a Sharder); zero = all
-	NoSymmetry bool          // ignore the model's symmetry (Symmetric): count concrete states
+	Symmetry   bool          // apply the model's symmetry (Symmetric), as TLC's SYMMETRY: count classes of states
 	// Simulate, when set, replaces the exhaustive search with random walks
 	// (see SimOptions); Dir, MemBudget, ForceDisk and MaxDepth do not apply.
 	Simulate *SimOptions

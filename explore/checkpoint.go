@@ -33,7 +33,7 @@ import (
 // A run with Options.Checkpoint continues from the checkpoint found there,
 // if any, after checking that it was made by the same model (initial
 // states, properties, action kinds) and options (Only, NoDeadlock,
-// NoSymmetry, Shard); MaxDepth and Workers may differ. The level being
+// Symmetry, Shard); MaxDepth and Workers may differ. The level being
 // expanded when the run stopped is expanded again. A finished run (pass or
 // violation) removes its checkpoint; an incomplete one keeps it. Files are
 // not synced: a checkpoint survives the process being killed, not the

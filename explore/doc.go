@@ -86,11 +86,13 @@
 //
 // # Symmetry
 //
-// A model with a symmetry (Symmetric) is explored up to it, as with TLC's
-// SYMMETRY: states are identified by the encoding of their canonical form,
-// while the queue keeps concrete states, so traces are concrete and replay
-// by their action positions. Options.NoSymmetry turns it off, for counts
-// of concrete states. See Symmetric for when the reduction is sound.
+// With Options.Symmetry, a model with a symmetry (Symmetric) is explored up
+// to it, as with TLC's SYMMETRY: states are identified by the encoding of
+// their canonical form, while the queue keeps concrete states, so traces
+// are concrete and replay by their action positions. It is opt-in, as in
+// TLC: without it every model's concrete states are counted, and asking
+// for it of a model without a symmetry is an error (ErrNoSymmetry). See
+// Symmetric for when the reduction is sound.
 //
 // # Simulation
 //

@@ -164,7 +164,7 @@ func (m lock) Fields(s lockState) []explore.Field {
 func Example_processes() {
 	ctx := context.Background()
 	m := lock{maxEntries: 3}
-	for _, opts := range []explore.Options{{}, {NoSymmetry: true}} {
+	for _, opts := range []explore.Options{{Symmetry: true}, {}} {
 		res, err := explore.Run(ctx, explore.Machine[lockState, lockStep](m), opts)
 		if err != nil {
 			panic(err)
@@ -175,7 +175,7 @@ func Example_processes() {
 	}
 
 	racy := lock{racy: true, maxEntries: 3}
-	res, err := explore.Run(ctx, explore.Machine[lockState, lockStep](racy), explore.Options{})
+	res, err := explore.Run(ctx, explore.Machine[lockState, lockStep](racy), explore.Options{Symmetry: true})
 	if err != nil {
 		panic(err)
 	}
@@ -240,7 +240,7 @@ func TestLockCounts(t *testing.T) {
 	for _, tt := range []struct {
 		opts                explore.Options
 		distinct, generated int
-	}{{explore.Options{NoSymmetry: true}, len(seen), generated}, {explore.Options{}, len(classes), classGen}} {
+	}{{explore.Options{}, len(seen), generated}, {explore.Options{Symmetry: true}, len(classes), classGen}} {
 		res, err := explore.Run(context.Background(), explore.Machine[lockState, lockStep](m), tt.opts)
 		if err != nil {
 			t.Fatal(err)

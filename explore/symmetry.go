@@ -1,6 +1,9 @@
 package explore
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Symmetric is implemented by models with a symmetry, such as processes
 // or values that can be renamed without changing what the model does (TLC's
@@ -15,8 +18,9 @@ import "fmt"
 // (the one the smallest discovery key reached), so every state expanded,
 // checked and shown in a trace is a real state reached by real steps, and a
 // trace replays from Init by its action positions (Violation.Path) like any
-// other. Counts are of classes: Distinct and Generated are smaller, and
-// Options.NoSymmetry gives the counts without the reduction.
+// other. Counts are of classes: Distinct and Generated are smaller. The
+// reduction is opt-in (Options.Symmetry), as TLC's SYMMETRY is: a model
+// that has a symmetry is explored concretely unless asked.
 //
 // The reduction is sound when the properties, constraints and Done cannot
 // tell the states of a class apart (the symmetry maps successors to
@@ -39,15 +43,23 @@ func (c canonicalEncoder[S]) Encode(s S, buf []byte) []byte {
 	return c.inner.Encode(c.sym.Canonical(s), buf)
 }
 
+// ErrNoSymmetry is returned by Run when Options.Symmetry asks for the
+// symmetry of a model that has none: counting its concrete states instead
+// would pass off the full count as a reduced one.
+var ErrNoSymmetry = errors.New("explore: symmetry asked for, but the model declares none (Symmetric)")
+
 // useSymmetry makes the engine identify states by their canonical forms
-// when the model has a symmetry and the options allow it.
+// when the options ask for it.
 func (e *engine[S, A]) useSymmetry() error {
-	sym, ok := e.m.(Symmetric[S])
-	if !ok || e.opts.NoSymmetry {
+	if !e.opts.Symmetry {
 		return nil
 	}
+	sym, ok := e.m.(Symmetric[S])
+	if !ok {
+		return ErrNoSymmetry
+	}
 	if e.opts.Shard.Count != 0 {
-		return fmt.Errorf("explore: a sharded run cannot use the model's symmetry (its shard key is of concrete states): set NoSymmetry")
+		return fmt.Errorf("explore: a sharded run cannot use the model's symmetry (its shard key is of concrete states): unset Symmetry")
 	}
 	e.fpenc = canonicalEncoder[S]{sym, e.fpenc}
 	e.same = false

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -46,13 +47,13 @@ func (m tokens) Properties() []Property[tokensState, int] {
 func TestSymmetryCounts(t *testing.T) {
 	m := Machine[tokensState, int](tokens{})
 	for _, w := range []int{1, 2} {
-		r := run(t, m, Options{Workers: w, NoSymmetry: true})
+		r := run(t, m, Options{Workers: w})
 		mustPass(t, r)
 		checkStats(t, r.Stats, 54, 27, 6, 7)
 		if r.Stats.Symmetry {
 			t.Fatal("symmetry reported without it")
 		}
-		for _, opts := range []Options{{Workers: w}, {Workers: w, ForceDisk: true, MemBudget: 1}} {
+		for _, opts := range []Options{{Workers: w, Symmetry: true}, {Workers: w, ForceDisk: true, MemBudget: 1, Symmetry: true}} {
 			r = run(t, m, opts)
 			mustPass(t, r)
 			checkStats(t, r.Stats, 20, 10, 6, 2)
@@ -73,7 +74,7 @@ func TestSymmetryCounts(t *testing.T) {
 func TestSymmetryTrace(t *testing.T) {
 	m := Machine[tokensState, int](tokens{allDistinct: true})
 	want := []tokensState{{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {2, 1, 0}}
-	for _, opts := range []Options{{Workers: 1}, {Workers: 2}, {Workers: 2, ForceDisk: true, MemBudget: 1}, {NoSymmetry: true}} {
+	for _, opts := range []Options{{Workers: 1, Symmetry: true}, {Workers: 2, Symmetry: true}, {Workers: 2, ForceDisk: true, MemBudget: 1, Symmetry: true}, {}} {
 		r := run(t, m, opts)
 		mustViolate(t, r, "not-all-distinct", want)
 		if !slices.Equal(r.Violation.Path, []int{0, 0, 0, 0}) {
@@ -87,7 +88,7 @@ func TestSymmetryTrace(t *testing.T) {
 				t.Fatalf("replay step %d gives %v, trace has %v", i+1, s, r.Violation.Trace[i+1].State)
 			}
 		}
-		if opts.NoSymmetry {
+		if !opts.Symmetry {
 			checkStats(t, r.Stats, 27, 10, 3, 6)
 		} else {
 			checkStats(t, r.Stats, 11, 4, 3, 2)
@@ -119,28 +120,67 @@ func (tokensRev) Canonical(s tokensState) tokensState {
 
 func TestSymmetryConcreteQueue(t *testing.T) {
 	m := Machine[tokensState, int](tokensRev{tokens{allDistinct: true}})
-	r := run(t, m, Options{Workers: 2})
+	r := run(t, m, Options{Workers: 2, Symmetry: true})
 	mustViolate(t, r, "not-all-distinct", []tokensState{{0, 0, 0}, {0, 0, 1}, {0, 0, 2}, {0, 1, 2}})
 	if !slices.Equal(r.Violation.Path, []int{0, 0, 0, 0}) {
 		t.Fatalf("path %v", r.Violation.Path)
 	}
 }
 
-// A sharded run refuses the symmetry unless told to ignore it.
+// A sharded run refuses the symmetry, and runs without it.
 func TestSymmetryNotSharded(t *testing.T) {
 	type sharded struct {
 		tokens
 		tapeKey
 	}
 	m := Machine[tokensState, int](sharded{})
-	if _, err := Run(context.Background(), m, Options{Shard: Shard{Index: 0, Count: 2}}); err == nil {
+	if _, err := Run(context.Background(), m, Options{Shard: Shard{Index: 0, Count: 2}, Symmetry: true}); err == nil {
 		t.Fatal("a sharded run used the symmetry")
 	}
-	if _, err := Run(context.Background(), m, Options{Shard: Shard{Index: 0, Count: 2}, NoSymmetry: true}); err != nil {
+	if _, err := Run(context.Background(), m, Options{Shard: Shard{Index: 0, Count: 2}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// plainTokens is tokens without its symmetry.
+type plainTokens struct{ Machine[tokensState, int] }
+
+func (plainTokens) Done(tokensState) bool { return true }
+
+// Symmetry is opt-in: asked of a model without one, Run refuses rather
+// than report concrete counts as reduced ones.
+func TestSymmetryAskedOfModelWithout(t *testing.T) {
+	m := Machine[tokensState, int](plainTokens{tokens{}})
+	if _, err := Run(context.Background(), m, Options{Symmetry: true}); !errors.Is(err, ErrNoSymmetry) {
+		t.Fatalf("got %v, want ErrNoSymmetry", err)
+	}
+	r := run(t, m, Options{})
+	mustPass(t, r)
+	checkStats(t, r.Stats, 54, 27, 6, 7)
 }
 
 type tapeKey struct{}
 
 func (tapeKey) ShardKey(s tokensState, _ int) (uint64, bool) { return uint64(s[0]), true }
+
+// A checkpoint made with the symmetry is refused without it, and one made
+// without it is refused with it: they count different things.
+func TestSymmetryCheckpoint(t *testing.T) {
+	m := Machine[tokensState, int](tokens{})
+	for _, made := range []bool{true, false} {
+		dir := t.TempDir()
+		if r := run(t, m, Options{Checkpoint: dir, MaxDepth: 2, Symmetry: made}); r.Verdict != Incomplete {
+			t.Fatal(r.Verdict)
+		}
+		if _, err := Run(context.Background(), m, Options{Checkpoint: dir, Symmetry: !made}); err == nil {
+			t.Errorf("a checkpoint made with symmetry %v was resumed with %v", made, !made)
+		}
+		r := run(t, m, Options{Checkpoint: dir, Symmetry: made})
+		mustPass(t, r)
+		if made {
+			checkStats(t, r.Stats, 20, 10, 6, 2)
+		} else {
+			checkStats(t, r.Stats, 54, 27, 6, 7)
+		}
+	}
+}

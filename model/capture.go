@@ -7,11 +7,22 @@ import "slices"
 // so far, where each key was read (latent: the model knows it, the capture does
 // not — §10), how far the consumer has processed the log, and the replay of
 // what has been emitted. Protocol states embed one beside their control state.
+//
+// Conventions every protocol keeps, and the invariants rely on:
+//   - a unit is added to Plan when its domain is known; until its high edge is
+//     recorded its Hi is below its Lo (traces show "?");
+//   - Pos and Start stay 0 until the consumer exists; StartLater moves both
+//     while nothing is consumed, and positions at or before Start are never
+//     consumed (S-OBS);
+//   - every emitted entry goes through Emit, tagged with the log position it
+//     stands for (an event's own position, a close block's high edge);
+//   - bit i of Closed is set when unit i has emitted its close, and only then
+//     do the cut invariants judge its keys.
 type Capture struct {
 	Log     Log
 	Plan    Plan           // units recorded so far; Plan.Frontier is unused (Pos is the frontier)
 	ReadAt  [MaxKeys]Coord // latent coordinate each read key reflects
-	Pos     Coord          // the consumer has processed positions 1..Pos
+	Pos     Coord          // the consumer has processed positions Start+1..Pos
 	Start   Coord          // consumption start s0
 	Out     Replayed       // replay of the emitted stream, with each key's last tag
 	Closed  uint8          // bit i: unit i has emitted its close block

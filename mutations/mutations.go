@@ -55,6 +55,10 @@ var All = []Mutation{
 		"Def. 6.4 clause (a), §2.3", []string{"parallel"}, "", "frontier-replay", false},
 	{protocols.GateRepeatsWindow, "The live gate compares every event with the minimum high offset, re-emitting window events after the merged unit.",
 		"Def. 6.4 clause (a), Thm 5", []string{"parallel"}, "", "per-key-monotonicity", false},
+	{protocols.GatePassesHigh, "The live gate passes events at or beyond the high offset, so the event at hi reaches the sink in the merged block and again from the stream.",
+		"Def. 6.4 clause (a), A-handoff §7.5", []string{"parallel"}, "", "no-duplicate-delivery", false},
+	{protocols.ReaderBeforeBackfill, "The live reader starts once every chunk has recorded its high offset, streaming while backfills are still to come; a later merged block overwrites newer events.",
+		"Def. 6.4 (the merged block is the unit's sole emission at or before hi), §7.5", []string{"parallel"}, "", "final-replay", false},
 	{protocols.SkippedBackfill, "The window is not backfilled: the unit emits its raw read (the documented at-least-once mode).",
 		"§7.5, Def. 6.3", []string{"parallel"}, "", "frontier-replay", false},
 	{protocols.ScanSkipsRow, "The chunk scan silently omits a present row, recording it as absent: a row whose last write precedes the consumption start (or the history) never reaches the sink.",
@@ -87,14 +91,4 @@ func Lookup(name string) (Mutation, error) {
 		names[i] = m.Name()
 	}
 	return Mutation{}, fmt.Errorf("unknown mutation %q (known: %s)", name, strings.Join(names, ", "))
-}
-
-// AppliesTo reports whether the mutation applies to the protocol.
-func (m Mutation) AppliesTo(protocol string) bool {
-	for _, p := range m.Protocols {
-		if p == protocol {
-			return true
-		}
-	}
-	return false
 }

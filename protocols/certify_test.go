@@ -154,10 +154,10 @@ func TestCertifyCrossCheck(t *testing.T) {
 			return crossCheck(t, "readonly", newReadonly(with(small, func(c *Config) { c.Txn = 2 })), readonlyCap, 2, certify.WindowDiscard)
 		}, ""},
 		{"parallel", func(t *testing.T) map[string]int {
-			return crossCheck(t, "parallel", parallel{small}, parallelCap, 2, certify.RangeMerge)
+			return crossCheck(t, "parallel", newParallel(small, ParallelParts{}), parallelCap, 2, certify.RangeMerge)
 		}, ""},
 		{"parallel high-before-read", func(t *testing.T) map[string]int {
-			return crossCheck(t, "parallel", parallel{with(small, func(c *Config) { c.Fault = HighBeforeRead })}, parallelCap, 2, certify.RangeMerge)
+			return crossCheck(t, "parallel", newParallel(with(small, func(c *Config) { c.Fault = HighBeforeRead }), ParallelParts{}), parallelCap, 2, certify.RangeMerge)
 		}, "O2"},
 		{"dump trusted", func(t *testing.T) map[string]int {
 			return crossCheck(t, "dump", newDump(with(small, func(c *Config) { c.Chunks, c.Mode = 1, DumpTrusted })), dumpCap, 1, certify.PointSplice)

@@ -29,18 +29,22 @@ package protocols
 // between the two watermark writes; the model records where, so that O2 and
 // the cut can be judged.
 //
-// Faults: no-discard (an in-window event leaves the buffered row in place);
-// early-release (the survivors go out when the high watermark is written,
-// before the consumer has processed the window); low-edge-off-by-one and
-// high-edge-off-by-one (the consumer's window misses its first event, at
-// lo+1, or its last, just before the high marker); scan-skips-row (the select
-// omits the chunk's first present row, recording ⊥, §9.1); overlapping-chunks
-// (chunk i also owns the first key of chunk i+1, O1); late-start (the
-// consumer starts at lo+1 of the first chunk: of the positions it skips it
-// handles only the watermarks, so the events there are never seen, S-OBS);
-// copy-dropped (the close emits no survivors); lost-watermark (the watermark
-// rows are filtered out of the consumed log, W3: the window never opens, the
-// chunk never closes and the capture waits forever — a deadlock).
+// Parts (ClassicParts): Window, the window the buffer is reconciled against
+// ((lo, hi] as published; low-edge-off-by-one and high-edge-off-by-one are
+// choices of it); ConsumeDuringRead, whether the consumer runs while the chunk
+// is selected (paused as published); ReleaseAtHighWrite, where the survivors
+// are released (when the consumer reaches the high marker as published;
+// early-release is the other choice).
+//
+// Faults that are not parts: no-discard (an in-window event leaves the
+// buffered row in place); scan-skips-row (the select omits the chunk's first
+// present row, recording ⊥, §9.1); overlapping-chunks (chunk i also owns the
+// first key of chunk i+1, O1); late-start (the consumer starts at lo+1 of the
+// first chunk: of the positions it skips it handles only the watermarks, so
+// the events there are never seen, S-OBS); copy-dropped (the close emits no
+// survivors); lost-watermark (the watermark rows are filtered out of the
+// consumed log, W3: the window never opens, the chunk never closes and the
+// capture waits forever — a deadlock).
 
 import (
 	"fmt"
@@ -90,12 +94,70 @@ type classicAction struct {
 	Txn  Txn
 }
 
-type classic struct{ cfg Config }
+// ClassicParts are the decision points of the DBLog watermark loop (§7.2,
+// Fig. 1) a variant may change. Each nil or zero field takes the loop as
+// published.
+type ClassicParts struct {
+	// Window is the window a chunk's buffered rows are reconciled against:
+	// Unit.Window() = (lo, hi] as published (Def. 6.2, §2.3 half-open
+	// windows). The consumer tests each data event's position against it
+	// once the chunk's low marker is consumed and its select has returned.
+	// Position hi holds the high marker itself, so the last in-window event
+	// is at hi-1.
+	Window func(u *model.Unit) model.Window
+	// ConsumeDuringRead lets the consumer run while the chunk is selected,
+	// between the low and the high watermark writes; Fig. 1 pauses log
+	// processing there. The select's snapshot is the read-chunk step and
+	// its rows reach the buffer when it returns, just before the high
+	// watermark is written: a window event the consumer meets in between
+	// cannot discard them.
+	ConsumeDuringRead bool
+	// ReleaseAtHighWrite releases the survivors as soon as the high
+	// watermark is written. As published they go out when the consumer
+	// reaches the high marker: the unit closes immediately before the first
+	// consumed event beyond its high edge (Def. 6.2, Lemma 6.1).
+	ReleaseAtHighWrite bool
+}
 
-func newClassic(cfg Config) explore.Model[classicState, classicAction] { return &classic{cfg} }
+// withFault maps the faults that are choices of a part onto it.
+func (p ClassicParts) withFault(f Fault) ClassicParts {
+	w := p.Window
+	if w == nil {
+		w = (*model.Unit).Window
+	}
+	switch f {
+	case LowEdgeOffByOne: // (lo+1, hi]: the first in-window event is missed
+		p.Window = func(u *model.Unit) model.Window { x := w(u); x.Lo++; return x }
+	case HighEdgeOffByOne: // (lo, hi-1), i.e. (lo, hi-2]: the last in-window event, at hi-1, is missed
+		p.Window = func(u *model.Unit) model.Window { x := w(u); x.Hi -= 2; return x }
+	case EarlyRelease:
+		p.ReleaseAtHighWrite = true
+	}
+	return p
+}
 
-func init() {
-	Register(Define(&Protocol{
+type classic struct {
+	cfg   Config
+	parts ClassicParts
+}
+
+func (p ClassicParts) model(cfg Config) explore.Model[classicState, classicAction] {
+	return &classic{cfg, p.withFault(cfg.Fault)}
+}
+
+func newClassic(cfg Config) explore.Model[classicState, classicAction] {
+	return ClassicParts{}.model(cfg)
+}
+
+// Classic returns the classic protocol built from parts. It is registered as
+// "classic" with the zero ClassicParts; a variant is the same call with other
+// parts and another Name, registered with Register:
+//
+//	p := protocols.Classic(protocols.ClassicParts{Window: ...})
+//	p.Name = "classic-narrow"
+//	protocols.Register(p)
+func Classic(parts ClassicParts) *Protocol {
+	return Define(&Protocol{
 		Name:     "classic",
 		Doc:      "DBLog watermark loop: chunks bracketed by low/high marker events, reconciled by window-discard",
 		Cite:     "§7.2, Fig. 1; §6.2",
@@ -103,8 +165,10 @@ func init() {
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
 			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark},
-	}, newClassic))
+	}, parts.model)
 }
+
+func init() { Register(Classic(ClassicParts{})) }
 
 // Init: the base store (every store with initial=any), the empty log and a
 // consumer that has not consumed anything, its start still open.
@@ -142,10 +206,11 @@ func (m *classic) Actions(s classicState, buf []classicAction) []classicAction {
 	return buf
 }
 
-// consumerMay: log processing is paused between the two watermark writes, and
-// there must be a next position.
+// consumerMay: log processing is paused between the two watermark writes
+// (unless ConsumeDuringRead), and there must be a next position.
 func (m *classic) consumerMay(s *classicState) bool {
-	return s.Phase != classicLowWritten && s.Phase != classicChunkRead && s.Cap.Pos < s.Cap.Log.Len()
+	paused := s.Phase == classicLowWritten || s.Phase == classicChunkRead
+	return (!paused || m.parts.ConsumeDuringRead) && s.Cap.Pos < s.Cap.Log.Len()
 }
 
 // startBound is the latest start s0 allowed so far: before the first low
@@ -227,14 +292,18 @@ func (m *classic) readChunk(s classicState) classicState {
 }
 
 // writeHigh commits the high watermark (the bracket's hi) and resumes log
-// processing.
+// processing. The select has returned: if the consumer already met the low
+// marker (only when it ran during the read), its rows enter the buffer now.
 func (m *classic) writeHigh(s classicState) classicState {
 	i := int(s.Cap.Plan.N) - 1
+	if m.openUnit(&s) == i {
+		s.Buf = presentReads(&s.Cap.Plan.Units[i])
+	}
 	s.Cap.Log.Commit(Marker(i, true))
 	u := &s.Cap.Plan.Units[i]
 	u.Hi = s.Cap.Log.Len()
 	s.Phase = classicHighWritten
-	if m.cfg.Fault == EarlyRelease {
+	if m.parts.ReleaseAtHighWrite {
 		// Released on writing the high watermark: the consumer has not yet
 		// processed the window, so every present read "survives".
 		s.Buf = presentReads(u)
@@ -262,8 +331,9 @@ func (m *classic) startLater(s classicState) classicState {
 }
 
 // consumeAt processes position p (Def. 6.2): a low marker opens its chunk's
-// window, a high marker closes it, a data event discards a buffered row of its
-// key if it lies in the window and is emitted at its own place.
+// window (the buffer takes the rows its select returned, if it has), a high
+// marker closes it, a data event discards a buffered row of its key if it
+// lies in the window and is emitted at its own place.
 func (m *classic) consumeAt(s classicState, p model.Coord) classicState {
 	e := s.Cap.Log.At(p)
 	if e.Key == model.NoKey {
@@ -272,7 +342,9 @@ func (m *classic) consumeAt(s classicState, p model.Coord) classicState {
 			return s // a filtered watermark never reaches the consumer (W3)
 		}
 		if !high {
-			s.Buf = presentReads(&s.Cap.Plan.Units[i]) // the window opens
+			if s.Phase == classicHighWritten {
+				s.Buf = presentReads(&s.Cap.Plan.Units[i]) // the window opens
+			}
 			return s
 		}
 		return m.close(s, i, p)
@@ -310,19 +382,15 @@ func (m *classic) openUnit(s *classicState) int {
 	return i
 }
 
-// window is the window the consumer tests events against: (lo, hi], or a
-// mistaken edge that misses the first or the last in-window event. Position
-// hi holds the high marker itself, so the last in-window event is at hi-1 and
-// the mistaken high edge excludes it: (lo, hi-1), i.e. (lo, hi-2].
+// window is the window the consumer tests u's events against: the Window
+// part, (lo, hi] when it is nil. The part gets a copy of the unit, so the
+// state never leaves the stack.
 func (m *classic) window(u *model.Unit) model.Window {
-	w := u.Window()
-	switch m.cfg.Fault {
-	case LowEdgeOffByOne:
-		w.Lo++
-	case HighEdgeOffByOne:
-		w.Hi -= 2
+	if m.parts.Window == nil {
+		return u.Window()
 	}
-	return w
+	c := *u
+	return m.parts.Window(&c)
 }
 
 // Done: every chunk closed, the consumer at the end of the log, the source
@@ -374,7 +442,10 @@ func (m *classic) Describe(s classicState, a classicAction) string {
 		return fmt.Sprintf(what, s.Cap.Plan.N, l.Len(), strings.Join(rs, " "))
 	case classicWriteHigh:
 		d := fmt.Sprintf("write high watermark for chunk %d at position %d", s.Cap.Plan.N, next)
-		if m.cfg.Fault == EarlyRelease {
+		if i := int(s.Cap.Plan.N) - 1; m.openUnit(&s) == i {
+			d += ", the select's rows enter the open window's buffer " + bufferString(&s.Cap.Plan.Units[i], presentReads(&s.Cap.Plan.Units[i]), m.cfg.Keys)
+		}
+		if m.parts.ReleaseAtHighWrite {
 			t, _ := m.Next(s, a)
 			d += ", release chunk: emit " + DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys)
 		}
@@ -403,6 +474,8 @@ func (m *classic) describeConsume(s, t *classicState) string {
 			return fmt.Sprintf("position %d: %s filtered out of the consumed log (never seen)", p, MarkerName(e.Img))
 		case s.Cap.UnitClosed(i):
 			return fmt.Sprintf("position %d: %s of closed chunk %d, ignored", p, MarkerName(e.Img), i+1)
+		case !high && s.Phase != classicHighWritten:
+			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens before its select has returned, buffer {}", p, i+1)
 		case !high:
 			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens, buffer %s", p, i+1, bufferString(&s.Cap.Plan.Units[i], t.Buf, m.cfg.Keys))
 		default:
@@ -478,7 +551,7 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		}),
 		sometimes("buffered-row-discarded", "Def. 6.2", bufferedRowDiscarded),
 		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", survivorEmitted),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(c *model.Capture) string { return copyDecides(c, units, false) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(c *model.Capture) string { return CopyDecides(c, units, false) }),
 		sometimes("absent-read-inserted-in-window", "§3.1, §6.1", absentReadInserted),
 		sometimes("delete-races-read", "§1.2, Thm 2", deleteRacesRead),
 		sometimes("stale-read-corrected", "Example 4.1, Thm 2", staleReadCorrected),

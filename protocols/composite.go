@@ -37,11 +37,15 @@ package protocols
 //
 // The read positions are latent. The plan lists its units in chunk order.
 //
-// Faults: early-common-onset (once every unit has closed the capture claims
-// the trajectory from an onset c* strictly below the frontier, any c* the
-// model chooses: Proposition 2 exhibits a composite where every such claim
-// fails); late-start (s0 may move one position past the earliest lo or
-// splice, S-OBS); copy-dropped (the close emits none of its buffered rows).
+// Parts (CompositeParts): Onset, the coordinate the trajectory is claimed
+// from (the latest high edge as published, Lemma 4.2; early-common-onset is a
+// choice of it: once every unit has closed the capture claims an onset c*
+// strictly below the frontier, any c* the model chooses, and Proposition 2
+// exhibits a composite where every such claim fails).
+//
+// Faults that are not parts: late-start (s0 may move one position past the
+// earliest lo or splice, S-OBS); copy-dropped (the close emits none of its
+// buffered rows).
 
 import (
 	"fmt"
@@ -76,7 +80,7 @@ type compositeState struct {
 	Chunk [model.MaxUnits]uint8 // the chunk of plan unit i (chunks are recorded in any order)
 	Scan  compScan              // the chunked unit's progress (mixed)
 	Buf   model.KeySet          // rows buffered by the open units (domains are disjoint: one set); values in Refresh
-	Onset model.Coord           // early-common-onset: the claimed c* plus one; 0 = no claim yet
+	Onset model.Coord           // with an Onset part: the claimed c* plus one; 0 = no claim yet
 }
 
 type compositeKind uint8
@@ -90,7 +94,7 @@ const (
 	compClose                           // a unit closes: its buffered rows emitted, tagged with its high edge (Def. 6.2)
 	compConsume                         // the consumer processes the next log position
 	compStartLater                      // the consumer's start s0 moves one position on (S-OBS, retention)
-	compClaim                           // early-common-onset: claim the trajectory from c* (Prop 2)
+	compClaim                           // with an Onset part: claim the trajectory from c* (Prop 2)
 	compKinds
 )
 
@@ -104,17 +108,45 @@ type compositeAction struct {
 	At   model.Coord // compClaim: the claimed onset c*
 }
 
+// CompositeParts are the decision points of a heterogeneous composition
+// (§4.6, Corollary 3, Proposition 2) a variant may change. Each nil or zero
+// field takes the composition as published.
+type CompositeParts struct {
+	// Onset, when set, makes the capture claim its trajectory from a
+	// coordinate of its own choosing: once every unit has closed and the
+	// consumer stands at frontier c.Pos, at or beyond the latest high edge,
+	// the model claims in one step each at in [0, c.Pos] for which Onset
+	// holds, and the trajectory property is checked from it. As published
+	// (nil) nothing is chosen: the trajectory is claimed from the latest
+	// high edge, all that composition supplies (Lemma 4.2, Cor. 3); an
+	// earlier onset needs one shared state witness, which Proposition 2
+	// shows composition cannot promise. Onset must accept some coordinate
+	// at every frontier beyond 0, or the run cannot finish (a deadlock).
+	Onset func(c *model.Capture, at model.Coord) bool
+}
+
+// withFault maps the faults that are choices of a part onto it.
+func (p CompositeParts) withFault(f Fault) CompositeParts {
+	if f == EarlyCommonOnset { // any c* strictly below the frontier
+		p.Onset = func(c *model.Capture, at model.Coord) bool { return at < c.Pos }
+	}
+	return p
+}
+
 // composite is the model under one Config.
 type composite struct {
 	cfg       Config
+	parts     CompositeParts
 	tablesync bool
 	domain    [model.MaxUnits]model.KeySet // chunk → its keys
 	kinds     []compositeKind
 	kindIndex [compKinds]int
 }
 
-func newComposite(cfg Config) *composite {
-	m := &composite{cfg: cfg, tablesync: cfg.Mode == CompositeTablesync}
+func newComposite(cfg Config) *composite { return CompositeParts{}.model(cfg) }
+
+func (p CompositeParts) model(cfg Config) *composite {
+	m := &composite{cfg: cfg, parts: p.withFault(cfg.Fault), tablesync: cfg.Mode == CompositeTablesync}
 	for c := 0; c < cfg.Chunks; c++ {
 		m.domain[c] = model.Range(model.Key(c*cfg.Keys/cfg.Chunks), model.Key((c+1)*cfg.Keys/cfg.Chunks))
 	}
@@ -126,7 +158,7 @@ func newComposite(cfg Config) *composite {
 		m.kinds = append(m.kinds, compSplice)
 	}
 	m.kinds = append(m.kinds, compClose, compConsume, compStartLater)
-	if cfg.Fault == EarlyCommonOnset {
+	if m.parts.Onset != nil {
 		m.kinds = append(m.kinds, compClaim)
 	}
 	for i, k := range m.kinds {
@@ -219,9 +251,9 @@ func (m *composite) startBound(c *model.Capture) model.Coord {
 }
 
 // Actions: the capture's steps (records, the chunk's read and high edge,
-// closes), then the source's commits, then the consumer's step, and under
-// early-common-onset the claims. The order only breaks ties between equally
-// short traces: capture steps first lets the shortest early-common-onset
+// closes), then the source's commits, then the consumer's step, and with an
+// Onset part the claims. The order only breaks ties between equally short
+// traces: capture steps first lets the shortest early-common-onset
 // counterexample show Proposition 2's shape (a splice before the commits).
 func (m *composite) Actions(s compositeState, buf []compositeAction) []compositeAction {
 	c := &s.Cap
@@ -257,9 +289,12 @@ func (m *composite) Actions(s compositeState, buf []compositeAction) []composite
 			buf = append(buf, compositeAction{Kind: compStartLater})
 		}
 	}
-	if m.cfg.Fault == EarlyCommonOnset && s.Onset == 0 && c.AllClosed(m.cfg.Chunks) && c.Pos >= c.Plan.LatestHigh() {
-		for at := model.Coord(0); at < c.Pos; at++ {
-			buf = append(buf, compositeAction{Kind: compClaim, At: at})
+	if m.parts.Onset != nil && s.Onset == 0 && c.AllClosed(m.cfg.Chunks) && c.Pos >= c.Plan.LatestHigh() {
+		cp := *c // the part gets a copy, so the state never leaves the stack
+		for at := model.Coord(0); at <= c.Pos; at++ {
+			if m.parts.Onset(&cp, at) {
+				buf = append(buf, compositeAction{Kind: compClaim, At: at})
+			}
 		}
 	}
 	return buf
@@ -403,21 +438,21 @@ func (m *composite) consume(s compositeState) compositeState {
 }
 
 // claim is the coordinate the trajectory is claimed from: the latest high
-// edge (Lemma 4.2), or under early-common-onset the claimed c* (ok=false
-// while nothing is claimed).
+// edge (Lemma 4.2), or with an Onset part the claimed c* (ok=false while
+// nothing is claimed).
 func (m *composite) claim(s *compositeState) (model.Coord, bool) {
-	if m.cfg.Fault == EarlyCommonOnset {
+	if m.parts.Onset != nil {
 		return s.Onset - 1, s.Onset != 0
 	}
 	return s.Cap.Plan.LatestHigh(), true
 }
 
 // Done: every unit has closed, the consumer is at the log's end, the source
-// has committed all E events (and the claim is made, under early-common-onset).
+// has committed all E events (and the claim is made, with an Onset part).
 func (m *composite) Done(s compositeState) bool {
 	c := &s.Cap
 	done := c.AllClosed(m.cfg.Chunks) && c.Pos == c.Log.Len() && DataEvents(&c.Log) == m.cfg.Events
-	if m.cfg.Fault == EarlyCommonOnset && c.Pos > 0 {
+	if m.parts.Onset != nil && c.Pos > 0 {
 		done = done && s.Onset != 0
 	}
 	return done
@@ -623,7 +658,7 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 	}
 	props = append(props,
 		sometimes("survivor-emitted", "Def. 6.2, §6.4", m.survivorEmitted),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *compositeState) string { return copyDecides(&s.Cap, units, false) }))
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *compositeState) string { return CopyDecides(&s.Cap, units, false) }))
 	if !m.tablesync && units >= 3 {
 		props = append(props, sometimes("three-provenances", "Figure 3, Cor 3", m.threeProvenances))
 	}
@@ -707,13 +742,22 @@ func (m *composite) threeProvenances(s *compositeState) string {
 	return ""
 }
 
-func init() {
-	Register(Define(&Protocol{
+// Composite returns the composite protocol built from parts. It is
+// registered as "composite" with the zero CompositeParts; a variant is the
+// same call with other parts and another Name, registered with Register:
+//
+//	p := protocols.Composite(protocols.CompositeParts{Onset: ...})
+//	p.Name = "composite-first-splice"
+//	protocols.Register(p)
+func Composite(parts CompositeParts) *Protocol {
+	return Define(&Protocol{
 		Name:     "composite",
 		Doc:      "heterogeneous composition: a chunked scan plus point splices at their own coordinates, one window-discard consumer",
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{CompositeMixed, CompositeTablesync}},
 		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped},
-	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return newComposite(cfg) }))
+	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) })
 }
+
+func init() { Register(Composite(CompositeParts{})) }

@@ -181,14 +181,14 @@ func TestCompositeFaults(t *testing.T) {
 		{"early-common-onset mixed", Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeMixed, Fault: EarlyCommonOnset}, "latest-high-trajectory", 9},
 		// One scanned key: record lo 0; read k0=⊥; record hi 0; close; commit
 		// k0 := 1; the start moves past 1 (bound lo+1): ⊥ ≠ σ_1 = 1.
-		{"late-start one unit", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeMixed, Fault: LateStart}, "frontier-replay", 6},
+		{"late-start one unit", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeMixed, Fault: LateStart}, "final-replay", 6},
 		// A stored row, its copy dropped: splice at 0 reads k0=1; close.
-		{"copy-dropped stored row", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeTablesync, Fault: CopyDropped, InitialAny: true}, "frontier-replay", 2},
+		{"copy-dropped stored row", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeTablesync, Fault: CopyDropped, InitialAny: true}, "final-replay", 2},
 		// No stored row: commit k0 := 1; the start moves past it; splice at
 		// 1 reads k0=1; close emits nothing.
-		{"copy-dropped logged row", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeTablesync, Fault: CopyDropped}, "frontier-replay", 4},
+		{"copy-dropped logged row", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeTablesync, Fault: CopyDropped}, "final-replay", 4},
 		// The chunked scan's copy: record lo 0; read k0=1; record hi 0; close.
-		{"copy-dropped scan", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeMixed, Fault: CopyDropped, InitialAny: true}, "frontier-replay", 4},
+		{"copy-dropped scan", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeMixed, Fault: CopyDropped, InitialAny: true}, "final-replay", 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,11 +39,14 @@ package protocols
 // have arrived and every event through e has been processed (Thm 8(2)): the
 // buffer is emitted, tagged e. The trajectory is claimed from e (Lemma 4.2).
 //
-// Faults: false-recovery-point (trusted: the view and the recording of r are
-// two actions, so the source may commit between them and the splice is
-// stale); claim-inside-uncertainty (uncertain: the trajectory is claimed from
-// b+1, inside the bracket); no-discard (uncertain: an in-window event neither
-// discards nor drops the row, Example 7.1's restored 4 survives);
+// Parts (DumpParts): RecordRAfterView, how the trusted dump's view is bound
+// to r (one step as published, Prop 6's A-cert and A-scope;
+// false-recovery-point is the other choice); Claim, the coordinate the
+// trajectory is claimed from (the high edge as published: r, or e;
+// claim-inside-uncertainty is a choice of it).
+//
+// Faults that are not parts: no-discard (uncertain: an in-window event
+// neither discards nor drops the row, Example 7.1's restored 4 survives);
 // copy-dropped (the close emits no buffered rows); consumer-runs-during-read
 // (uncertain: a window event met before the rows arrive is not remembered).
 
@@ -91,8 +94,8 @@ type dumpKind uint8
 const (
 	dumpCommit     dumpKind = iota // the source commits a transaction (§2.1)
 	dumpSplice                     // trusted: record r, read every key at r into the buffer (Prop 6)
-	dumpReadAt                     // false-recovery-point: the dump reads every key at a latent view v
-	dumpRecordR                    // false-recovery-point: r is recorded afterwards, as the log end then
+	dumpReadAt                     // RecordRAfterView: the dump reads every key at a latent view v
+	dumpRecordR                    // RecordRAfterView: r is recorded afterwards, as the log end then
 	dumpRecordB                    // uncertain: record the backup's start coordinate b (Thm 8)
 	dumpRestore                    // uncertain: the backup's one consistent view, at a latent v
 	dumpArrive                     // uncertain: the restored rows arrive in the buffer
@@ -111,21 +114,54 @@ type dumpAction struct {
 	Txn  Txn // dumpCommit
 }
 
+// DumpParts are the decision points of the native dump and restore placement
+// (§7.6–7.7, Proposition 6, Theorem 8) a variant may change. Each nil or zero
+// field takes the placement as published.
+type DumpParts struct {
+	// RecordRAfterView, in mode trusted, takes the dump's view in one step
+	// and records r as the log end in a later one. As published the engine
+	// binds its view to the recorded r in one step (A-cert, A-scope: "the
+	// engine view must coincide with the tool's published coordinate"), so
+	// the splice reads exactly σ_r; apart, the source may commit in between
+	// and the view is older than the r the splice trusts.
+	RecordRAfterView bool
+	// Claim is the coordinate the trajectory is claimed from once the unit
+	// has closed, given its recorded bracket: its high edge as published —
+	// r in mode trusted (Prop 6, Cor. 1: r is a shared state witness), e in
+	// mode uncertain (Theorem 8(1), Lemma 4.2: the view inside (b, e] is
+	// unknown, so nothing earlier is guaranteed).
+	Claim func(u *model.Unit) model.Coord
+}
+
+// withFault maps the faults that are choices of a part onto it.
+func (p DumpParts) withFault(f Fault) DumpParts {
+	switch f {
+	case FalseRecoveryPoint:
+		p.RecordRAfterView = true
+	case ClaimInsideUncertainty: // b+1: strictly inside (b, e) whenever b+1 < e
+		p.Claim = func(u *model.Unit) model.Coord { return min(u.Lo+1, u.Hi) }
+	}
+	return p
+}
+
 // dump is the model under one Config.
 type dump struct {
 	cfg       Config
+	parts     DumpParts
 	uncertain bool
 	kinds     []dumpKind     // the kinds this configuration can take, for coverage
 	kindIndex [dumpKinds]int // kind → index in kinds
 	scope     model.KeySet   // every key
 }
 
-func newDump(cfg Config) *dump {
-	m := &dump{cfg: cfg, uncertain: cfg.Mode == DumpUncertain, scope: model.Range(0, model.Key(cfg.Keys))}
+func newDump(cfg Config) *dump { return DumpParts{}.model(cfg) }
+
+func (p DumpParts) model(cfg Config) *dump {
+	m := &dump{cfg: cfg, parts: p.withFault(cfg.Fault), uncertain: cfg.Mode == DumpUncertain, scope: model.Range(0, model.Key(cfg.Keys))}
 	switch {
 	case m.uncertain:
 		m.kinds = []dumpKind{dumpCommit, dumpRecordB, dumpRestore, dumpArrive, dumpRecordE, dumpClose, dumpConsume, dumpStartLater}
-	case cfg.Fault == FalseRecoveryPoint:
+	case m.parts.RecordRAfterView:
 		m.kinds = []dumpKind{dumpCommit, dumpReadAt, dumpRecordR, dumpClose, dumpConsume, dumpStartLater}
 	default:
 		m.kinds = []dumpKind{dumpCommit, dumpSplice, dumpClose, dumpConsume, dumpStartLater}
@@ -158,7 +194,7 @@ func (m *dump) Actions(s dumpState, buf []dumpAction) []dumpAction {
 		switch {
 		case m.uncertain:
 			buf = append(buf, dumpAction{Kind: dumpRecordB})
-		case m.cfg.Fault == FalseRecoveryPoint:
+		case m.parts.RecordRAfterView:
 			buf = append(buf, dumpAction{Kind: dumpReadAt})
 		default:
 			buf = append(buf, dumpAction{Kind: dumpSplice})
@@ -200,8 +236,8 @@ func (m *dump) consumerMay(s *dumpState) bool {
 }
 
 // startBound is the latest start s0 allowed so far: the unit's low edge once
-// recorded (r, or b), else none. Under false-recovery-point the capture
-// learns r only when it records it.
+// recorded (r, or b), else none. Under RecordRAfterView the capture learns r
+// only when it records it.
 func (m *dump) startBound(s *dumpState) model.Coord {
 	if !m.uncertain && s.Phase != dumpRecorded {
 		return NoBound
@@ -273,8 +309,9 @@ func (m *dump) splice(s dumpState) dumpState {
 	return s
 }
 
-// readView is the false-recovery-point dump's read: consistent at the latent
-// view v, the rows buffered, r not recorded yet (the bracket is provisional).
+// readView is the read of a dump that records r after its view
+// (RecordRAfterView): consistent at the latent view v, the rows buffered, r
+// not recorded yet (the bracket is provisional).
 func (m *dump) readView(s dumpState) dumpState {
 	s = m.view(m.addUnit(s))
 	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
@@ -366,14 +403,15 @@ func (m *dump) consume(s dumpState) dumpState {
 	return s
 }
 
-// claim is the coordinate the trajectory is claimed from once the unit has
-// closed: r (trusted), e (uncertain), or b+1 under claim-inside-uncertainty.
-func (m *dump) claim(c *model.Capture) model.Coord {
-	u := &c.Plan.Units[0]
-	if m.cfg.Fault == ClaimInsideUncertainty {
-		return min(u.Lo+1, u.Hi) // strictly inside (b, e) whenever b+1 < e
+// claim is the coordinate the trajectory is claimed from once u has closed:
+// the Claim part, u's high edge when it is nil. The part gets a copy of the
+// unit, so the state never leaves the stack.
+func (m *dump) claim(u *model.Unit) model.Coord {
+	if m.parts.Claim == nil {
+		return u.Hi
 	}
-	return u.Hi
+	c := *u
+	return m.parts.Claim(&c)
 }
 
 // Done: the unit has closed, the consumer is at the log's end and the source
@@ -569,9 +607,9 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 			if s.Phase != dumpRecorded {
 				return ""
 			}
-			return invariants.CheckTrajectory(&s.Cap, 1, m.claim(&s.Cap))
+			return invariants.CheckTrajectory(&s.Cap, 1, m.claim(&s.Cap.Plan.Units[0]))
 		}),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return copyDecides(&s.Cap, 1, false) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return CopyDecides(&s.Cap, 1, false) }),
 	)
 	if !m.uncertain {
 		return append(props,
@@ -695,13 +733,22 @@ func dumpEmitText(u *model.Unit, set model.KeySet, keys int) string {
 	return s
 }
 
-func init() {
-	Register(Define(&Protocol{
+// Dump returns the dump protocol built from parts. It is registered as
+// "dump" with the zero DumpParts; a variant is the same call with other parts
+// and another Name, registered with Register:
+//
+//	p := protocols.Dump(protocols.DumpParts{Claim: ...})
+//	p.Name = "dump-early-claim"
+//	protocols.Register(p)
+func Dump(parts DumpParts) *Protocol {
+	return Define(&Protocol{
 		Name:     "dump",
 		Doc:      "native dumps and restores: a trusted point splice at r, or an uncertain view in (b, e] reconciled by window-discard",
 		Cite:     "§7.6–7.7, Prop 6, Thm 8",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 1, Txn: 2, Mode: DumpTrusted},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: 1, Txn: MaxTxn, Modes: []string{DumpTrusted, DumpUncertain}},
 		Faults:   []Fault{FalseRecoveryPoint, ClaimInsideUncertainty, NoDiscard, CopyDropped, ConsumerRunsDuringRead},
-	}, func(cfg Config) explore.Model[dumpState, dumpAction] { return newDump(cfg) }))
+	}, func(cfg Config) explore.Model[dumpState, dumpAction] { return parts.model(cfg) })
 }
+
+func init() { Register(Dump(DumpParts{})) }

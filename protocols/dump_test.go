@@ -243,7 +243,7 @@ func (d *dumpStepper) do(a dumpAction) {
 func (d *dumpStepper) holds() {
 	d.t.Helper()
 	for _, p := range d.m.Properties() {
-		if p.Kind == explore.Always {
+		if p.Kind == explore.Always && !p.OptIn {
 			if r := p.Check(d.s); r != "" {
 				d.t.Errorf("%s: %s\n%s", p.Name, r, strings.Join(d.lines, "\n"))
 			}

@@ -1,9 +1,13 @@
 package protocols
 
+import "strings"
+
 // Fault is a documented mistake injected into a protocol or into the claim it
 // makes. The faulty behaviour sits next to the correct one in the protocol's
-// file, behind a test of Config.Fault; package mutations names and documents
-// each one with the invariant it must break.
+// file: a fault that is a choice at one of the protocol's decision points is
+// that choice of its parts (low-edge-off-by-one is a ClassicParts.Window),
+// the others are a test of Config.Fault. Package mutations names and
+// documents each one with the invariant it must break.
 type Fault uint8
 
 const (
@@ -37,6 +41,11 @@ const (
 	CopyDropped            // the close emits no copied rows: only the log reaches the sink
 	ConsumerRunsDuringRead // readonly: window events are consumed while the chunk is still being read (breaks A-discard)
 	LostWatermark          // classic: the watermark rows are filtered out of the consumed log (W3/W4)
+
+	// Handoff faults of range-merge (A-handoff, §7.5), each a choice of a
+	// parallel part.
+	GatePassesHigh       // the live gate also passes the event at the high offset, already in the merged block
+	ReaderBeforeBackfill // the live reader runs once every high offset is recorded, before the merged blocks are emitted
 )
 
 var faultNames = [...]string{
@@ -63,6 +72,8 @@ var faultNames = [...]string{
 	CopyDropped:            "copy-dropped",
 	ConsumerRunsDuringRead: "consumer-runs-during-read",
 	LostWatermark:          "lost-watermark",
+	GatePassesHigh:         "gate-passes-high",
+	ReaderBeforeBackfill:   "reader-before-backfill",
 }
 
 func (f Fault) String() string {
@@ -70,4 +81,16 @@ func (f Fault) String() string {
 		return faultNames[f]
 	}
 	return "fault?"
+}
+
+// FaultList names faults for messages, comma-separated: "none" when empty.
+func FaultList(fs []Fault) string {
+	if len(fs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.String()
+	}
+	return strings.Join(names, ", ")
 }

@@ -43,13 +43,20 @@ package protocols
 // until E row events exist. Flink records offsets rather than writing
 // markers, so the log holds row events only.
 //
-// Faults: window-only-withholding (the gate withholds only the owning chunk's
-// window, so pre-low events stream: Prop 3); gate-drops-boundary (the gate
-// passes only beyond hi+1); gate-repeats-window (the gate compares with the
-// minimum high instead of the owner's); skipped-backfill (the raw read is
-// emitted); scan-skips-row (the select omits the chunk's first present row,
-// §9.1); overlapping-chunks (O1); low- and high-edge-off-by-one (the backfill
-// reads (lo+1, hi] or (lo, hi-1]); high-before-read (the high offset is
+// Parts (ParallelParts): the live gate, the backfill window, the reader's
+// latest start, and whether the reader runs concurrently with backfills.
+// Faults that are a choice of one of them are that choice: gate faults
+// window-only-withholding (the gate withholds only the owning chunk's window,
+// so pre-low events stream: Prop 3), gate-drops-boundary (the gate passes only
+// beyond hi+1) and gate-repeats-window (the gate compares with the minimum
+// high instead of the owner's); window faults low- and high-edge-off-by-one
+// (the backfill reads (lo+1, hi] or (lo, hi-1]) and skipped-backfill (no
+// window: the raw read is emitted); gate-passes-high (the gate passes the
+// event at hi too, which the merged block already holds: delivered twice)
+// and reader-before-backfill (Concurrent: events beyond a chunk's high offset
+// stream before its merged block, which then overwrites them). The others:
+// scan-skips-row (the select omits the chunk's first present row,
+// §9.1); overlapping-chunks (O1); high-before-read (the high offset is
 // recorded before the last key is read); copy-dropped (the close emits no
 // merged rows).
 
@@ -63,16 +70,122 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-func init() {
-	Register(Define(&Protocol{
+func init() { Register(Parallel(ParallelParts{})) }
+
+// ParallelParts are the decision points of the parallel-chunk capture (§7.5)
+// a variant may change; each nil or zero field takes the design as published.
+// A variant is a few lines:
+//
+//	p := protocols.Parallel(protocols.ParallelParts{
+//		Gate: func(plan *model.Plan, owner int, pos model.Coord) bool { return pos > plan.Units[owner].Lo },
+//	})
+//	p.Name = "parallel-gate-low"
+//	protocols.Register(p)
+type ParallelParts struct {
+	// Gate decides whether the live reader streams the event at pos of a key
+	// owned by chunk owner; plan holds every chunk's offsets. Published:
+	// pos > hi_owner (Def. 6.4 clause (a), PublishedGate).
+	Gate func(plan *model.Plan, owner int, pos model.Coord) bool
+	// Window is the part of the log a chunk backfills into its buffer before
+	// emitting M(k). Published: (lo, hi] (Def. 6.3, model.Unit.Window).
+	Window func(u *model.Unit) model.Window
+	// ReaderStart is the latest start s0 the live reader may take; every
+	// start from 0 up to it is explored. Published: the minimum high offset
+	// (Def. 6.4: s0 ⊑ hi_i for every chunk; A-handoff).
+	ReaderStart func(plan *model.Plan) model.Coord
+	// Concurrent lets the live reader start once every chunk has recorded
+	// its high offset, consuming while backfills are still to come.
+	// Published: false — the binlog split is assigned when the last
+	// snapshot split has finished (§7.5).
+	Concurrent bool
+}
+
+// PublishedGate is clause (a) of Def. 6.4: an event passes only beyond its
+// owning chunk's high offset.
+func PublishedGate(plan *model.Plan, owner int, pos model.Coord) bool {
+	return pos > plan.Units[owner].Hi
+}
+
+// MinHigh is the smallest high offset of plan's units: the latest start
+// Def. 6.4 allows, where Flink's binlog split starts.
+func MinHigh(plan *model.Plan) model.Coord {
+	h := plan.Units[0].Hi
+	for i := 1; i < int(plan.N); i++ {
+		h = min(h, plan.Units[i].Hi)
+	}
+	return h
+}
+
+// withFault is parts with f applied where f is a choice of a part.
+func (pp ParallelParts) withFault(f Fault) ParallelParts {
+	switch f {
+	case WindowOnlyWithholding: // Prop 3's narrowed gate: pre-low events stream
+		pp.Gate = func(plan *model.Plan, o int, pos model.Coord) bool { return !plan.Units[o].Window().Contains(pos) }
+	case GateDropsBoundary:
+		pp.Gate = func(plan *model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Hi+1 }
+	case GateRepeatsWindow: // the minimum high instead of the owner's
+		pp.Gate = func(plan *model.Plan, _ int, pos model.Coord) bool { return pos > MinHigh(plan) }
+	case GatePassesHigh: // the event at hi streams although the merged block holds it
+		pp.Gate = func(plan *model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }
+	case ReaderBeforeBackfill:
+		pp.Concurrent = true
+	case SkippedBackfill: // no backfill: the raw read is emitted
+		pp.Window = func(u *model.Unit) model.Window { return model.Window{Lo: u.Lo, Hi: u.Lo} }
+	case LowEdgeOffByOne: // (lo+1, hi]: misses the event just after the low edge
+		pp.Window = func(u *model.Unit) model.Window { return model.Window{Lo: u.Lo + 1, Hi: u.Hi} }
+	case HighEdgeOffByOne: // (lo, hi-1]: misses the event at the high edge
+		pp.Window = func(u *model.Unit) model.Window {
+			w := u.Window()
+			if w.Hi > w.Lo {
+				w.Hi--
+			}
+			return w
+		}
+	}
+	return pp
+}
+
+// The parts are called on copies: a pointer into the state handed to an
+// unknown function would move every state to the heap. A nil part is the
+// published choice, called directly.
+
+func (pp *ParallelParts) gate(plan *model.Plan, owner int, pos model.Coord) bool {
+	if pp.Gate == nil {
+		return PublishedGate(plan, owner, pos)
+	}
+	cp := *plan
+	return pp.Gate(&cp, owner, pos)
+}
+
+func (pp *ParallelParts) window(u *model.Unit) model.Window {
+	if pp.Window == nil {
+		return u.Window()
+	}
+	cp := *u
+	return pp.Window(&cp)
+}
+
+func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
+	if pp.ReaderStart == nil {
+		return MinHigh(plan)
+	}
+	cp := *plan
+	return pp.ReaderStart(&cp)
+}
+
+// Parallel returns the parallel-chunk protocol built from parts, named
+// "parallel"; a variant takes other parts and another Name.
+func Parallel(parts ParallelParts) *Protocol {
+	return Define(&Protocol{
 		Name:     "parallel",
 		Doc:      "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
 		Cite:     "§7.5, Prop 5; §6.3",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
-			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped},
-	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return parallel{cfg} }))
+			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
+			GatePassesHigh, ReaderBeforeBackfill},
+	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) })
 }
 
 // chunkPhase is how far one chunk has progressed.
@@ -119,8 +232,15 @@ type parallelAction struct {
 	Chunk uint8
 }
 
-// parallel is the model; cfg.Fault selects a mutation.
-type parallel struct{ cfg Config }
+// parallel is the model: its bounds, and its parts with cfg.Fault applied.
+type parallel struct {
+	cfg   Config
+	parts ParallelParts
+}
+
+func newParallel(cfg Config, parts ParallelParts) parallel {
+	return parallel{cfg, parts.withFault(cfg.Fault)}
+}
 
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
 func (m parallel) domain(i int) model.KeySet {
@@ -177,13 +297,27 @@ func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelActio
 	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
-	if s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos < s.Cap.Log.Len() {
+	if m.readerExists(&s) && s.Cap.Pos < s.Cap.Log.Len() {
 		buf = append(buf, parallelAction{Kind: parallelConsume})
-		if MayStartLater(&s.Cap, m.minHigh(&s.Cap.Plan)) {
+		if MayStartLater(&s.Cap, m.parts.readerStart(&s.Cap.Plan)) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
 		}
 	}
 	return buf
+}
+
+// readerExists: the live reader is created when the last chunk closes, or
+// under Concurrent once every chunk has recorded its high offset.
+func (m parallel) readerExists(s *parallelState) bool {
+	if !m.parts.Concurrent {
+		return s.Cap.AllClosed(m.cfg.Chunks)
+	}
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if s.Phase[i] < chunkHigh || s.Cap.Plan.Units[i].Read != s.Cap.Plan.Units[i].Domain {
+			return false
+		}
+	}
+	return true
 }
 
 // highAllowed: the high offset is recorded only after every key is read.
@@ -271,22 +405,10 @@ func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
 	return s
 }
 
-// merged is what the chunk emits for k: M(k) (Def. 6.3), or a faulty variant.
+// merged is what the chunk emits for k: the last event for k in the
+// backfilled window, else the read — M(k) over (lo, hi] (Def. 6.3).
 func (m parallel) merged(u *model.Unit, l *model.Log, k model.Key) model.Value {
-	w := u.Window()
-	switch m.cfg.Fault {
-	case SkippedBackfill:
-		return u.Refresh[k] // no backfill: the raw read is emitted
-	case LowEdgeOffByOne:
-		w.Lo++ // (lo+1, hi]: misses the event just after the low edge
-	case HighEdgeOffByOne:
-		if w.Hi > w.Lo {
-			w.Hi-- // (lo, hi-1]: misses the event at the high edge
-		}
-	default:
-		return u.Merged(l, k)
-	}
-	if v, _, ok := l.Last(k, w); ok {
+	if v, _, ok := l.Last(k, m.parts.window(u)); ok {
 		return v
 	}
 	return u.Refresh[k]
@@ -306,26 +428,7 @@ func (m parallel) consume(s parallelState) parallelState {
 
 // passes is the live gate for the event at p on key k.
 func (m parallel) passes(c *model.Capture, k model.Key, p model.Coord) bool {
-	u := &c.Plan.Units[c.Plan.Owner(k)]
-	switch m.cfg.Fault {
-	case WindowOnlyWithholding:
-		return !u.Window().Contains(p) // Prop 3's narrowed gate: pre-low events stream
-	case GateDropsBoundary:
-		return p > u.Hi+1
-	case GateRepeatsWindow:
-		return p > m.minHigh(&c.Plan) // the minimum high instead of the owner's
-	}
-	return p > u.Hi
-}
-
-// minHigh is the smallest high offset: the latest start s0 allowed (Def. 6.4),
-// where Flink's binlog split starts.
-func (m parallel) minHigh(p *model.Plan) model.Coord {
-	h := p.Units[0].Hi
-	for i := 1; i < int(p.N); i++ {
-		h = min(h, p.Units[i].Hi)
-	}
-	return h
+	return m.parts.gate(&c.Plan, c.Plan.Owner(k), p)
 }
 
 // nextUnread is the lowest key of the unit not read yet.
@@ -422,9 +525,9 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 		if m.cfg.Fault == CopyDropped {
 			what = "drops merged"
 		}
-		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, u.Window(), what, strings.Join(out, " "), u.Hi)
+		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, m.parts.window(u), what, strings.Join(out, " "), u.Hi)
 		if t := m.backfillAndEmit(s, i); t.Cap.AllClosed(m.cfg.Chunks) {
-			if h := m.minHigh(&t.Cap.Plan); h == 0 {
+			if h := m.parts.readerStart(&t.Cap.Plan); h == 0 {
 				d += "; the live reader starts at s0 = 0 (the minimum high)"
 			} else {
 				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to the minimum high %d", h)
@@ -441,7 +544,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 		}
 		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d high %d, %s", p, e.Key, e.Img, o+1, c.Plan.Units[o].Hi, verdict)
 	case parallelStartLater:
-		return describeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.minHigh(&c.Plan))
+		return describeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.parts.readerStart(&c.Plan))
 	}
 	return "?"
 }
@@ -514,7 +617,7 @@ func (m parallel) Properties() []explore.Property[parallelState, parallelAction]
 		sometimes("absent-read-inserted-in-window", "Def. 6.3, Thm 4", m.absentReadInserted),
 		sometimes("delete-races-read", "Def. 6.3, Lemma 6.2", m.deleteRacesRead),
 		sometimes("stale-read-corrected", "Lemma 6.2, Example 4.1", m.staleReadCorrected),
-		sometimes("copy-decides-frontier", "Thm 1, Thm 4, S-OBS", func(c *model.Capture) string { return copyDecides(c, n, true) }),
+		sometimes("copy-decides-frontier", "Thm 1, Thm 4, S-OBS", func(c *model.Capture) string { return CopyDecides(c, n, true) }),
 		sometimes("live-event-withheld", "Def. 6.4 clause (a)", func(c *model.Capture) string { return m.liveWithheld(c, false) }),
 		sometimes("pre-low-event-withheld", "Prop 3, §7.5 A-handoff", func(c *model.Capture) string { return m.liveWithheld(c, true) }),
 	}

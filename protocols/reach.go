@@ -6,14 +6,14 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-// copyDecides is the non-vacuity property of every capture: at the frontier
+// CopyDecides is the non-vacuity property of every capture: at the frontier
 // (every unit closed, the consumer at or past the latest high edge) some key
 // replays to a present value although the consumer emitted no log event for
 // it — none in (from, Pos], where from is the start s0, or, when gated
 // (range-merge), the later of s0 and the key's unit's high edge. Replaying
 // the stream without its copied rows would then leave the key absent: the
 // run checked the copy, not just the log (Thm 1 needs both).
-func copyDecides(c *model.Capture, units int, gated bool) string {
+func CopyDecides(c *model.Capture, units int, gated bool) string {
 	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
 		return ""
 	}

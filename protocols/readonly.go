@@ -46,18 +46,21 @@ package protocols
 // exposed in part. Latent (§10): each key's read coordinate ReadAt, and the
 // positions the samples were taken at (the unit's Lo/Hi, the true log lengths).
 //
-// Faults: shared-read-instant (a claim: one read point explains every read of
-// a chunk — Proposition 1 refutes it); interior-executed-set (a sample is
-// taken as G(c-1), mapped to a prefix inside the last committed transaction,
-// when that has two rows or more); split-transaction (the source exposes a
-// multi-row transaction in two pieces, out of contract); no-discard (an
-// in-window event leaves the buffered row in place); release-before-last-row
-// (the buffer is released once the first row of the window's last transaction
-// has been processed, not every row); copy-dropped (the release emits no
-// survivors); consumer-runs-during-read (the consumer keeps processing window
-// events while the chunk's keys are still being read, breaking A-discard: a
-// window event met before its key's read cannot discard it, and a stale read
-// of a deleted row is released over the delete).
+// Parts (ReadonlyParts): Read, the committed states a key's read may reflect
+// (any transaction boundary in [lo, now] as published, A-read); Sample, the
+// prefix an executed-set sample maps to (the log end as published;
+// interior-executed-set is a choice of it); Member, the window membership
+// test on labels (high minus low as published, Thm 7); ConsumeDuringRead,
+// whether the consumer takes window events while the chunk is being read
+// (not as published, A-discard; consumer-runs-during-read is this choice).
+//
+// Faults that are not parts: shared-read-instant (a claim: one read point
+// explains every read of a chunk — Proposition 1 refutes it);
+// split-transaction (the source exposes a multi-row transaction in two
+// pieces, out of contract); no-discard (an in-window event leaves the
+// buffered row in place); release-before-last-row (the buffer is released
+// once the first row of the window's last transaction has been processed,
+// not every row); copy-dropped (the release emits no survivors).
 
 import (
 	"fmt"
@@ -114,12 +117,112 @@ type readonlyAction struct {
 	Txn  Txn
 }
 
-type readonly struct{ cfg Config }
+// ReadonlyParts are the decision points of Debezium's read-only capture
+// (§7.4, Theorem 7, Proposition 4) a variant may change. Each nil or zero
+// field takes the capture as published.
+type ReadonlyParts struct {
+	// Read reports whether a read of one of the chunk's keys, in a chunk
+	// whose low sample was taken at lo, may reflect the committed state at
+	// c (0 ⊑ c ⊑ now): A-read, "every returned value or absence must match
+	// the source at some transaction-boundary prefix inside the bracket".
+	// As published, any boundary in [lo, now]; each key chooses its own.
+	Read func(l *model.Log, lo, c model.Coord) bool
+	// Sample is the coordinate an executed-set sample taken now maps to
+	// (A-linear: one complete prefix of the consumed history). As published,
+	// the log end, a transaction boundary.
+	Sample func(l *model.Log) model.Coord
+	// Member is the consumer's window test for an event of transaction t,
+	// given the low and the high sample (every label while the high sample
+	// is not taken yet). As published, "the event's transaction identifier
+	// lies in the high set and not in the low set" (Theorem 7).
+	Member func(t uint8, low, high model.TxnSet) bool
+	// ConsumeDuringRead lets the consumer take window events while the
+	// chunk's keys are still being read. As published it takes only events
+	// before the window then (A-discard's serialized lifecycle), so every
+	// window event meets the complete buffer; running on, a window event met
+	// before its key's read cannot discard it, and a stale read of a deleted
+	// row is released over the delete.
+	ConsumeDuringRead bool
+}
 
-func newReadonly(cfg Config) explore.Model[readonlyState, readonlyAction] { return &readonly{cfg} }
+// PublishedRead is ReadonlyParts.Read as published: c is a transaction
+// boundary in [lo, now] (A-read).
+func PublishedRead(l *model.Log, lo, c model.Coord) bool { return c >= lo && l.Boundary(c) }
 
-func init() {
-	Register(Define(&Protocol{
+// withFault maps the faults that are choices of a part onto it.
+func (p ReadonlyParts) withFault(f Fault) ReadonlyParts {
+	sample := p.Sample
+	if sample == nil {
+		sample = (*model.Log).Len
+	}
+	switch f {
+	case InteriorExecutedSet:
+		// The sample is taken as G(c-1) when the last transaction has two
+		// rows or more: c-1 lies inside that committed transaction. As a set
+		// of labels G(c-1) is G(c) — the transaction already has a row at
+		// c-1 — so the capture behaves exactly as before; what breaks is the
+		// mapping of the set to a prefix (Theorem 7).
+		p.Sample = func(l *model.Log) model.Coord {
+			c := sample(l)
+			if c >= 2 && l.Ev[c-1].Txn == l.Ev[c-2].Txn {
+				return c - 1
+			}
+			return c
+		}
+	case ConsumerRunsDuringRead:
+		p.ConsumeDuringRead = true
+	}
+	return p
+}
+
+type readonly struct {
+	cfg   Config
+	parts ReadonlyParts
+}
+
+// The parts as the model calls them: a nil part is the published choice, and
+// a part gets a copy of what it reads, so the state never leaves the stack.
+
+func (m *readonly) mayRead(l *model.Log, lo, c model.Coord) bool {
+	if m.parts.Read == nil {
+		return PublishedRead(l, lo, c)
+	}
+	cp := *l
+	return m.parts.Read(&cp, lo, c)
+}
+
+func (m *readonly) sample(l *model.Log) model.Coord {
+	if m.parts.Sample == nil {
+		return l.Len()
+	}
+	cp := *l
+	return m.parts.Sample(&cp)
+}
+
+func (m *readonly) member(t uint8, low, high model.TxnSet) bool {
+	if m.parts.Member == nil {
+		return !low.Has(t) && high.Has(t)
+	}
+	return m.parts.Member(t, low, high)
+}
+
+func (p ReadonlyParts) model(cfg Config) explore.Model[readonlyState, readonlyAction] {
+	return &readonly{cfg, p.withFault(cfg.Fault)}
+}
+
+func newReadonly(cfg Config) explore.Model[readonlyState, readonlyAction] {
+	return ReadonlyParts{}.model(cfg)
+}
+
+// Readonly returns the read-only protocol built from parts. It is registered
+// as "readonly" with the zero ReadonlyParts; a variant is the same call with
+// other parts and another Name, registered with Register:
+//
+//	p := protocols.Readonly(protocols.ReadonlyParts{Read: ...})
+//	p.Name = "readonly-stale"
+//	protocols.Register(p)
+func Readonly(parts ReadonlyParts) *Protocol {
+	return Define(&Protocol{
 		Name:     "readonly",
 		Doc:      "Debezium read-only capture: brackets are executed-GTID-set samples, membership by label, window-discard",
 		Cite:     "§7.4, Thm 7, Prop 4",
@@ -127,8 +230,10 @@ func init() {
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{SharedReadInstant, InteriorExecutedSet, SplitTransaction, NoDiscard,
 			ReleaseBeforeLastRow, CopyDropped, ConsumerRunsDuringRead},
-	}, newReadonly))
+	}, parts.model)
 }
+
+func init() { Register(Readonly(ReadonlyParts{})) }
 
 // Init: the base store (every store with initial=any), the empty log and a
 // consumer that has consumed nothing, its start still open.
@@ -161,8 +266,8 @@ func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyActi
 	case readonlyReading:
 		if u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]; u.Read != u.Domain {
 			l := &s.Cap.Log
-			for c := u.Lo; c <= l.Len(); c++ {
-				if l.Boundary(c) {
+			for c := model.Coord(0); c <= l.Len(); c++ {
+				if m.mayRead(l, u.Lo, c) {
 					buf = append(buf, readonlyAction{Kind: readonlyReadKey, At: c})
 				}
 			}
@@ -183,19 +288,14 @@ func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyActi
 }
 
 // consumerMay: there is a next event and, while the chunk is being read, it
-// lies before the window (its label is in the low set), so no window event is
-// met before the buffer is complete (A-discard). Under
-// consumer-runs-during-read the consumer does not wait.
+// is not in the window, so no window event is met before the buffer is
+// complete (A-discard). Under ConsumeDuringRead the consumer does not wait.
 func (m *readonly) consumerMay(s *readonlyState) bool {
 	p := s.Cap.Pos + 1
 	if p > s.Cap.Log.Len() {
 		return false
 	}
-	if s.Phase != readonlyReading || m.cfg.Fault == ConsumerRunsDuringRead {
-		return true
-	}
-	i := int(s.Cap.Plan.N) - 1
-	return s.Cap.Log.Executed(s.LowAt[i]).Has(s.Cap.Log.At(p).Txn)
+	return s.Phase != readonlyReading || m.parts.ConsumeDuringRead || !m.inWindow(s, p)
 }
 
 func (m *readonly) Next(s readonlyState, a readonlyAction) (readonlyState, bool) {
@@ -250,20 +350,6 @@ func (m *readonly) domain(i int) model.KeySet {
 	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
 }
 
-// sample is the coordinate an executed-set sample taken now maps to: the log
-// end c, a transaction boundary. Under interior-executed-set the sample is
-// taken as G(c-1) when the last transaction has two rows or more: c-1 lies
-// inside that committed transaction. As a set of labels G(c-1) is G(c) — the
-// transaction already has a row at c-1 — so the capture behaves exactly as
-// before; what breaks is the mapping of the set to a prefix (Theorem 7).
-func (m *readonly) sample(l *model.Log) model.Coord {
-	c := l.Len()
-	if m.cfg.Fault == InteriorExecutedSet && c >= 2 && l.Ev[c-1].Txn == l.Ev[c-2].Txn {
-		return c - 1
-	}
-	return c
-}
-
 // sampleLow installs the low sample before the chunk's read (A-discard) and
 // records the unit; its lo is the log length when sampled.
 func (m *readonly) sampleLow(s readonlyState) readonlyState {
@@ -308,18 +394,20 @@ func (m *readonly) sampleHigh(s readonlyState) readonlyState {
 	return s
 }
 
-// inWindow is the consumer's test for the event at p: its label is not in the
-// low set and, once the high set exists, is in it (Theorem 7).
+// inWindow is the consumer's test for the event at p, Member on the samples:
+// as published, its label is not in the low set and, once the high set
+// exists, is in it (Theorem 7).
 func (m *readonly) inWindow(s *readonlyState, p model.Coord) bool {
 	if s.Phase == readonlyIdle {
 		return false
 	}
 	i := int(s.Cap.Plan.N) - 1
-	t := s.Cap.Log.At(p).Txn
-	if s.Cap.Log.Executed(s.LowAt[i]).Has(t) {
-		return false
+	l := &s.Cap.Log
+	high := ^model.TxnSet(0) // not sampled yet: every label may still join the window
+	if s.Phase == readonlyHighSampled {
+		high = l.Executed(s.HighAt[i])
 	}
-	return s.Phase == readonlyReading || s.Cap.Log.Executed(s.HighAt[i]).Has(t)
+	return m.member(l.At(p).Txn, l.Executed(s.LowAt[i]), high)
 }
 
 // consume processes the next event: in the window it discards a buffered row
@@ -584,7 +672,7 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 	return append(ps,
 		sometimes("buffered-row-discarded", "Def. 6.2, A-discard", readonlyDiscarded),
 		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", func(s *readonlyState) string { return survivorEmitted(&s.Cap) }),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *readonlyState) string { return copyDecides(&s.Cap, units, false) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *readonlyState) string { return CopyDecides(&s.Cap, units, false) }),
 		sometimes("reads-at-different-positions", "Prop 1, O2", func(s *readonlyState) string { return readsApart(&s.Cap) }),
 		sometimes("multi-row-transaction-in-window", "Thm 7, A-discard", func(s *readonlyState) string { return multiRowInWindow(&s.Cap) }),
 		sometimes("delete-races-read", "§1.2, Thm 2", func(s *readonlyState) string { return deleteRacesRead(&s.Cap) }),

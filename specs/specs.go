@@ -42,12 +42,13 @@ type Spec struct {
 	Mode     string   `json:"mode,omitempty"`
 	Initial  *Initial `json:"initial,omitempty"` // the store before the history: one value per key (0 = absent), or "any"
 	Mutation string   `json:"mutation,omitempty"`
-	Expect   string   `json:"expect"`          // "pass", "deadlock", or the invariant that must fail (checked alone)
-	Only     []string `json:"only,omitempty"`  // check only these invariants (with an invariant expected, it must be one of them)
-	With     []string `json:"with,omitempty"`  // also check these opt-in invariants (e.g. no-duplicate-delivery)
-	Reach    bool     `json:"reach,omitempty"` // every sometimes-property must be reached too
-	Quick    bool     `json:"quick,omitempty"` // part of the quick set (about a minute in all)
-	Note     string   `json:"note,omitempty"`  // where the run comes from, e.g. "§10 run 3"
+	Expect   string   `json:"expect"`             // "pass", "deadlock", or the invariant that must fail (checked alone)
+	Only     []string `json:"only,omitempty"`     // check only these invariants (with an invariant expected, it must be one of them)
+	With     []string `json:"with,omitempty"`     // also check these opt-in invariants (e.g. no-duplicate-delivery)
+	Reach    bool     `json:"reach,omitempty"`    // every sometimes-property must be reached too
+	Quick    bool     `json:"quick,omitempty"`    // part of the quick set (about a minute in all)
+	Symmetry bool     `json:"symmetry,omitempty"` // count states up to value renaming (as --symmetry)
+	Note     string   `json:"note,omitempty"`     // where the run comes from, e.g. "§10 run 3"
 }
 
 // Initial is a spec's base store b0: one value per key, or "any" for every
@@ -297,8 +298,8 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 		if err != nil {
 			return cfg, p, &Error{s.Name, "mutation", err.Error()}
 		}
-		if !m.AppliesTo(p.Name) {
-			return cfg, p, &Error{s.Name, "mutation", fmt.Sprintf("%s does not apply to %s (applies to %s)", m.Name(), p.Name, strings.Join(m.Protocols, ", "))}
+		if !slices.Contains(p.Faults, m.Fault) {
+			return cfg, p, &Error{s.Name, "mutation", fmt.Sprintf("%s does not apply to %s (it takes: %s)", m.Name(), p.Name, protocols.FaultList(p.Faults))}
 		}
 		if m.Mode != "" && cfg.Mode != m.Mode {
 			return cfg, p, &Error{s.Name, "mode", fmt.Sprintf("mutation %s needs mode %q", m.Name(), m.Mode)}
@@ -410,9 +411,11 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 }
 
 // Options returns opts as Run uses them for s: its own selection of
-// invariants, or, for a spec expecting an invariant to fail, that one alone.
+// invariants, or, for a spec expecting an invariant to fail, that one alone,
+// and the symmetry if the spec or opts asks for it.
 func (s Spec) Options(opts explore.Options) explore.Options {
 	opts.With = s.With
+	opts.Symmetry = opts.Symmetry || s.Symmetry
 	switch {
 	case len(s.Only) > 0:
 		opts.Only = s.Only

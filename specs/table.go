@@ -21,6 +21,8 @@ type Row struct {
 	Distinct  uint64   `json:"distinct"`
 	Depth     int      `json:"depth"`
 	Verdict   string   `json:"verdict"`
+	Class     string   `json:"class,omitempty"`       // what the failure costs (invariants.Class), when a property failed
+	Steps     int      `json:"trace_steps,omitempty"` // the counterexample's length, when a property failed
 	Expected  string   `json:"expected"`
 	OK        bool     `json:"ok"`
 	Why       string   `json:"why,omitempty"`
@@ -42,6 +44,9 @@ func TableJSON(out []Outcome) []Row {
 			OK: o.OK, Why: o.Why, Seconds: o.Elapsed.Seconds(), Note: o.Spec.Note}
 		if s := o.Elapsed.Seconds(); s > 0 {
 			r.Rate = float64(st.Distinct) / s
+		}
+		if v := o.Report.Violation; v != nil {
+			r.Class, r.Steps = v.Class, len(v.Steps)-1
 		}
 		for _, reach := range o.Report.Sometimes {
 			if !reach.Reached {
@@ -68,13 +73,51 @@ func TableMarkdown(out []Outcome) string {
 		if mut == "" {
 			mut = "—"
 		}
+		verdict := r.Verdict
+		if r.Class != "" {
+			verdict += " (" + r.Class + ")"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %d | %s | %s | %s | %.2fs |\n",
-			r.Spec, r.Protocol, r.Bounds, mut, r.Generated, r.Distinct, r.Depth, r.Verdict, r.Expected, ok, r.Seconds)
+			r.Spec, r.Protocol, r.Bounds, mut, r.Generated, r.Distinct, r.Depth, verdict, r.Expected, ok, r.Seconds)
 	}
 	for _, o := range out {
 		total += o.Elapsed
 	}
 	fmt.Fprintf(&b, "\n%d specs, %.1fs in all.\n", len(out), total.Seconds())
+	return b.String()
+}
+
+// OpenPrefix names the specs of §6.5's open disciplines (package
+// protocols/open), which reproduce also tabulates on their own.
+const OpenPrefix = "open-"
+
+// OpenMarkdown renders the open disciplines' runs: for each variant its
+// obligation (the spec's note), the verdict and what a failure costs, the
+// states explored and the shortest counterexample's length. "" if out has
+// none.
+func OpenMarkdown(out []Outcome) string {
+	var b strings.Builder
+	for _, r := range TableJSON(out) {
+		if !strings.HasPrefix(r.Spec, OpenPrefix) {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("# The open disciplines of §6.5, bounded\n\n")
+			b.WriteString("The paper records these four disciplines as open; each row is bounded evidence at the bounds shown, not a theorem.\n")
+			b.WriteString("Traces are in `traces/<spec>.txt` (and `.html`).\n\n")
+			b.WriteString("| spec | discipline | bounds | obligation | expected | verdict | class | distinct | depth | trace steps | ok |\n")
+			b.WriteString("|---|---|---|---|---|---|---|---:|---:|---:|---|\n")
+		}
+		ok, class, steps := "yes", "—", "—"
+		if !r.OK {
+			ok = "**no**: " + r.Why
+		}
+		if r.Class != "" {
+			class, steps = r.Class, fmt.Sprint(r.Steps)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %d | %d | %s | %s |\n",
+			r.Spec, r.Protocol, r.Bounds, r.Note, r.Expected, r.Verdict, class, r.Distinct, r.Depth, steps, ok)
+	}
 	return b.String()
 }
 

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// userMain is a user's whole program: a variant of a shipped protocol,
+// registered under its own name, with cutcheck's command line on top. The
+// variant is the offset-comparison bug class: the live gate compares a
+// position with the chunk's low offset instead of its high one.
+const userMain = `// Command mycheck is cutcheck plus one variant of the parallel-chunk capture.
+package main
+
+import (
+	"os"
+
+	"github.com/cutcheck/cutcheck/cli"
+	"github.com/cutcheck/cutcheck/model"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+func main() {
+	p := protocols.Parallel(protocols.ParallelParts{
+		Gate: func(plan *model.Plan, owner int, pos model.Coord) bool {
+			return pos > plan.Units[owner].Lo // should be Hi (Def. 6.4 clause (a))
+		},
+	})
+	p.Name = "parallel-gate-low"
+	p.Doc = "parallel chunks whose live gate compares with the low offset"
+	protocols.Register(p)
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+`
+
+// TestUserProgram builds a program in its own module, outside this one
+// (a replace directive points at this checkout), and drives it as a user
+// would: list, check with --html, a spec file, reproduce over its own spec
+// directory.
+func TestUserProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a separate module")
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		t.Skipf("no go command at %s", goTool)
+	}
+	if n := codeLines(userMain); n > 30 {
+		t.Fatalf("the user's program is %d lines of code; a variant should take at most 30", n)
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "go.sum"), string(sum))
+	write(t, filepath.Join(dir, "go.mod"), "module example.com/mycheck\n\ngo 1.26\n\nrequire github.com/cutcheck/cutcheck v0.0.0\n\nreplace github.com/cutcheck/cutcheck => "+repo+"\n")
+	write(t, filepath.Join(dir, "main.go"), userMain)
+	bin := filepath.Join(dir, "mycheck")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	build.Dir = dir
+	// Everything the build needs is in this checkout and the module cache
+	// its own tests already filled.
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	run := func(want int, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != want {
+			t.Fatalf("mycheck %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, out)
+		}
+		return string(out)
+	}
+
+	if out := run(exitOK, "list"); !strings.Contains(out, "parallel-gate-low") || !strings.Contains(out, "parallel ") {
+		t.Errorf("list does not show the user's protocol beside the shipped ones:\n%s", out)
+	}
+	// check: the variant reads a window event through the gate after the
+	// merged block, so a closed chunk's key replays to a value from the
+	// wrong time — a transient failure, with its picture.
+	html := filepath.Join(dir, "gate-low.html")
+	out := run(exitViolated, "check", "parallel-gate-low", "--keys", "2", "--values", "2", "--events", "2", "--chunks", "1", "--txn", "1", "--html", html)
+	if !strings.Contains(out, "violated: closed-unit-cut (always, transient") {
+		t.Errorf("check: want closed-unit-cut, a transient failure:\n%s", out)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "parallel-gate-low") {
+		t.Errorf("--html: %v; the picture should name the protocol", err)
+	}
+	// Spec files naming the user's protocol: at rest the sink is right
+	// (final-replay holds), mid-run a key's tags go backwards, and an
+	// exactly-once sink receives the high offset's event twice.
+	specs := filepath.Join(dir, "specs")
+	if err := os.Mkdir(specs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bounds := `"protocol": "parallel-gate-low", "keys": 2, "values": 2, "events": 3, "chunks": 2, "txn": 1`
+	write(t, filepath.Join(specs, "at-rest.json"), `{`+bounds+`, "only": ["final-replay"], "expect": "pass"}`)
+	write(t, filepath.Join(specs, "mid-run.json"), `{`+bounds+`, "expect": "per-key-monotonicity"}`)
+	write(t, filepath.Join(specs, "exactly-once.json"), `{`+bounds+`, "expect": "no-duplicate-delivery"}`)
+	out = run(exitOK, "run", filepath.Join(specs, "at-rest.json"), filepath.Join(specs, "mid-run.json"), filepath.Join(specs, "exactly-once.json"))
+	for _, want := range []string{"at-rest", "mid-run", "exactly-once"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run: no line for %s:\n%s", want, out)
+		}
+	}
+	results := filepath.Join(dir, "results")
+	run(exitOK, "reproduce", "--specs", specs, "--out", results)
+	if b, err := os.ReadFile(filepath.Join(results, "table.md")); err != nil || !strings.Contains(string(b), "mid-run") {
+		t.Errorf("reproduce over the user's specs wrote no table with their runs: %v", err)
+	}
+}
+
+// codeLines counts the lines of src that are neither blank nor comments.
+func codeLines(src string) int {
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(src))
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "//") {
+			n++
+		}
+	}
+	return n
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

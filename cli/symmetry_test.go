@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+// --symmetry counts classic-2's bounds up to value renaming: the summary
+// says so, and 15,570 states fall to 7,788 classes; without it the count
+// is concrete and no symmetry line is printed.
+func TestCheckSymmetry(t *testing.T) {
+	args := []string{"check", "classic", "--keys", "2", "--values", "2", "--events", "2", "--chunks", "1", "--txn", "1", "--initial", "any", "--progress", "0"}
+	for _, tt := range []struct {
+		flag     []string
+		distinct string
+		line     bool
+	}{{nil, "15570", false}, {[]string{"--symmetry"}, "7788", true}} {
+		code, out, stderr := runCLI(append(args, tt.flag...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d\n%s%s", tt.flag, code, out, stderr)
+		}
+		if got := regexp.MustCompile(`(?m)^distinct: +(\d+)`).FindStringSubmatch(out); got == nil || got[1] != tt.distinct {
+			t.Errorf("%v: distinct %v, want %s\n%s", tt.flag, got, tt.distinct, out)
+		}
+		if strings.Contains(out, "symmetry:    on") != tt.line {
+			t.Errorf("%v: symmetry line printed: %v, want %v\n%s", tt.flag, !tt.line, tt.line, out)
+		}
+	}
+}
+
+// --symmetry asked of a protocol that declares none is a usage error that
+// says so; the same run without it passes.
+func TestCheckSymmetryAskedOfModelWithout(t *testing.T) {
+	registerSteps()
+	code, out, stderr := runCLI("check", "steps-without-symmetry", "--symmetry", "--progress", "0")
+	if code != exitUsage || !strings.Contains(stderr, "--symmetry: steps-without-symmetry declares no symmetry") {
+		t.Errorf("exit %d, stderr %q, stdout %q", code, stderr, out)
+	}
+	if code, out, stderr := runCLI("check", "steps-without-symmetry", "--progress", "0"); code != exitOK || !strings.Contains(out, "distinct:    3") {
+		t.Errorf("without --symmetry: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// --symmetry with --shard is a usage error: shards split concrete states.
+func TestSymmetryNotSharded(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "classic", "--symmetry", "--shard", "0/2", "--shard-dir", t.TempDir()},
+		{"run", "--symmetry", "--shard", "0/2", "--shard-dir", t.TempDir(), "../specs/classic-1.json"},
+	} {
+		if code, _, stderr := runCLI(args...); code != exitUsage || !strings.Contains(stderr, "--symmetry and --shard cannot be combined") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+var stepsOnce sync.Once
+
+// registerSteps registers a three-state protocol with no symmetry.
+func registerSteps() {
+	stepsOnce.Do(func() {
+		one := protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}
+		protocols.Register(protocols.Define(&protocols.Protocol{
+			Name:     "steps-without-symmetry",
+			Doc:      "a counter to 2",
+			Defaults: one,
+			Limits:   protocols.Limits{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1},
+		}, func(protocols.Config) explore.Model[stepsState, int] { return steps{} }))
+	})
+}
+
+type stepsState struct{ N uint8 }
+
+type steps struct{}
+
+func (steps) Init() []stepsState { return []stepsState{{}} }
+func (steps) Actions(s stepsState, buf []int) []int {
+	if s.N < 2 {
+		buf = append(buf, 0)
+	}
+	return buf
+}
+func (steps) Next(s stepsState, _ int) (stepsState, bool)     { s.N++; return s, true }
+func (steps) Properties() []explore.Property[stepsState, int] { return nil }
+func (steps) Encode(s stepsState, buf []byte) []byte          { return append(buf, s.N) }
+func (steps) Decode(b []byte) (stepsState, error) {
+	if len(b) != 1 {
+		return stepsState{}, fmt.Errorf("steps: %d bytes", len(b))
+	}
+	return stepsState{b[0]}, nil
+}
+func (steps) Describe(stepsState, int) string { return "step" }
+func (steps) ActionNames() []string           { return []string{"step"} }
+func (steps) ActionKind(int) int              { return 0 }
+func (steps) Done(s stepsState) bool          { return s.N == 2 }

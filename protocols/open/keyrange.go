@@ -1,0 +1,388 @@
+package open
+
+// Key-range gating (§6.5, open). The capture keeps no buffer. It holds a copy
+// cursor over the ordered keys: the consumer applies a log event only if its
+// key is at or below the cursor, and discards an event whose key is ahead of
+// it, since the later copy pass will read that row anyway.
+//
+// Copy granularity: the scan takes the C key ranges [i·K/C, (i+1)·K/C) one
+// per step, reads every key of the range at one coordinate, upserts the rows
+// it finds (absence by omission, §6.1) and moves the cursor to the range's
+// last key. A range is the cursor's natural step ("a copy cursor over a
+// totally ordered key domain"); with C = K it is one key per step. The copy
+// runs between consumer steps, as one loop, so the coordinate where the
+// cursor moves is the consumer's position Pos.
+//
+// The plan records one unit per copy step: its range, the point bracket
+// [Pos, Pos] where the cursor moved (the gate hands the range over to the
+// log there: events at or before it were discarded, later ones are applied),
+// the rows read and, latent, the read coordinate (Capture.ReadAt).
+//
+// The obligation has two parts, each a property here: the plan is a monotone
+// cursor over the ordered domain (monotone-cursor), and each key's refresh
+// witness lies at or after every event discarded for it while it was ahead
+// of the cursor (fresh-refresh). Modes:
+//
+//   - advancing (default): each copy reads at the consumer's current
+//     position, the simplest advancing view: nothing discarded is newer than
+//     the read. (A read later than Pos would also be fresh, but the consumer
+//     would then re-apply events the read already reflects: a transient
+//     regression this model leaves out.)
+//   - frozen: every copy reads the one snapshot taken when copying began (at
+//     the consumer's position then); an ahead-of-cursor change discarded
+//     after it is lost, with nothing left to repair it.
+//   - nonmonotone: the ranges are visited in any order, the cursor set to
+//     the last key of each; a later range that lies below an earlier one
+//     moves the cursor back, and the earlier range is ahead again.
+//
+// The consumer starts at any s0 before the first copy (positions at or
+// before s0 are never seen, so only a copy supplies them), over any base
+// store with initial=any.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/model"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+// The key-range gating modes.
+const (
+	KeyrangeAdvancing   = "advancing"
+	KeyrangeFrozen      = "frozen"
+	KeyrangeNonmonotone = "nonmonotone"
+)
+
+func init() {
+	protocols.Register(protocols.Define(&protocols.Protocol{
+		Name:     "keyrange",
+		Doc:      "key-range gating: a copy cursor over the ordered keys, events for keys ahead of it discarded, no buffer",
+		Cite:     "§6.5 (open)",
+		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 3, Txn: 1, Mode: KeyrangeAdvancing},
+		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
+			Txn: protocols.MaxTxn, Modes: []string{KeyrangeAdvancing, KeyrangeFrozen, KeyrangeNonmonotone}},
+	}, func(cfg protocols.Config) explore.Model[krState, krAction] { return keyrange{cfg} }))
+}
+
+// The obligation of §6.5, part by part.
+var (
+	KeyrangeMonotoneCursor = invariants.Invariant{Name: "monotone-cursor", Cite: "§6.5 key-range gating (open)",
+		Doc:  "the plan is a monotone cursor over the ordered domain: no copy step moves the cursor back",
+		Kind: explore.Transition, Class: invariants.Claim}
+	KeyrangeFreshRefresh = invariants.Invariant{Name: "fresh-refresh", Cite: "§6.5 key-range gating (open), O2",
+		Doc:  "each copied key's read coordinate lies at or after every event discarded for it while it was ahead of the cursor",
+		Kind: explore.Always, Class: invariants.Claim}
+)
+
+// krState is the capture, the cursor, and the last discarded event per key.
+type krState struct {
+	Cap  model.Capture
+	Upto uint8                      // the gate applies keys below Upto: the cursor is key Upto-1 (0: nothing copied yet)
+	Disc [model.MaxKeys]model.Coord // position of the last event discarded for each key (0: none)
+}
+
+type krKind uint8
+
+const (
+	krCommit     krKind = iota // the source commits a transaction (§2.1)
+	krCopy                     // copy a key range and move the cursor to its last key
+	krConsume                  // the consumer takes the next position through the gate
+	krStartLater               // the consumer's start s0 moves one position on
+)
+
+var krKindNames = []string{"commit", "copy", "consume", "start-later"}
+
+// krAction is one step: a commit carries its transaction, a copy its range.
+type krAction struct {
+	Kind  krKind
+	Txn   protocols.Txn
+	Chunk uint8
+}
+
+type keyrange struct{ cfg protocols.Config }
+
+// chunk is range i: keys [i·K/C, (i+1)·K/C).
+func (m keyrange) chunk(i int) model.KeySet {
+	k, c := m.cfg.Keys, m.cfg.Chunks
+	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
+}
+
+// copied reports whether range i has been copied (a unit with its domain).
+func (m keyrange) copied(c *model.Capture, i int) bool {
+	for j := 0; j < int(c.Plan.N); j++ {
+		if c.Plan.Units[j].Domain == m.chunk(i) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m keyrange) Init() []krState {
+	var out []krState
+	for _, c := range protocols.InitialCaptures(&m.cfg) {
+		out = append(out, krState{Cap: c})
+	}
+	return out
+}
+
+// Actions: the source's commits, the copy steps the visit order allows, then
+// the consumer's steps. The copy waits for the consumer to finish a
+// transaction it is inside: a read sees whole transactions (§3.3).
+func (m keyrange) Actions(s krState, buf []krAction) []krAction {
+	var tb [128]protocols.Txn
+	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+		buf = append(buf, krAction{Kind: krCommit, Txn: t})
+	}
+	if n := int(s.Cap.Plan.N); n < m.cfg.Chunks && s.Cap.Log.Boundary(s.Cap.Pos) {
+		if m.cfg.Mode != KeyrangeNonmonotone {
+			buf = append(buf, krAction{Kind: krCopy, Chunk: uint8(n)}) // in key order
+		} else {
+			for i := 0; i < m.cfg.Chunks; i++ {
+				if !m.copied(&s.Cap, i) {
+					buf = append(buf, krAction{Kind: krCopy, Chunk: uint8(i)})
+				}
+			}
+		}
+	}
+	if s.Cap.Pos < s.Cap.Log.Len() {
+		buf = append(buf, krAction{Kind: krConsume})
+		// s0 stays at or before the first copy: a range copied at s0 would
+		// miss the changes the consumer then never sees.
+		if protocols.MayStartLater(&s.Cap, protocols.EarliestLow(&s.Cap.Plan)) {
+			buf = append(buf, krAction{Kind: krStartLater})
+		}
+	}
+	return buf
+}
+
+func (m keyrange) Next(s krState, a krAction) (krState, bool) {
+	switch a.Kind {
+	case krCommit:
+		s.Cap.Log.Commit(a.Txn.Events()...)
+	case krCopy:
+		s = m.copyRange(s, int(a.Chunk))
+	case krConsume:
+		s.Cap.Pos++
+		p := s.Cap.Pos
+		e := s.Cap.Log.At(p)
+		if m.ahead(&s, e.Key) {
+			s.Disc[e.Key] = p // the later copy will read this row
+		} else {
+			s.Cap.Emit(e.Key, e.Img, p)
+		}
+	case krStartLater:
+		protocols.StartLater(&s.Cap)
+	default:
+		return s, false
+	}
+	return s, true
+}
+
+// ahead: k lies beyond the cursor, so the gate discards its events.
+func (m keyrange) ahead(s *krState, k model.Key) bool { return uint8(k) >= s.Upto }
+
+// readAt is where a copy reads: the consumer's position, or under frozen the
+// snapshot taken at the first copy.
+func (m keyrange) readAt(c *model.Capture) model.Coord {
+	if m.cfg.Mode == KeyrangeFrozen && c.Plan.N > 0 {
+		return c.Plan.Units[0].Lo
+	}
+	return c.Pos
+}
+
+// copyRange reads range i, upserts its present rows, records the unit and
+// moves the cursor. The rows are the unit's close block, tagged with its
+// high edge Pos, where the range is handed over to the log.
+func (m keyrange) copyRange(s krState, i int) krState {
+	d, at := m.chunk(i), m.readAt(&s.Cap)
+	u := model.Unit{Domain: d, Lo: s.Cap.Pos, Hi: s.Cap.Pos, Read: d}
+	last := model.Key(0)
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+		if !d.Has(k) {
+			continue
+		}
+		last = k
+		u.Refresh[k] = s.Cap.Log.Sigma(at, k)
+		s.Cap.ReadAt[k] = at
+		if u.Refresh[k] != model.Absent {
+			s.Cap.Emit(k, u.Refresh[k], u.Hi)
+		}
+	}
+	s.Cap.Closed |= 1 << s.Cap.Plan.Add(u)
+	s.Upto = uint8(last) + 1
+	return s
+}
+
+// Done: every range copied, the consumer at the end of a finished log.
+func (m keyrange) Done(s krState) bool {
+	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && protocols.DataEvents(&s.Cap.Log) == m.cfg.Events
+}
+
+func (m keyrange) Encode(s krState, buf []byte) []byte {
+	buf = s.Cap.AppendTo(buf)
+	buf = append(buf, s.Upto)
+	for _, p := range s.Disc {
+		buf = append(buf, byte(p))
+	}
+	return buf
+}
+
+func (m keyrange) Decode(b []byte) (krState, error) {
+	var s krState
+	c, rest, ok := model.DecodeCapture(b)
+	if !ok || len(rest) != 1+model.MaxKeys {
+		return s, fmt.Errorf("keyrange: bad state encoding (%d bytes)", len(b))
+	}
+	s.Cap, s.Upto = c, rest[0]
+	for k := range s.Disc {
+		s.Disc[k] = model.Coord(rest[1+k])
+	}
+	return s, nil
+}
+
+func (m keyrange) ActionNames() []string { return krKindNames }
+
+func (m keyrange) ActionKind(a krAction) int { return int(a.Kind) }
+
+func (m keyrange) Describe(s krState, a krAction) string {
+	c := &s.Cap
+	switch a.Kind {
+	case krCommit:
+		return protocols.DescribeCommit(&c.Log, a.Txn)
+	case krCopy:
+		t, _ := m.Next(s, a)
+		u := &t.Cap.Plan.Units[c.Plan.N]
+		var rows []string
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if u.Domain.Has(k) {
+				rows = append(rows, fmt.Sprintf("%v = %v", k, u.Refresh[k]))
+			}
+		}
+		d := fmt.Sprintf("copy %s at coordinate %d", strings.Join(rows, ", "), m.readAt(c))
+		if m.cfg.Mode == KeyrangeFrozen && c.Plan.N > 0 {
+			d += fmt.Sprintf(" (the snapshot; the consumer is at %d)", c.Pos)
+		}
+		d += fmt.Sprintf("; cursor → %v", model.Key(t.Upto-1))
+		if t.Upto < s.Upto {
+			d += fmt.Sprintf(" (back from %v)", model.Key(s.Upto-1))
+		}
+		return d
+	case krConsume:
+		p := c.Pos + 1
+		e := c.Log.At(p)
+		if m.ahead(&s, e.Key) {
+			return fmt.Sprintf("discard %v := %v at position %d (ahead of the cursor%s)", e.Key, e.Img, p, m.cursorString(&s))
+		}
+		return fmt.Sprintf("apply %v := %v at position %d (at or below the cursor%s)", e.Key, e.Img, p, m.cursorString(&s))
+	case krStartLater:
+		return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", c.Pos+1, protocols.EventString(&c.Log, c.Pos+1), c.Pos+1)
+	}
+	return "?"
+}
+
+func (m keyrange) cursorString(s *krState) string {
+	if s.Upto == 0 {
+		return ", nothing copied yet"
+	}
+	return " " + model.Key(s.Upto-1).String()
+}
+
+func (m keyrange) Fields(s krState) []explore.Field {
+	return append(protocols.CaptureFields(&s.Cap, m.cfg.Keys),
+		explore.Field{Name: "cursor", Value: m.cursorField(&s)},
+		explore.Field{Name: "discarded", Value: m.discField(&s)})
+}
+
+func (m keyrange) cursorField(s *krState) string {
+	if s.Upto == 0 {
+		return "none (every key ahead)"
+	}
+	return model.Key(s.Upto - 1).String()
+}
+
+func (m keyrange) discField(s *krState) string {
+	var out []string
+	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+		if s.Disc[k] != 0 {
+			out = append(out, fmt.Sprintf("%v@%d", k, s.Disc[k]))
+		}
+	}
+	return "{" + strings.Join(out, " ") + "}"
+}
+
+func (m keyrange) View(s krState) any {
+	v := protocols.CaptureView(&s.Cap, m.cfg.Keys)
+	v.Control = map[string]string{"cursor": m.cursorField(&s), "last discarded": m.discField(&s)}
+	return v
+}
+
+// Properties: the shared invariants (the units are point splices at the
+// cursor's moves, so frontier replay, the closed-unit cut, monotonicity,
+// committed reads and the contract all apply), the two parts of the obligation, and the races
+// that show them non-vacuous.
+func (m keyrange) Properties() []explore.Property[krState, krAction] {
+	n := m.cfg.Chunks
+	type P = explore.Property[krState, krAction]
+	return []P{
+		invariants.Prop[krState, krAction](invariants.FinalReplay, func(s krState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
+		invariants.Prop[krState, krAction](invariants.NoDuplicate, func(s krState) string { return invariants.CheckNoDuplicate(&s.Cap) }),
+		invariants.Prop[krState, krAction](invariants.FrontierReplay, func(s krState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
+		invariants.Prop[krState, krAction](invariants.ClosedUnitCut, func(s krState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
+		invariants.StepProp[krState, krAction](invariants.Monotonic, func(s krState, _ krAction, t krState) string {
+			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.Prop[krState, krAction](invariants.CommittedOnly, func(s krState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
+		invariants.Prop[krState, krAction](invariants.Contract, func(s krState) string { return invariants.CheckContract(&s.Cap, n) }),
+		invariants.StepProp[krState, krAction](KeyrangeMonotoneCursor, checkMonotoneCursor),
+		invariants.Prop[krState, krAction](KeyrangeFreshRefresh, checkFreshRefresh),
+		{Name: "discarded-change-copied", Cite: "§6.5 key-range gating", Kind: explore.Sometimes, Check: discardedChangeCopied},
+		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s krState) string {
+			return protocols.CopyDecides(&s.Cap, n, true)
+		}},
+	}
+}
+
+// checkMonotoneCursor: a step never moves the cursor back (obligation, part 1).
+func checkMonotoneCursor(s krState, _ krAction, t krState) string {
+	if t.Upto < s.Upto {
+		return fmt.Sprintf("the cursor moved back from %v to %v: keys up to %v are ahead again", model.Key(s.Upto-1), model.Key(t.Upto-1), model.Key(s.Upto-1))
+	}
+	return ""
+}
+
+// checkFreshRefresh: every copied key was read at or after the last event
+// discarded for it (obligation, part 2).
+func checkFreshRefresh(s krState) string {
+	c := &s.Cap
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+			if u.Read.Has(k) && c.ReadAt[k] < s.Disc[k] {
+				return fmt.Sprintf("key %v was read at coordinate %d, before its event at %d was discarded", k, c.ReadAt[k], s.Disc[k])
+			}
+		}
+	}
+	return ""
+}
+
+// discardedChangeCopied: an event ahead of the cursor was discarded, and the
+// key's later copy, read at or after it, supplied its value to the sink.
+func discardedChangeCopied(s krState) string {
+	c := &s.Cap
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+			d := s.Disc[k]
+			if !u.Read.Has(k) || d == 0 || c.ReadAt[k] < d {
+				continue
+			}
+			if e := c.Log.At(d); e.Img != model.Absent && u.Refresh[k] == e.Img && c.Out.Tag[k] == c.ReadAt[k] && c.Out.Val[k] == e.Img {
+				return fmt.Sprintf("%v := %v discarded at %d; the copy at %d supplied it", k, e.Img, d, c.ReadAt[k])
+			}
+		}
+	}
+	return ""
+}

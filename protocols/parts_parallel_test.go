@@ -1,0 +1,138 @@
+package protocols
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// checkVariant runs p under cfg with opts and returns its report.
+func checkVariant(t *testing.T, p *Protocol, cfg Config, opts explore.Options) explore.Report {
+	t.Helper()
+	opts.Workers = 2
+	rep, err := p.Check(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// The zero parts are the protocol as registered, state for state.
+func TestParallelZeroParts(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 2, InitialAny: true}
+	shipped, err := Lookup("parallel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := checkVariant(t, shipped, cfg, explore.Options{})
+	b := checkVariant(t, Parallel(ParallelParts{}), cfg, explore.Options{})
+	if a.Verdict != explore.Pass || a.Stats.Distinct != b.Stats.Distinct || a.Stats.Generated != b.Stats.Generated {
+		t.Fatalf("registered %v %d/%d, zero parts %v %d/%d", a.Verdict, a.Stats.Distinct, a.Stats.Generated, b.Verdict, b.Stats.Distinct, b.Stats.Generated)
+	}
+}
+
+// A fault that is a choice of a part is that choice: the gate written by a
+// user equals gate-repeats-window, and the window written by a user equals
+// low-edge-off-by-one, in verdict, counts and counterexample.
+func TestParallelFaultsAreParts(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1}
+	for _, tc := range []struct {
+		fault Fault
+		parts ParallelParts
+	}{
+		{GateRepeatsWindow, ParallelParts{Gate: func(plan *model.Plan, _ int, pos model.Coord) bool { return pos > MinHigh(plan) }}},
+		{LowEdgeOffByOne, ParallelParts{Window: func(u *model.Unit) model.Window { return model.Window{Lo: u.Lo + 1, Hi: u.Hi} }}},
+	} {
+		t.Run(tc.fault.String(), func(t *testing.T) {
+			faulty := cfg
+			faulty.Fault = tc.fault
+			a := checkVariant(t, Parallel(ParallelParts{}), faulty, explore.Options{})
+			b := checkVariant(t, Parallel(tc.parts), cfg, explore.Options{})
+			if a.Verdict != explore.Violated || b.Verdict != explore.Violated {
+				t.Fatalf("verdicts %v, %v; want both violated", a.Verdict, b.Verdict)
+			}
+			if a.Violation.Property != b.Violation.Property || a.Stats.Distinct != b.Stats.Distinct || len(a.Violation.Steps) != len(b.Violation.Steps) {
+				t.Fatalf("fault: %s in %d steps (%d states); parts: %s in %d steps (%d states)",
+					a.Violation.Property, len(a.Violation.Steps), a.Stats.Distinct, b.Violation.Property, len(b.Violation.Steps), b.Stats.Distinct)
+			}
+		})
+	}
+}
+
+// The consequence classes tell variants apart (§7.5, A-handoff): a gate that
+// also passes the event at the high offset delivers it twice and nothing
+// else; a gate on the low offset is wrong mid-run but right at rest; a live
+// reader that runs before the backfills have emitted leaves the sink wrong at
+// rest.
+func TestParallelVariantClasses(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1}
+	atHigh := Parallel(ParallelParts{Gate: func(plan *model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }})
+	atLow := Parallel(ParallelParts{Gate: func(plan *model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Lo }})
+	concurrent := Parallel(ParallelParts{Concurrent: true})
+	for _, tc := range []struct {
+		name  string
+		p     *Protocol
+		only  string
+		fails bool
+	}{
+		{"high-read-twice/all", atHigh, "", false},
+		{"high-read-twice/no-duplicate-delivery", atHigh, "no-duplicate-delivery", true},
+		{"gate-low/final-replay", atLow, "final-replay", false},
+		{"gate-low/per-key-monotonicity", atLow, "per-key-monotonicity", true},
+		{"concurrent/final-replay", concurrent, "final-replay", true},
+		{"published/no-duplicate-delivery", Parallel(ParallelParts{}), "no-duplicate-delivery", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts explore.Options
+			if tc.only != "" {
+				opts.Only = []string{tc.only}
+			}
+			rep := checkVariant(t, tc.p, cfg, opts)
+			switch {
+			case tc.fails && (rep.Verdict != explore.Violated || rep.Violation.Property != tc.only):
+				t.Fatalf("want %s to fail, got %v %+v", tc.only, rep.Verdict, rep.Violation)
+			case !tc.fails && rep.Verdict != explore.Pass:
+				t.Fatalf("want pass, got %v: %s", rep.Verdict, rep.Violation.Text(false))
+			}
+		})
+	}
+}
+
+// Which shipped disciplines deliver each row event once (§6.4, §9): the
+// classic loop's high edge is a marker and range-merge withholds everything
+// at or before hi, so neither repeats a tag; a point splice or a sampled
+// high edge can fall on a data event the consumer already streamed, and the
+// copy then repeats it at the same tag — at-least-once, harmless to an
+// upsert sink, wrong for an exactly-once one.
+func TestDeliveryExactlyOnce(t *testing.T) {
+	small := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, InitialAny: true}
+	for _, tc := range []struct {
+		protocol, mode string
+		once           bool
+	}{
+		{"classic", "", true},
+		{"parallel", "", true},
+		{"readonly", "", false},
+		{"dump", DumpTrusted, false},
+		{"dump", DumpUncertain, false},
+		{"composite", "mixed", false},
+	} {
+		t.Run(tc.protocol+"/"+tc.mode, func(t *testing.T) {
+			p, err := Lookup(tc.protocol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := small
+			cfg.Mode = tc.mode
+			rep := checkVariant(t, p, cfg, explore.Options{Only: []string{"no-duplicate-delivery"}})
+			if got := rep.Verdict == explore.Pass; got != tc.once {
+				t.Fatalf("exactly once: got %v (%v), want %v", got, rep.Verdict, tc.once)
+			}
+			if !tc.once && rep.Violation.Class != "delivery" {
+				t.Fatalf("class %q, want delivery", rep.Violation.Class)
+			}
+		})
+	}
+}

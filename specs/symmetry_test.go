@@ -1,0 +1,88 @@
+package specs
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
+)
+
+// Reference: §10, §2.1 — value renaming is sound on every quick spec: the
+// verdict with the symmetry is the one without (and the spec's
+// expectation), a violation's trace is as long, and a complete run counts
+// no more classes than states. Under the race detector the larger quick
+// specs are left out (tooLargeForRace).
+func TestQuickSpecsSymmetry(t *testing.T) {
+	all, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reduced := 0
+	for _, s := range all {
+		if !s.Quick || strings.HasPrefix(s.Name, OpenPrefix) {
+			continue // the open disciplines declare no symmetry
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			if cfg, _, _ := s.Config(); tooLargeForRace(cfg) {
+				t.Skip("too large to run twice under the race detector")
+			}
+			sym, err := Run(context.Background(), s, explore.Options{Workers: 2, Symmetry: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sym.OK || !sym.Report.Stats.Symmetry {
+				t.Fatalf("with symmetry: %s (symmetry used: %v)", sym.Why, sym.Report.Stats.Symmetry)
+			}
+			plain, err := Run(context.Background(), s, explore.Options{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps, ss := plain.Report.Stats, sym.Report.Stats
+			switch {
+			case plain.Got != sym.Got:
+				t.Errorf("verdict %s with symmetry, %s without", sym.Got, plain.Got)
+			case ps.Symmetry:
+				t.Errorf("symmetry used without being asked for")
+			case plain.Report.Verdict == explore.Pass && ss.Distinct > ps.Distinct:
+				t.Errorf("%d classes with symmetry, %d states without", ss.Distinct, ps.Distinct)
+			case plain.Report.Violation != nil && len(plain.Report.Violation.Steps) != len(sym.Report.Violation.Steps):
+				t.Errorf("trace of %d steps with symmetry, %d without", len(sym.Report.Violation.Steps), len(plain.Report.Violation.Steps))
+			}
+			if ss.Distinct < ps.Distinct {
+				reduced++
+			}
+		})
+	}
+	if reduced < 15 {
+		t.Errorf("the symmetry reduced only %d quick specs", reduced)
+	}
+}
+
+// A spec's "symmetry": true runs it up to value renaming, as --symmetry
+// does: classic-2's 15,570 states fall to 7,788 classes, 15,570 = 2·7,788
+// − 6: swapping 1 and 2 pairs each state holding a value with another and
+// fixes the 6 that hold none.
+func TestSpecSymmetryField(t *testing.T) {
+	data, err := embedded.ReadFile("classic-2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		field    string
+		symmetry bool
+		distinct uint64
+	}{{"", false, 15570}, {`"symmetry": true, `, true, 7788}} {
+		s, err := Parse("classic-2.json", append([]byte("{"+tt.field), data[1:]...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := Run(context.Background(), s, explore.Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := o.Report.Stats; !o.OK || st.Symmetry != tt.symmetry || st.Distinct != tt.distinct {
+			t.Errorf("%q: %s, symmetry %v, %d distinct; want pass, %v, %d", tt.field, o.Got, st.Symmetry, st.Distinct, tt.symmetry, tt.distinct)
+		}
+	}
+}

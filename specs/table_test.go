@@ -1,0 +1,42 @@
+package specs
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
+)
+
+// The open disciplines' table lists only their specs, with the class of the
+// failing invariant and the counterexample's length from the run itself.
+func TestOpenMarkdown(t *testing.T) {
+	mut, err := Parse("open-x.json", []byte(`{"protocol": "parallel", "keys": 2, "values": 2, "events": 2, "chunks": 1, "txn": 1,
+		"mutation": "gate-passes-high", "expect": "no-duplicate-delivery", "note": "the obligation"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Parse("classic-x.json", []byte(`{"protocol": "classic", "keys": 1, "values": 1, "events": 1, "chunks": 1, "txn": 1, "expect": "pass"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Outcome
+	for _, s := range []Spec{mut, other} {
+		o, err := Run(context.Background(), s, explore.Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, o)
+	}
+	md := OpenMarkdown(out)
+	steps := len(out[0].Report.Violation.Steps) - 1
+	if steps < 1 || strings.Contains(md, "classic-x") || !strings.Contains(md, "| open-x | parallel |") ||
+		!strings.Contains(md, "| the obligation | no-duplicate-delivery | no-duplicate-delivery | delivery |") ||
+		!strings.Contains(md, " "+strconv.Itoa(steps)+" | yes |") {
+		t.Fatalf("open table (trace of %d steps):\n%s", steps, md)
+	}
+	if OpenMarkdown(out[1:]) != "" {
+		t.Fatal("a run without open specs should have no open table")
+	}
+}
