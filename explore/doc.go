@@ -33,12 +33,14 @@
 //     offer holding the smallest key so far is kept as a candidate. On the
 //     disk tier it is first looked up in the seen-set's cache and dropped
 //     if seen (the map then marks the fingerprint seen, so later offers of
-//     it are dropped at once); in memory the level's fingerprints are
-//     looked up together after the level, shard by shard, and those seen
-//     before are marked then. Workers take contiguous units of the level
-//     and keep their candidates in unit order; after the level, keeping
-//     only each fingerprint's smallest key (and none of those seen) and
-//     concatenating the units gives the next level, sorted by key.
+//     it are dropped at once); in memory (without a symmetry) the seen-set
+//     is consulted after the level instead, shard by shard, as each
+//     fingerprint's winning candidate goes into it: one already there was
+//     seen before and is dropped. Workers take contiguous units of the
+//     level and keep their candidates in unit order; after the level,
+//     keeping only each fingerprint's smallest key (and none of those
+//     seen) and concatenating the units gives the next level, sorted by
+//     key.
 //   - Every check that fails is recorded with the length of its trace and
 //     its key (or, for a deadlock, its state's position); once the level is
 //     finished the smallest wins: shortest trace first, then smallest key,
