@@ -136,7 +136,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if opts.Symmetry {
 			return usageErr(stderr, "check", "--symmetry and --shard cannot be combined (a shard key is of concrete states)")
 		}
-		what += onlyString(o.only)
+		what += onlyString(o.only, o.with)
 	}
 	if err := o.sim.apply(fs, &opts); err != nil {
 		return usageErr(stderr, "check", "%v", err)

@@ -56,11 +56,17 @@ func (s *shardFlags) parse() (explore.Shard, error) {
 	return sh, nil
 }
 
-func onlyString(only []string) string {
-	if len(only) == 0 {
-		return ""
+// onlyString names a selection of properties, so that shards of searches
+// checking different properties never merge.
+func onlyString(only, with []string) string {
+	s := ""
+	if len(only) > 0 {
+		s += " only=" + strings.Join(only, ",")
 	}
-	return " only=" + strings.Join(only, ",")
+	if len(with) > 0 {
+		s += " with=" + strings.Join(with, ",")
+	}
+	return s
 }
 
 // runSpecShard runs one shard of a spec file's search.
@@ -76,7 +82,7 @@ func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, stdout,
 	}
 	opts = s.Options(opts)
 	opts.Shard = sh
-	what := fmt.Sprintf("spec %s: %s %s%s", s.Name, p.Name, cfg, onlyString(opts.Only))
+	what := fmt.Sprintf("spec %s: %s %s%s", s.Name, p.Name, cfg, onlyString(opts.Only, opts.With))
 	ctx, stop := interrupted()
 	defer stop()
 	fmt.Fprintf(stdout, "cutcheck %s: checking %s, shard %v\n", version, what, sh)

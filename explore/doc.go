@@ -48,7 +48,8 @@
 //
 // Always and Sometimes properties are checked on each new state, Transition
 // properties on every step, including steps to states already seen
-// (Options.Only narrows the Always and Transition properties checked). A
+// (Options.Only narrows the Always and Transition properties checked;
+// opt-in properties are checked only when Options.With or Only names them). A
 // state with no successor is a deadlock unless the model is a Doner and
 // Done holds, or Options.NoDeadlock is set. Initial states are checked
 // too.
