@@ -44,6 +44,26 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	for _, inv := range invariants.All {
 		fmt.Fprintf(stdout, "  %-26s %-10s %-9s [%s] %s\n", inv.Name, inv.Kind, inv.Class, inv.Cite, inv.Doc)
 	}
+	// The invariants a protocol defines for itself (e.g. an open discipline's
+	// obligation), once each.
+	shared := map[string]bool{}
+	for _, inv := range invariants.All {
+		shared[inv.Name] = true
+	}
+	var own []string
+	for _, p := range protocols.All() {
+		for _, q := range p.Properties(p.Defaults) {
+			if q.Kind == explore.Sometimes || shared[q.Name] {
+				continue
+			}
+			shared[q.Name] = true
+			own = append(own, fmt.Sprintf("  %-26s %-10s %-9s [%s] (%s)", q.Name, q.Kind, q.Class, q.Cite, p.Name))
+		}
+	}
+	if len(own) > 0 {
+		fmt.Fprintln(stdout, "\nInvariants of one protocol (name, kind, what a failure costs, [cite], protocol):")
+		fmt.Fprintln(stdout, strings.Join(own, "\n"))
+	}
 	fmt.Fprintln(stdout, "\nWhat a failure costs:")
 	for _, c := range invariants.Classes {
 		fmt.Fprintf(stdout, "  %-9s %s\n", c.Class, c.Doc)

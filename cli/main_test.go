@@ -70,7 +70,10 @@ func TestHelpVersionList(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("list: exit %d", code)
 	}
-	for _, want := range []string{"classic", "readonly", "parallel", "dump", "composite", "frontier-replay", "window-only-withholding", "sometimes:"} {
+	for _, want := range []string{"classic", "readonly", "parallel", "dump", "composite", "frontier-replay", "window-only-withholding", "sometimes:",
+		// every invariant with what its failure costs, shared or a protocol's own
+		"final-replay [final]", "no-duplicate-delivery [delivery] (opt-in)", "\n  final-replay               always     final ",
+		"\n  reread-terminates          always     claim     [§6.5 (open)] (reread)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list output lacks %q", want)
 		}
