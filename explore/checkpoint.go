@@ -82,7 +82,9 @@ func (e *engine[S, A]) modelID() string {
 	for _, n := range e.names {
 		fmt.Fprintf(h, "kind %s\n", n)
 	}
-	fmt.Fprintf(h, "only %q with %q nodeadlock %v symmetry %v shard %+v\n", e.opts.Only, e.opts.With, e.opts.NoDeadlock, e.symmetry, e.opts.Shard)
+	// The properties checked, as selected (Only, With, OptIn), not the
+	// options that selected them.
+	fmt.Fprintf(h, "checked %v %v nodeadlock %v symmetry %v shard %+v\n", e.always, e.transition, e.opts.NoDeadlock, e.symmetry, e.opts.Shard)
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 

@@ -21,10 +21,6 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		e.inserted = false
-	}
-
 	if n > 0 {
 		keys := make([][]uint64, len(outs))
 		lists := make([][]uint64, len(outs))
@@ -35,7 +31,7 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 			e.release(outs)
 			return err
 		}
-		if err := e.addSeen(ctx, lists); err != nil {
+		if err := e.levelSeen(ctx, lists); err != nil {
 			e.release(outs)
 			return err
 		}
@@ -144,7 +140,6 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 			lists[i] = b.fps
 		}
 		_, found := e.seen.insertAll(lists, e.nw)
-		e.inserted = true
 		if len(found) > 0 {
 			for _, fp := range found {
 				lm.markSeen(fp)
@@ -176,13 +171,19 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 	return n, nil
 }
 
+// levelSeen adds a settled level's fingerprints to the seen-set: the disk
+// tier's, since in memory settle has inserted them already.
+func (e *engine[S, A]) levelSeen(ctx context.Context, lists [][]uint64) error {
+	if e.disk == nil {
+		return nil
+	}
+	return e.addSeen(ctx, lists)
+}
+
 // addSeen inserts a level's new fingerprints into the seen-set.
 func (e *engine[S, A]) addSeen(ctx context.Context, lists [][]uint64) error {
 	if e.disk == nil {
-		if !e.inserted { // settle has not inserted them already
-			e.seen.insertAll(lists, e.nw)
-		}
-		e.inserted = false
+		e.seen.insertAll(lists, e.nw)
 		return nil
 	}
 	err := e.disk.remember(ctx, lists, e.nw)

@@ -118,7 +118,7 @@
 // # Memory
 //
 // The in-memory seen-set is an ordered linear-probing table of fingerprints
-// in 256 independently growing shards: 9.3 to 11.8 bytes a state. Traces are
+// in 256 independently growing shards: 9.3 to 11.7 bytes a state. Traces are
 // not stored as states: each level keeps its states' keys, delta-coded
 // (about 2 bytes a state), and a trace is rebuilt by walking keys back to
 // an initial state and re-running the recorded actions (which is why every

@@ -352,7 +352,9 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 // than a random read per successor. A state seen at an earlier level is
 // then checked again, but passed its checks then (properties are
 // deterministic, and a violation there would have ended the run), so the
-// result is the same; such states are rare in breadth-first order. (With
+// result is the same. The cost is a model's: one whose successors often
+// return to earlier levels (a reversible step) checks those states twice and
+// carries them until settle, where the disk tier would not. (With
 // a symmetry, a class's new member is not checked: see late below.)
 func (w *worker[S, A]) flush(out *batch) {
 	e := w.e

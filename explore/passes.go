@@ -127,7 +127,7 @@ func (e *engine[S, A]) commitPass(ctx context.Context, outs []*batch, f *os.File
 	for i, b := range outs {
 		lists[i] = b.fps
 	}
-	if err := e.addSeen(ctx, lists); err != nil {
+	if err := e.levelSeen(ctx, lists); err != nil {
 		e.release(outs)
 		return 0, err
 	}

@@ -85,9 +85,6 @@ type engine[S, A any] struct {
 	depth int // level of the frontier
 	// spilled: the frontier lives in files (the budget was exceeded).
 	spilled bool
-	// inserted: settle has put the level's fingerprints in the memory
-	// tier's seen-set already.
-	inserted bool
 	// The level is expanded in npass passes; this is pass number pass
 	// (see passes.go).
 	pass, npass int
@@ -135,6 +132,9 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 		}
 	}
 	for i, p := range e.props {
+		if p.Kind == Sometimes && p.OptIn {
+			return nil, fmt.Errorf("explore: sometimes-property %q cannot be opt-in (sometimes-properties are always reported)", p.Name)
+		}
 		if p.Kind != Sometimes && !selected(&opts, p.Name, p.OptIn) {
 			continue // not selected: neither checked nor reported
 		}

@@ -125,7 +125,7 @@ func (sh *seenShard) peek(fp uint64) uint64 {
 	h := sh.home(fp)
 	pg := sh.pages[h>>pageBits]
 	j, last := h&pageMask, uint64(len(pg)-1)
-	return pg[min(j, last)] + pg[min(j+8, last)]
+	return pg[j] + pg[min(j+8, last)]
 }
 
 // insert adds fp to the set and reports whether it was new.
@@ -184,10 +184,8 @@ func (sh *seenShard) insert(fp uint64, pool *pagePool) bool {
 			e++
 			q = sh.slot(e)
 		}
-		if q == nil {
-			if !sh.extend(pool) {
-				sh.grow(pool)
-			}
+		if q == nil { // the overflow tail is full
+			sh.grow(pool)
 			continue
 		}
 		for k := e; k > i; k-- {
@@ -203,25 +201,6 @@ func (sh *seenShard) insert(fp uint64, pool *pagePool) bool {
 // at 80% load are rarely longer than a few dozen slots.
 func tailRoom(n uint64) uint64 { return n/128 + 32 }
 
-// extend adds one slot at the end, within the table's allowance for its
-// overflow tail.
-func (sh *seenShard) extend(pool *pagePool) bool {
-	last := len(sh.pages) - 1
-	size := uint64(last)*pageSlots + uint64(len(sh.pages[last]))
-	if size >= sh.n+tailRoom(sh.n) {
-		return false
-	}
-	if pg := sh.pages[last]; len(pg) < cap(pg) {
-		sh.pages[last] = pg[:len(pg)+1]
-		return true
-	}
-	if len(sh.pages) == 1 && cap(sh.pages[0]) < pageSlots {
-		return false // a small table grows instead
-	}
-	sh.pages = append(sh.pages, pool.get()[:1])
-	return true
-}
-
 // grow rebuilds the shard with 5/4 the home slots. The old table is
 // sorted, so each element goes to max(its new home, the slot after the
 // previous one): linear time, no probing.
@@ -234,7 +213,7 @@ func (sh *seenShard) grow(pool *pagePool) {
 	nsh := seenShard{n: n}
 	total := n + tailRoom(n)
 	if total <= pageSlots {
-		nsh.pages = [][]uint64{make([]uint64, n, total)}
+		nsh.pages = [][]uint64{make([]uint64, total)}
 	} else {
 		// Whole pages from the pool, then the rest in a page of its own
 		// size, so the table is as large as the load asks and no larger.
@@ -253,17 +232,11 @@ func (sh *seenShard) grow(pool *pagePool) {
 				continue
 			}
 			i := max(nsh.home(v), next)
-			if p, j := i>>pageBits, i&pageMask; p < uint64(len(pages)) && j < uint64(len(pages[p])) {
-				pages[p][j] = v
-			} else {
-				for nsh.slot(i) == nil {
-					if !nsh.extend(pool) {
-						panic("explore: seen-set overflow tail exhausted while growing")
-					}
-				}
-				*nsh.slot(i) = v
-				pages = nsh.pages
+			p, j := i>>pageBits, i&pageMask
+			if p >= uint64(len(pages)) || j >= uint64(len(pages[p])) {
+				panic("explore: seen-set overflow tail exhausted while growing")
 			}
+			pages[p][j] = v
 			next = i + 1
 		}
 	}
