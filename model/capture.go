@@ -27,7 +27,12 @@ type Capture struct {
 	Out     Replayed       // replay of the emitted stream, with each key's last tag
 	Closed  uint8          // bit i: unit i has emitted its close block
 	Partial bool           // the log ends inside a transaction (out of contract)
-	Dup     KeySet         // keys that once received an entry with the same non-zero tag as the one before it
+	// Dup marks the keys that received an entry with the same non-zero tag
+	// as the entry before it, in the steps since the state was decoded. It
+	// is a mark of a step, not part of the state: AppendTo leaves it out,
+	// so it never tells two states apart and costs no states; the
+	// no-duplicate-delivery check reads what a step added to it.
+	Dup KeySet
 }
 
 // UnitClosed reports whether unit i has closed.
@@ -58,7 +63,7 @@ func (c *Capture) FinalPlan() Plan {
 // It is on the explorer's hot path (every successor is encoded), so it
 // grows buf once and writes by index.
 func (c *Capture) AppendTo(buf []byte) []byte {
-	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 6
+	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 4
 	n, units := int(c.Log.N), int(c.Plan.N)
 	at := len(buf)
 	size := head + 3*n + 3 + unitLen*units + tail
@@ -92,14 +97,14 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	if c.Partial {
 		partial = 1
 	}
-	b[0], b[1], b[2], b[3], b[4], b[5] = byte(c.Pos), byte(c.Start), c.Closed, partial, byte(c.Dup), byte(c.Dup>>8)
+	b[0], b[1], b[2], b[3] = byte(c.Pos), byte(c.Start), c.Closed, partial
 	return buf
 }
 
 // DecodeCapture reads what AppendTo wrote and returns the rest of b; ok is
 // false if b is too short.
 func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
-	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 6
+	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 4
 	if len(b) < head {
 		return c, nil, false
 	}
@@ -138,6 +143,5 @@ func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
 	}
 	b = b[3*MaxKeys:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
-	c.Dup = KeySet(b[4]) | KeySet(b[5])<<8
-	return c, b[6:], true
+	return c, b[4:], true
 }

@@ -528,8 +528,8 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		invariants.Prop[classicState, classicAction](invariants.FinalReplay, func(s classicState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
-		invariants.Prop[classicState, classicAction](invariants.NoDuplicate, func(s classicState) string {
-			return invariants.CheckNoDuplicate(&s.Cap)
+		invariants.StepProp[classicState, classicAction](invariants.NoDuplicate, func(s classicState, _ classicAction, t classicState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[classicState, classicAction](invariants.FrontierReplay, func(s classicState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)

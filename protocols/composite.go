@@ -618,8 +618,8 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		invariants.Prop[compositeState, compositeAction](invariants.FinalReplay, func(s compositeState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
-		invariants.Prop[compositeState, compositeAction](invariants.NoDuplicate, func(s compositeState) string {
-			return invariants.CheckNoDuplicate(&s.Cap)
+		invariants.StepProp[compositeState, compositeAction](invariants.NoDuplicate, func(s compositeState, _ compositeAction, t compositeState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[compositeState, compositeAction](invariants.FrontierReplay, func(s compositeState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)

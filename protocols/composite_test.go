@@ -450,7 +450,9 @@ func TestCompositeEncodeDecode(t *testing.T) {
 		walk = func(s compositeState, depth int) {
 			enc := m.Encode(s, nil)
 			back, err := m.Decode(enc)
-			if err != nil || string(m.Encode(back, nil)) != string(enc) || back != s {
+			want := s
+			want.Cap.Dup = 0 // a mark of the step, not part of the state
+			if err != nil || string(m.Encode(back, nil)) != string(enc) || back != want {
 				t.Fatalf("%v: round trip of %x failed: %v", cfg, enc, err)
 			}
 			if _, err := m.Decode(enc[:len(enc)-1]); err == nil {

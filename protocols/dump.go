@@ -579,8 +579,8 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 		invariants.Prop[dumpState, dumpAction](invariants.FinalReplay, func(s dumpState) string {
 			return invariants.CheckFinalReplay(&s.Cap, 1)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.NoDuplicate, func(s dumpState) string {
-			return invariants.CheckNoDuplicate(&s.Cap)
+		invariants.StepProp[dumpState, dumpAction](invariants.NoDuplicate, func(s dumpState, _ dumpAction, t dumpState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[dumpState, dumpAction](invariants.FrontierReplay, func(s dumpState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, 1)

@@ -345,7 +345,9 @@ func TestDumpEncodeDecode(t *testing.T) {
 		walk = func(s dumpState, depth int) {
 			enc := m.Encode(s, nil)
 			back, err := m.Decode(enc)
-			if err != nil || string(m.Encode(back, nil)) != string(enc) || back != s {
+			want := s
+			want.Cap.Dup = 0 // a mark of the step, not part of the state
+			if err != nil || string(m.Encode(back, nil)) != string(enc) || back != want {
 				t.Fatalf("%s: round trip of %x failed: %v", mode, enc, err)
 			}
 			if _, err := m.Decode(enc[:len(enc)-1]); err == nil {

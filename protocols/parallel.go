@@ -591,8 +591,8 @@ func (m parallel) Properties() []explore.Property[parallelState, parallelAction]
 		invariants.Prop[parallelState, parallelAction](invariants.FinalReplay, func(s parallelState) string {
 			return invariants.CheckFinalReplay(&s.Cap, n)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.NoDuplicate, func(s parallelState) string {
-			return invariants.CheckNoDuplicate(&s.Cap)
+		invariants.StepProp[parallelState, parallelAction](invariants.NoDuplicate, func(s parallelState, _ parallelAction, t parallelState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[parallelState, parallelAction](invariants.FrontierReplay, func(s parallelState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, n)

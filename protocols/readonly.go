@@ -639,8 +639,8 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		invariants.Prop[readonlyState, readonlyAction](invariants.FinalReplay, func(s readonlyState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.NoDuplicate, func(s readonlyState) string {
-			return invariants.CheckNoDuplicate(&s.Cap)
+		invariants.StepProp[readonlyState, readonlyAction](invariants.NoDuplicate, func(s readonlyState, _ readonlyAction, t readonlyState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[readonlyState, readonlyAction](invariants.FrontierReplay, func(s readonlyState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)

@@ -547,7 +547,9 @@ func TestReadonlyEncodeDecode(t *testing.T) {
 		walk = func(s readonlyState, depth int) {
 			enc := m.Encode(s, nil)
 			d, err := m.Decode(enc)
-			if err != nil || d != s {
+			want := s
+			want.Cap.Dup = 0 // a mark of the step, not part of the state
+			if err != nil || d != want {
 				t.Fatalf("round trip of %+v: %+v, %v", s, d, err)
 			}
 			if _, err := m.Decode(enc[:len(enc)-1]); err == nil {

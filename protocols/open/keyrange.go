@@ -328,7 +328,9 @@ func (m keyrange) Properties() []explore.Property[krState, krAction] {
 	type P = explore.Property[krState, krAction]
 	return []P{
 		invariants.Prop[krState, krAction](invariants.FinalReplay, func(s krState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
-		invariants.Prop[krState, krAction](invariants.NoDuplicate, func(s krState) string { return invariants.CheckNoDuplicate(&s.Cap) }),
+		invariants.StepProp[krState, krAction](invariants.NoDuplicate, func(s krState, _ krAction, t krState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
+		}),
 		invariants.Prop[krState, krAction](invariants.FrontierReplay, func(s krState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
 		invariants.Prop[krState, krAction](invariants.ClosedUnitCut, func(s krState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
 		invariants.StepProp[krState, krAction](invariants.Monotonic, func(s krState, _ krAction, t krState) string {

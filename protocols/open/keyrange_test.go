@@ -142,8 +142,10 @@ func kvRoundTrip[S comparable, A any](t *testing.T, m explore.Model[S, A]) {
 	t.Helper()
 	all := kvReachable(m)
 	for _, s := range all {
+		// Equal encodings: what identifies a state (Capture.Dup, a mark of
+		// the step, is not part of it).
 		got, err := m.Decode(m.Encode(s, nil))
-		if err != nil || got != s {
+		if err != nil || string(m.Encode(got, nil)) != string(m.Encode(s, nil)) {
 			t.Fatalf("state %v: decoded %v, %v", m.Encode(s, nil), m.Encode(got, nil), err)
 		}
 	}
@@ -475,7 +477,7 @@ type krBFCopy struct {
 }
 
 func (s krBF) key() string {
-	return fmt.Sprint(s.base, s.log, s.pos, s.s0, s.copies, s.cursor, s.out, s.tag, s.dup, s.readAt, s.discarded)
+	return fmt.Sprint(s.base, s.log, s.pos, s.s0, s.copies, s.cursor, s.out, s.tag, s.readAt, s.discarded)
 }
 
 func (s krBF) clone() krBF {

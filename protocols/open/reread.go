@@ -531,7 +531,9 @@ func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 	}
 	return []P{
 		prop(invariants.FinalReplay, func(s *rereadState) string { return invariants.CheckFinalReplay(&s.Cap, m.units(s)) }),
-		prop(invariants.NoDuplicate, func(s *rereadState) string { return invariants.CheckNoDuplicate(&s.Cap) }),
+		invariants.StepProp[rereadState, rereadAction](invariants.NoDuplicate, func(s rereadState, _ rereadAction, t rereadState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
+		}),
 		prop(invariants.FrontierReplay, func(s *rereadState) string { return invariants.CheckFrontierReplay(&s.Cap, m.units(s)) }),
 		prop(invariants.ClosedUnitCut, func(s *rereadState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
 		invariants.StepProp[rereadState, rereadAction](invariants.Monotonic, func(s rereadState, _ rereadAction, t rereadState) string {

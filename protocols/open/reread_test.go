@@ -57,7 +57,7 @@ type rrbf struct {
 }
 
 func (s rrbf) key() string {
-	return fmt.Sprint(s.base, s.log, s.txn, s.dom, s.rd, s.lo, s.hi, s.ref, s.readAt, s.phase, s.pos, s.s0, s.out, s.tag, s.dup, s.closed, s.buf, s.known, s.col)
+	return fmt.Sprint(s.base, s.log, s.txn, s.dom, s.rd, s.lo, s.hi, s.ref, s.readAt, s.phase, s.pos, s.s0, s.out, s.tag, s.closed, s.buf, s.known, s.col)
 }
 
 func (s rrbf) clone() rrbf {
@@ -412,8 +412,10 @@ func TestRereadEncodeDecode(t *testing.T) {
 			continue
 		}
 		seen[string(b)] = true
-		if d, err := m.Decode(b); err != nil || d != s {
-			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, s)
+		want := s
+		want.Cap.Dup = 0 // a mark of the step, not part of the state
+		if d, err := m.Decode(b); err != nil || d != want {
+			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, want)
 		}
 		for _, a := range m.Actions(s, nil) {
 			if t2, ok := m.Next(s, a); ok {

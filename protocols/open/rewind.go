@@ -354,7 +354,9 @@ func (m *rewind) Properties() []explore.Property[rewindState, rewindAction] {
 	}
 	return []P{
 		prop(invariants.FinalReplay, func(c *model.Capture) string { return invariants.CheckFinalReplay(c, units) }),
-		prop(invariants.NoDuplicate, invariants.CheckNoDuplicate),
+		invariants.StepProp[rewindState, rewindAction](invariants.NoDuplicate, func(s rewindState, _ rewindAction, t rewindState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
+		}),
 		prop(invariants.FrontierReplay, func(c *model.Capture) string { return invariants.CheckFrontierReplay(c, units) }),
 		prop(invariants.ClosedUnitCut, invariants.CheckClosedUnitCut),
 		invariants.StepProp[rewindState, rewindAction](invariants.Monotonic, func(s rewindState, _ rewindAction, t rewindState) string {

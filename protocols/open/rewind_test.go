@@ -196,7 +196,7 @@ type rwbf struct {
 }
 
 func (s rwbf) key() string {
-	return fmt.Sprint(s.base, s.log, s.logTxn, s.lo, s.refresh, s.readAt, s.phase, s.pos, s.s0, s.out, s.tag, s.dup)
+	return fmt.Sprint(s.base, s.log, s.logTxn, s.lo, s.refresh, s.readAt, s.phase, s.pos, s.s0, s.out, s.tag)
 }
 
 func (s rwbf) clone() rwbf {
@@ -478,8 +478,10 @@ func TestRewindEncodeDecode(t *testing.T) {
 		}
 		seen[string(b)] = true
 		d, err := m.Decode(b)
-		if err != nil || d != s {
-			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, s)
+		want := s
+		want.Cap.Dup = 0 // a mark of the step, not part of the state
+		if err != nil || d != want {
+			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, want)
 		}
 		for _, a := range m.Actions(s, nil) {
 			if t2, ok := m.Next(s, a); ok {

@@ -378,7 +378,9 @@ func (m versionmax) Properties() []explore.Property[vmState, vmAction] {
 	type P = explore.Property[vmState, vmAction]
 	return []P{
 		invariants.Prop[vmState, vmAction](invariants.FinalReplay, func(s vmState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
-		invariants.Prop[vmState, vmAction](invariants.NoDuplicate, func(s vmState) string { return invariants.CheckNoDuplicate(&s.Cap) }),
+		invariants.StepProp[vmState, vmAction](invariants.NoDuplicate, func(s vmState, _ vmAction, t vmState) string {
+			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
+		}),
 		invariants.Prop[vmState, vmAction](invariants.FrontierReplay, func(s vmState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
 		invariants.StepProp[vmState, vmAction](invariants.Monotonic, func(s vmState, _ vmAction, t vmState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)

@@ -193,7 +193,7 @@ type vmBFRead struct {
 }
 
 func (s vmBF) key() string {
-	return fmt.Sprint(s.base, s.log, s.pos, s.s0, s.reads, s.flight, s.out, s.tag, s.ver, s.dup, s.readAt, s.rejected)
+	return fmt.Sprint(s.base, s.log, s.pos, s.s0, s.reads, s.flight, s.out, s.tag, s.ver, s.readAt, s.rejected)
 }
 
 func (s vmBF) clone() vmBF {
