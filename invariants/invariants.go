@@ -103,12 +103,20 @@ func CheckFrontierReplay(c *model.Capture, units int) string {
 	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
 		return ""
 	}
-	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
-		if want := c.Log.Sigma(c.Pos, k); c.Out.Val[k] != want {
-			return fmt.Sprintf("key %v: replayed %v, expected σ_%d = %v", k, c.Out.Val[k], c.Pos, want)
-		}
+	if k, want, ok := replayDiffers(c); ok {
+		return fmt.Sprintf("key %v: replayed %v, expected σ_%d = %v", k, c.Out.Val[k], c.Pos, want)
 	}
 	return ""
+}
+
+// replayDiffers finds the first scoped key whose replay is not σ_Pos.
+func replayDiffers(c *model.Capture) (k model.Key, want model.Value, ok bool) {
+	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+		if want := c.Log.Sigma(c.Pos, k); c.Out.Val[k] != want {
+			return k, want, true
+		}
+	}
+	return 0, 0, false
 }
 
 // CheckFinalReplay: at rest — all units closed, the consumer at the end of
@@ -119,10 +127,8 @@ func CheckFinalReplay(c *model.Capture, units int) string {
 	if !c.AllClosed(units) || c.Partial || c.Pos != c.Log.Len() {
 		return ""
 	}
-	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
-		if want := c.Log.Sigma(c.Pos, k); c.Out.Val[k] != want {
-			return fmt.Sprintf("at rest after position %d, key %v: sink holds %v, source holds %v", c.Pos, k, c.Out.Val[k], want)
-		}
+	if k, want, ok := replayDiffers(c); ok {
+		return fmt.Sprintf("at rest after position %d, key %v: sink holds %v, source holds %v", c.Pos, k, c.Out.Val[k], want)
 	}
 	return ""
 }

@@ -13,8 +13,12 @@ func (u *Unit) Survivors(l *Log) KeySet {
 }
 
 // Merged is M_i(k) (Def. 6.3): the last event for k in (lo, hi], else R(k).
-func (u *Unit) Merged(l *Log, k Key) Value {
-	if v, _, ok := l.Last(k, u.Window()); ok {
+func (u *Unit) Merged(l *Log, k Key) Value { return u.MergedIn(l, u.Window(), k) }
+
+// MergedIn is M_i(k) over the window w, for a capture that backfills
+// another window than (lo, hi]: the last event for k in w, else R(k).
+func (u *Unit) MergedIn(l *Log, w Window, k Key) Value {
+	if v, _, ok := l.Last(k, w); ok {
 		return v
 	}
 	return u.Refresh[k]

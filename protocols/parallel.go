@@ -392,11 +392,12 @@ func (m parallel) recordHigh(s parallelState, i int) parallelState {
 // Once the last chunk has closed the live reader exists, its start still open.
 func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
 	u := &s.Cap.Plan.Units[i]
+	w := m.parts.window(u) // once per chunk: a part is called on a copy
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if !u.Domain.Has(k) || m.cfg.Fault == CopyDropped {
 			continue
 		}
-		if v := m.merged(u, &s.Cap.Log, k); v != model.Absent {
+		if v := u.MergedIn(&s.Cap.Log, w, k); v != model.Absent {
 			s.Cap.Emit(k, v, u.Hi)
 		}
 	}
@@ -405,13 +406,10 @@ func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
 	return s
 }
 
-// merged is what the chunk emits for k: the last event for k in the
-// backfilled window, else the read — M(k) over (lo, hi] (Def. 6.3).
+// merged is what the chunk emits for k: M(k) over the backfilled window
+// (Def. 6.3).
 func (m parallel) merged(u *model.Unit, l *model.Log, k model.Key) model.Value {
-	if v, _, ok := l.Last(k, m.parts.window(u)); ok {
-		return v
-	}
-	return u.Refresh[k]
+	return u.MergedIn(l, m.parts.window(u), k)
 }
 
 // consume: the live reader takes the next position; the gate passes its event

@@ -19,20 +19,6 @@ func checkVariant(t *testing.T, p *Protocol, cfg Config, opts explore.Options) e
 	return rep
 }
 
-// The zero parts are the protocol as registered, state for state.
-func TestParallelZeroParts(t *testing.T) {
-	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 2, InitialAny: true}
-	shipped, err := Lookup("parallel")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := checkVariant(t, shipped, cfg, explore.Options{})
-	b := checkVariant(t, Parallel(ParallelParts{}), cfg, explore.Options{})
-	if a.Verdict != explore.Pass || a.Stats.Distinct != b.Stats.Distinct || a.Stats.Generated != b.Stats.Generated {
-		t.Fatalf("registered %v %d/%d, zero parts %v %d/%d", a.Verdict, a.Stats.Distinct, a.Stats.Generated, b.Verdict, b.Stats.Distinct, b.Stats.Generated)
-	}
-}
-
 // A fault that is a choice of a part is that choice: the gate written by a
 // user equals gate-repeats-window, and the window written by a user equals
 // low-edge-off-by-one, in verdict, counts and counterexample.

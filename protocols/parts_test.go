@@ -65,24 +65,9 @@ func samePart(t *testing.T, variant *Protocol, registered string, cfg Config, f 
 	}
 }
 
-// zeroParts asserts that the zero parts build the registered protocol: the
-// same distinct count and verdict under cfg.
-func zeroParts(t *testing.T, p *Protocol, cfg Config) {
-	t.Helper()
-	reg, err := Lookup(p.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, want := partsCheck(t, p, cfg), partsCheck(t, reg, cfg)
-	if got.Verdict != explore.Pass || got.Stats.Distinct != want.Stats.Distinct || got.Stats.Distinct == 0 {
-		t.Errorf("zero parts: %s, %d distinct; registered: %s, %d distinct", got.VerdictName, got.Stats.Distinct, want.VerdictName, want.Stats.Distinct)
-	}
-}
-
 // Reference: §7.2, Fig. 1; Def. 6.2; §2.3 half-open windows.
 func TestClassicParts(t *testing.T) {
 	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}
-	t.Run("zero parts", func(t *testing.T) { zeroParts(t, Classic(ClassicParts{}), cfg) })
 	t.Run("narrowed window is low-edge-off-by-one", func(t *testing.T) {
 		p := Classic(ClassicParts{Window: func(u *model.Unit) model.Window {
 			w := u.Window()
@@ -114,7 +99,6 @@ func TestClassicParts(t *testing.T) {
 // Reference: §7.4, Theorem 7, Proposition 4 (A-read, A-discard).
 func TestReadonlyParts(t *testing.T) {
 	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 2}
-	t.Run("zero parts", func(t *testing.T) { zeroParts(t, Readonly(ReadonlyParts{}), cfg) })
 	t.Run("consume during the read is consumer-runs-during-read", func(t *testing.T) {
 		samePart(t, Readonly(ReadonlyParts{ConsumeDuringRead: true}), "readonly", cfg, ConsumerRunsDuringRead, "final-replay")
 	})
@@ -162,10 +146,6 @@ func TestDumpParts(t *testing.T) {
 	trusted := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: DumpTrusted}
 	uncertain := trusted
 	uncertain.Mode = DumpUncertain
-	t.Run("zero parts", func(t *testing.T) {
-		zeroParts(t, Dump(DumpParts{}), trusted)
-		zeroParts(t, Dump(DumpParts{}), uncertain)
-	})
 	t.Run("r recorded after the view is false-recovery-point", func(t *testing.T) {
 		samePart(t, Dump(DumpParts{RecordRAfterView: true}), "dump", trusted, FalseRecoveryPoint, "contract")
 	})
@@ -184,7 +164,6 @@ func TestDumpParts(t *testing.T) {
 // Reference: §4.6, Corollary 3, Proposition 2, Example 5.1.
 func TestCompositeParts(t *testing.T) {
 	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeTablesync}
-	t.Run("zero parts", func(t *testing.T) { zeroParts(t, Composite(CompositeParts{}), cfg) })
 	// Claiming from the earliest splice is one early onset; Proposition 2's
 	// per-table splices at distinct coordinates refute it.
 	t.Run("claim from the earliest splice", func(t *testing.T) {
