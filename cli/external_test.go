@@ -28,7 +28,7 @@ import (
 
 func main() {
 	p := protocols.Parallel(protocols.ParallelParts{
-		Gate: func(plan *model.Plan, owner int, pos model.Coord) bool {
+		Gate: func(plan model.Plan, owner int, pos model.Coord) bool {
 			return pos > plan.Units[owner].Lo // should be Hi (Def. 6.4 clause (a))
 		},
 	})

@@ -104,7 +104,7 @@ type ClassicParts struct {
 	// once the chunk's low marker is consumed and its select has returned.
 	// Position hi holds the high marker itself, so the last in-window event
 	// is at hi-1.
-	Window func(u *model.Unit) model.Window
+	Window func(u model.Unit) model.Window
 	// ConsumeDuringRead lets the consumer run while the chunk is selected,
 	// between the low and the high watermark writes; Fig. 1 pauses log
 	// processing there. The select's snapshot is the read-chunk step and
@@ -123,13 +123,13 @@ type ClassicParts struct {
 func (p ClassicParts) withFault(f Fault) ClassicParts {
 	w := p.Window
 	if w == nil {
-		w = (*model.Unit).Window
+		w = func(u model.Unit) model.Window { return u.Window() }
 	}
 	switch f {
 	case LowEdgeOffByOne: // (lo+1, hi]: the first in-window event is missed
-		p.Window = func(u *model.Unit) model.Window { x := w(u); x.Lo++; return x }
+		p.Window = func(u model.Unit) model.Window { x := w(u); x.Lo++; return x }
 	case HighEdgeOffByOne: // (lo, hi-1), i.e. (lo, hi-2]: the last in-window event, at hi-1, is missed
-		p.Window = func(u *model.Unit) model.Window { x := w(u); x.Hi -= 2; return x }
+		p.Window = func(u model.Unit) model.Window { x := w(u); x.Hi -= 2; return x }
 	case EarlyRelease:
 		p.ReleaseAtHighWrite = true
 	}
@@ -383,14 +383,13 @@ func (m *classic) openUnit(s *classicState) int {
 }
 
 // window is the window the consumer tests u's events against: the Window
-// part, (lo, hi] when it is nil. The part gets a copy of the unit, so the
-// state never leaves the stack.
+// part, (lo, hi] when it is nil. Parts take their arguments by value, so
+// neither the state nor a copy of it leaves the stack.
 func (m *classic) window(u *model.Unit) model.Window {
 	if m.parts.Window == nil {
 		return u.Window()
 	}
-	c := *u
-	return m.parts.Window(&c)
+	return m.parts.Window(*u)
 }
 
 // Done: every chunk closed, the consumer at the end of the log, the source

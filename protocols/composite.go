@@ -122,13 +122,13 @@ type CompositeParts struct {
 	// earlier onset needs one shared state witness, which Proposition 2
 	// shows composition cannot promise. Onset must accept some coordinate
 	// at every frontier beyond 0, or the run cannot finish (a deadlock).
-	Onset func(c *model.Capture, at model.Coord) bool
+	Onset func(c model.Capture, at model.Coord) bool
 }
 
 // withFault maps the faults that are choices of a part onto it.
 func (p CompositeParts) withFault(f Fault) CompositeParts {
 	if f == EarlyCommonOnset { // any c* strictly below the frontier
-		p.Onset = func(c *model.Capture, at model.Coord) bool { return at < c.Pos }
+		p.Onset = func(c model.Capture, at model.Coord) bool { return at < c.Pos }
 	}
 	return p
 }
@@ -290,9 +290,8 @@ func (m *composite) Actions(s compositeState, buf []compositeAction) []composite
 		}
 	}
 	if m.parts.Onset != nil && s.Onset == 0 && c.AllClosed(m.cfg.Chunks) && c.Pos >= c.Plan.LatestHigh() {
-		cp := *c // the part gets a copy, so the state never leaves the stack
 		for at := model.Coord(0); at <= c.Pos; at++ {
-			if m.parts.Onset(&cp, at) {
+			if m.parts.Onset(*c, at) {
 				buf = append(buf, compositeAction{Kind: compClaim, At: at})
 			}
 		}

@@ -130,7 +130,7 @@ type DumpParts struct {
 	// r in mode trusted (Prop 6, Cor. 1: r is a shared state witness), e in
 	// mode uncertain (Theorem 8(1), Lemma 4.2: the view inside (b, e] is
 	// unknown, so nothing earlier is guaranteed).
-	Claim func(u *model.Unit) model.Coord
+	Claim func(u model.Unit) model.Coord
 }
 
 // withFault maps the faults that are choices of a part onto it.
@@ -139,7 +139,7 @@ func (p DumpParts) withFault(f Fault) DumpParts {
 	case FalseRecoveryPoint:
 		p.RecordRAfterView = true
 	case ClaimInsideUncertainty: // b+1: strictly inside (b, e) whenever b+1 < e
-		p.Claim = func(u *model.Unit) model.Coord { return min(u.Lo+1, u.Hi) }
+		p.Claim = func(u model.Unit) model.Coord { return min(u.Lo+1, u.Hi) }
 	}
 	return p
 }
@@ -404,14 +404,12 @@ func (m *dump) consume(s dumpState) dumpState {
 }
 
 // claim is the coordinate the trajectory is claimed from once u has closed:
-// the Claim part, u's high edge when it is nil. The part gets a copy of the
-// unit, so the state never leaves the stack.
+// the Claim part, u's high edge when it is nil.
 func (m *dump) claim(u *model.Unit) model.Coord {
 	if m.parts.Claim == nil {
 		return u.Hi
 	}
-	c := *u
-	return m.parts.Claim(&c)
+	return m.parts.Claim(*u)
 }
 
 // Done: the unit has closed, the consumer is at the log's end and the source

@@ -77,7 +77,7 @@ func init() { Register(Parallel(ParallelParts{})) }
 // A variant is a few lines:
 //
 //	p := protocols.Parallel(protocols.ParallelParts{
-//		Gate: func(plan *model.Plan, owner int, pos model.Coord) bool { return pos > plan.Units[owner].Lo },
+//		Gate: func(plan model.Plan, owner int, pos model.Coord) bool { return pos > plan.Units[owner].Lo },
 //	})
 //	p.Name = "parallel-gate-low"
 //	protocols.Register(p)
@@ -85,14 +85,14 @@ type ParallelParts struct {
 	// Gate decides whether the live reader streams the event at pos of a key
 	// owned by chunk owner; plan holds every chunk's offsets. Published:
 	// pos > hi_owner (Def. 6.4 clause (a), PublishedGate).
-	Gate func(plan *model.Plan, owner int, pos model.Coord) bool
+	Gate func(plan model.Plan, owner int, pos model.Coord) bool
 	// Window is the part of the log a chunk backfills into its buffer before
 	// emitting M(k). Published: (lo, hi] (Def. 6.3, model.Unit.Window).
-	Window func(u *model.Unit) model.Window
+	Window func(u model.Unit) model.Window
 	// ReaderStart is the latest start s0 the live reader may take; every
 	// start from 0 up to it is explored. Published: the minimum high offset
 	// (Def. 6.4: s0 ⊑ hi_i for every chunk; A-handoff).
-	ReaderStart func(plan *model.Plan) model.Coord
+	ReaderStart func(plan model.Plan) model.Coord
 	// Concurrent lets the live reader start once every chunk has recorded
 	// its high offset, consuming while backfills are still to come.
 	// Published: false — the binlog split is assigned when the last
@@ -120,21 +120,21 @@ func MinHigh(plan *model.Plan) model.Coord {
 func (pp ParallelParts) withFault(f Fault) ParallelParts {
 	switch f {
 	case WindowOnlyWithholding: // Prop 3's narrowed gate: pre-low events stream
-		pp.Gate = func(plan *model.Plan, o int, pos model.Coord) bool { return !plan.Units[o].Window().Contains(pos) }
+		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return !plan.Units[o].Window().Contains(pos) }
 	case GateDropsBoundary:
-		pp.Gate = func(plan *model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Hi+1 }
+		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Hi+1 }
 	case GateRepeatsWindow: // the minimum high instead of the owner's
-		pp.Gate = func(plan *model.Plan, _ int, pos model.Coord) bool { return pos > MinHigh(plan) }
+		pp.Gate = func(plan model.Plan, _ int, pos model.Coord) bool { return pos > MinHigh(&plan) }
 	case GatePassesHigh: // the event at hi streams although the merged block holds it
-		pp.Gate = func(plan *model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }
+		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }
 	case ReaderBeforeBackfill:
 		pp.Concurrent = true
 	case SkippedBackfill: // no backfill: the raw read is emitted
-		pp.Window = func(u *model.Unit) model.Window { return model.Window{Lo: u.Lo, Hi: u.Lo} }
+		pp.Window = func(u model.Unit) model.Window { return model.Window{Lo: u.Lo, Hi: u.Lo} }
 	case LowEdgeOffByOne: // (lo+1, hi]: misses the event just after the low edge
-		pp.Window = func(u *model.Unit) model.Window { return model.Window{Lo: u.Lo + 1, Hi: u.Hi} }
+		pp.Window = func(u model.Unit) model.Window { return model.Window{Lo: u.Lo + 1, Hi: u.Hi} }
 	case HighEdgeOffByOne: // (lo, hi-1]: misses the event at the high edge
-		pp.Window = func(u *model.Unit) model.Window {
+		pp.Window = func(u model.Unit) model.Window {
 			w := u.Window()
 			if w.Hi > w.Lo {
 				w.Hi--
@@ -145,32 +145,29 @@ func (pp ParallelParts) withFault(f Fault) ParallelParts {
 	return pp
 }
 
-// The parts are called on copies: a pointer into the state handed to an
-// unknown function would move every state to the heap. A nil part is the
-// published choice, called directly.
+// Parts take their arguments by value: a pointer into the state handed to
+// an unknown function would move every state (or its copy) to the heap. A
+// nil part is the published choice, called directly.
 
 func (pp *ParallelParts) gate(plan *model.Plan, owner int, pos model.Coord) bool {
 	if pp.Gate == nil {
 		return PublishedGate(plan, owner, pos)
 	}
-	cp := *plan
-	return pp.Gate(&cp, owner, pos)
+	return pp.Gate(*plan, owner, pos)
 }
 
 func (pp *ParallelParts) window(u *model.Unit) model.Window {
 	if pp.Window == nil {
 		return u.Window()
 	}
-	cp := *u
-	return pp.Window(&cp)
+	return pp.Window(*u)
 }
 
 func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
 	if pp.ReaderStart == nil {
 		return MinHigh(plan)
 	}
-	cp := *plan
-	return pp.ReaderStart(&cp)
+	return pp.ReaderStart(*plan)
 }
 
 // Parallel returns the parallel-chunk protocol built from parts, named

@@ -28,8 +28,8 @@ func TestParallelFaultsAreParts(t *testing.T) {
 		fault Fault
 		parts ParallelParts
 	}{
-		{GateRepeatsWindow, ParallelParts{Gate: func(plan *model.Plan, _ int, pos model.Coord) bool { return pos > MinHigh(plan) }}},
-		{LowEdgeOffByOne, ParallelParts{Window: func(u *model.Unit) model.Window { return model.Window{Lo: u.Lo + 1, Hi: u.Hi} }}},
+		{GateRepeatsWindow, ParallelParts{Gate: func(plan model.Plan, _ int, pos model.Coord) bool { return pos > MinHigh(&plan) }}},
+		{LowEdgeOffByOne, ParallelParts{Window: func(u model.Unit) model.Window { return model.Window{Lo: u.Lo + 1, Hi: u.Hi} }}},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			faulty := cfg
@@ -54,8 +54,8 @@ func TestParallelFaultsAreParts(t *testing.T) {
 // rest.
 func TestParallelVariantClasses(t *testing.T) {
 	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1}
-	atHigh := Parallel(ParallelParts{Gate: func(plan *model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }})
-	atLow := Parallel(ParallelParts{Gate: func(plan *model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Lo }})
+	atHigh := Parallel(ParallelParts{Gate: func(plan model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }})
+	atLow := Parallel(ParallelParts{Gate: func(plan model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Lo }})
 	concurrent := Parallel(ParallelParts{Concurrent: true})
 	for _, tc := range []struct {
 		name  string

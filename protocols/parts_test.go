@@ -69,7 +69,7 @@ func samePart(t *testing.T, variant *Protocol, registered string, cfg Config, f 
 func TestClassicParts(t *testing.T) {
 	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}
 	t.Run("narrowed window is low-edge-off-by-one", func(t *testing.T) {
-		p := Classic(ClassicParts{Window: func(u *model.Unit) model.Window {
+		p := Classic(ClassicParts{Window: func(u model.Unit) model.Window {
 			w := u.Window()
 			w.Lo++
 			return w
@@ -103,7 +103,7 @@ func TestReadonlyParts(t *testing.T) {
 		samePart(t, Readonly(ReadonlyParts{ConsumeDuringRead: true}), "readonly", cfg, ConsumerRunsDuringRead, "final-replay")
 	})
 	t.Run("a sample inside a transaction is interior-executed-set", func(t *testing.T) {
-		p := Readonly(ReadonlyParts{Sample: func(l *model.Log) model.Coord {
+		p := Readonly(ReadonlyParts{Sample: func(l model.Log) model.Coord {
 			if c := l.Len(); c >= 2 && l.Ev[c-1].Txn == l.Ev[c-2].Txn {
 				return c - 1
 			}
@@ -132,7 +132,7 @@ func TestReadonlyParts(t *testing.T) {
 	// the trajectory fails in the same state as the contract, and comes
 	// first in the list.
 	t.Run("reads before the bracket", func(t *testing.T) {
-		p := Readonly(ReadonlyParts{Read: func(l *model.Log, lo, c model.Coord) bool { return PublishedRead(l, 0, c) }})
+		p := Readonly(ReadonlyParts{Read: func(l model.Log, lo, c model.Coord) bool { return PublishedRead(&l, 0, c) }})
 		r := partsCheck(t, p, cfg)
 		mustViolate(t, r, "latest-high-trajectory")
 		if st := r.Violation.Steps; !strings.Contains(st[len(st)-1].Action, "release") {
@@ -153,7 +153,7 @@ func TestDumpParts(t *testing.T) {
 	// known view could give (Thm 8: the view is somewhere in (b, e]). In
 	// mode trusted b is r: the same claim is the published one.
 	t.Run("claim from b", func(t *testing.T) {
-		p := Dump(DumpParts{Claim: func(u *model.Unit) model.Coord { return u.Lo }})
+		p := Dump(DumpParts{Claim: func(u model.Unit) model.Coord { return u.Lo }})
 		mustViolate(t, partsCheck(t, p, uncertain), "latest-high-trajectory")
 		if r := partsCheck(t, p, trusted); r.Verdict != explore.Pass {
 			t.Errorf("trusted, claim from b = r: %s", r.VerdictName)
@@ -167,7 +167,7 @@ func TestCompositeParts(t *testing.T) {
 	// Claiming from the earliest splice is one early onset; Proposition 2's
 	// per-table splices at distinct coordinates refute it.
 	t.Run("claim from the earliest splice", func(t *testing.T) {
-		p := Composite(CompositeParts{Onset: func(c *model.Capture, at model.Coord) bool { return at == EarliestLow(&c.Plan) }})
+		p := Composite(CompositeParts{Onset: func(c model.Capture, at model.Coord) bool { return at == EarliestLow(&c.Plan) }})
 		mustViolate(t, partsCheck(t, p, cfg), "latest-high-trajectory")
 	})
 }

@@ -126,11 +126,11 @@ type ReadonlyParts struct {
 	// c (0 ⊑ c ⊑ now): A-read, "every returned value or absence must match
 	// the source at some transaction-boundary prefix inside the bracket".
 	// As published, any boundary in [lo, now]; each key chooses its own.
-	Read func(l *model.Log, lo, c model.Coord) bool
+	Read func(l model.Log, lo, c model.Coord) bool
 	// Sample is the coordinate an executed-set sample taken now maps to
 	// (A-linear: one complete prefix of the consumed history). As published,
 	// the log end, a transaction boundary.
-	Sample func(l *model.Log) model.Coord
+	Sample func(l model.Log) model.Coord
 	// Member is the consumer's window test for an event of transaction t,
 	// given the low and the high sample (every label while the high sample
 	// is not taken yet). As published, "the event's transaction identifier
@@ -153,7 +153,7 @@ func PublishedRead(l *model.Log, lo, c model.Coord) bool { return c >= lo && l.B
 func (p ReadonlyParts) withFault(f Fault) ReadonlyParts {
 	sample := p.Sample
 	if sample == nil {
-		sample = (*model.Log).Len
+		sample = func(l model.Log) model.Coord { return l.Len() }
 	}
 	switch f {
 	case InteriorExecutedSet:
@@ -162,7 +162,7 @@ func (p ReadonlyParts) withFault(f Fault) ReadonlyParts {
 		// of labels G(c-1) is G(c) — the transaction already has a row at
 		// c-1 — so the capture behaves exactly as before; what breaks is the
 		// mapping of the set to a prefix (Theorem 7).
-		p.Sample = func(l *model.Log) model.Coord {
+		p.Sample = func(l model.Log) model.Coord {
 			c := sample(l)
 			if c >= 2 && l.Ev[c-1].Txn == l.Ev[c-2].Txn {
 				return c - 1
@@ -181,22 +181,21 @@ type readonly struct {
 }
 
 // The parts as the model calls them: a nil part is the published choice, and
-// a part gets a copy of what it reads, so the state never leaves the stack.
+// parts take their arguments by value, so neither the state nor a copy of it
+// leaves the stack.
 
 func (m *readonly) mayRead(l *model.Log, lo, c model.Coord) bool {
 	if m.parts.Read == nil {
 		return PublishedRead(l, lo, c)
 	}
-	cp := *l
-	return m.parts.Read(&cp, lo, c)
+	return m.parts.Read(*l, lo, c)
 }
 
 func (m *readonly) sample(l *model.Log) model.Coord {
 	if m.parts.Sample == nil {
 		return l.Len()
 	}
-	cp := *l
-	return m.parts.Sample(&cp)
+	return m.parts.Sample(*l)
 }
 
 func (m *readonly) member(t uint8, low, high model.TxnSet) bool {
