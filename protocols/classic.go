@@ -453,7 +453,7 @@ func (m *classic) Describe(s classicState, a classicAction) string {
 		t, _ := m.Next(s, a)
 		return "consume " + m.describeConsume(&s, &t)
 	case classicStartLater:
-		d := describeStartLater(&s.Cap)
+		d := DescribeStartLater(&s.Cap)
 		if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
 			d += " (the capture still handles its own watermark there: chunk 1's window opens)"
 		}

@@ -532,7 +532,7 @@ func (m *composite) Describe(s compositeState, a compositeAction) string {
 		}
 		return text + ", emitted"
 	case compStartLater:
-		return describeStartLater(c)
+		return DescribeStartLater(c)
 	case compClaim:
 		return fmt.Sprintf("claim the trajectory from an early common onset c* = %d (frontier %d, latest high %d)", a.At, c.Pos, c.Plan.LatestHigh())
 	}

@@ -480,7 +480,7 @@ func (m *dump) Describe(s dumpState, a dumpAction) string {
 		t, _ := m.Next(s, a)
 		return "consume " + m.describeConsume(&s, &t)
 	case dumpStartLater:
-		return describeStartLater(c)
+		return DescribeStartLater(c)
 	}
 	return "?"
 }

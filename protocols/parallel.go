@@ -539,7 +539,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 		}
 		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d high %d, %s", p, e.Key, e.Img, o+1, c.Plan.Units[o].Hi, verdict)
 	case parallelStartLater:
-		return describeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.parts.readerStart(&c.Plan))
+		return DescribeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.parts.readerStart(&c.Plan))
 	}
 	return "?"
 }

@@ -32,8 +32,8 @@ func CopyDecides(c *model.Capture, units int, gated bool) string {
 	return ""
 }
 
-// describeStartLater: "consumer's start moves past position 3: s0 = 3".
-func describeStartLater(c *model.Capture) string {
+// DescribeStartLater: "consumer's start moves past position 3: s0 = 3".
+func DescribeStartLater(c *model.Capture) string {
 	p := c.Pos + 1
 	return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, EventString(&c.Log, p), p)
 }

@@ -555,7 +555,7 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 		t, _ := m.Next(s, a)
 		return fmt.Sprintf("release chunk %d: emit survivors %s", i+1, DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys))
 	case readonlyStartLater:
-		return describeStartLater(&s.Cap)
+		return DescribeStartLater(&s.Cap)
 	}
 	return "?"
 }

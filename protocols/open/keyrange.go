@@ -278,7 +278,7 @@ func (m keyrange) Describe(s krState, a krAction) string {
 		}
 		return fmt.Sprintf("apply %v := %v at position %d (at or below the cursor%s)", e.Key, e.Img, p, m.cursorString(&s))
 	case krStartLater:
-		return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", c.Pos+1, protocols.EventString(&c.Log, c.Pos+1), c.Pos+1)
+		return protocols.DescribeStartLater(c)
 	}
 	return "?"
 }
@@ -341,10 +341,24 @@ func (m keyrange) Properties() []explore.Property[krState, krAction] {
 		invariants.StepProp[krState, krAction](KeyrangeMonotoneCursor, checkMonotoneCursor),
 		invariants.Prop[krState, krAction](KeyrangeFreshRefresh, checkFreshRefresh),
 		{Name: "discarded-change-copied", Cite: "§6.5 key-range gating", Kind: explore.Sometimes, Check: discardedChangeCopied},
+		{Name: "applied-behind-cursor", Cite: "§6.5 key-range gating", Kind: explore.Sometimes, Check: appliedBehindCursor},
 		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s krState) string {
 			return protocols.CopyDecides(&s.Cap, n, true)
 		}},
 	}
+}
+
+// appliedBehindCursor: an event of a key copied in an earlier range reached
+// the sink after its copy, with a later range copied too — what a cursor
+// that moved back would discard instead (the race monotone-cursor guards).
+func appliedBehindCursor(s krState) string {
+	c := &s.Cap
+	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+		if i := c.Plan.Owner(k); i >= 0 && i < int(c.Plan.N)-1 && c.Out.Tag[k] > c.Plan.Units[i].Hi {
+			return fmt.Sprintf("%v applied at %d after its range's copy at %d; the cursor is past it", k, c.Out.Tag[k], c.Plan.Units[i].Hi)
+		}
+	}
+	return ""
 }
 
 // checkMonotoneCursor: a step never moves the cursor back (obligation, part 1).

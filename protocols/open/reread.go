@@ -402,8 +402,8 @@ func (m *reread) Encode(s rereadState, buf []byte) []byte {
 
 func (m *reread) Decode(b []byte) (rereadState, error) {
 	c, r, ok := model.DecodeCapture(b)
-	if !ok || len(r) < 7 {
-		return rereadState{}, fmt.Errorf("reread: short state encoding (%d bytes)", len(b))
+	if !ok || len(r) != 7 {
+		return rereadState{}, fmt.Errorf("reread: bad state encoding (%d bytes)", len(b))
 	}
 	set := func(i int) model.KeySet { return model.KeySet(r[i]) | model.KeySet(r[i+1])<<8 }
 	return rereadState{Cap: c, Phase: rereadPhase(r[0]), Buf: set(1), Known: set(3), Collide: set(5)}, nil
@@ -453,8 +453,7 @@ func (m *reread) Describe(s rereadState, a rereadAction) string {
 		return fmt.Sprintf("re-read %s at position %d as if inside (%d, %d], folding that window's events onto it: emit %s",
 			keys(s.Collide), c.Log.Len(), m.open(&s).Lo, m.open(&s).Hi, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 	case rereadStartLater:
-		p := c.Pos + 1
-		return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, protocols.EventString(&c.Log, p), p)
+		return protocols.DescribeStartLater(c)
 	}
 	return "?"
 }
@@ -523,32 +522,35 @@ var (
 // (§6.4), equal after replay, not entry for entry.
 func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 	type P = explore.Property[rereadState, rereadAction]
-	prop := func(inv invariants.Invariant, check func(s *rereadState) string) P {
-		return invariants.Prop[rereadState, rereadAction](inv, func(s rereadState) string { return check(&s) })
+	// Each check is a closure over the state value calling its function
+	// directly: a pointer to the state through a func value would move
+	// every state to the heap.
+	prop := func(inv invariants.Invariant, check func(s rereadState) string) P {
+		return invariants.Prop[rereadState, rereadAction](inv, check)
 	}
-	sometimes := func(name, cite string, check func(s *rereadState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s rereadState) string { return check(&s) }}
+	sometimes := func(name, cite string, check func(s rereadState) string) P {
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	return []P{
-		prop(invariants.FinalReplay, func(s *rereadState) string { return invariants.CheckFinalReplay(&s.Cap, m.units(s)) }),
+		prop(invariants.FinalReplay, func(s rereadState) string { return invariants.CheckFinalReplay(&s.Cap, m.units(&s)) }),
 		invariants.StepProp[rereadState, rereadAction](invariants.NoDuplicate, func(s rereadState, _ rereadAction, t rereadState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		prop(invariants.FrontierReplay, func(s *rereadState) string { return invariants.CheckFrontierReplay(&s.Cap, m.units(s)) }),
-		prop(invariants.ClosedUnitCut, func(s *rereadState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
+		prop(invariants.FrontierReplay, func(s rereadState) string { return invariants.CheckFrontierReplay(&s.Cap, m.units(&s)) }),
+		prop(invariants.ClosedUnitCut, func(s rereadState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
 		invariants.StepProp[rereadState, rereadAction](invariants.Monotonic, func(s rereadState, _ rereadAction, t rereadState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		prop(invariants.CommittedOnly, func(s *rereadState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
-		prop(invariants.LatestHigh, func(s *rereadState) string {
-			return invariants.CheckTrajectory(&s.Cap, m.units(s), s.Cap.Plan.LatestHigh())
+		prop(invariants.CommittedOnly, func(s rereadState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
+		prop(invariants.LatestHigh, func(s rereadState) string {
+			return invariants.CheckTrajectory(&s.Cap, m.units(&s), s.Cap.Plan.LatestHigh())
 		}),
-		prop(invariants.Contract, func(s *rereadState) string { return invariants.CheckContract(&s.Cap, m.units(s)) }),
-		prop(RereadImages, m.checkImages),
-		prop(RereadTerminates, m.checkTerminates),
-		sometimes("reread-clean", "§6.5 (open)", m.rereadClean),
-		sometimes("delta-folded-onto-known-row", "§6.5 (open), S-IMG", m.deltaFolded),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *rereadState) string { return protocols.CopyDecides(&s.Cap, m.units(s), false) }),
+		prop(invariants.Contract, func(s rereadState) string { return invariants.CheckContract(&s.Cap, m.units(&s)) }),
+		prop(RereadImages, func(s rereadState) string { return m.checkImages(&s) }),
+		prop(RereadTerminates, func(s rereadState) string { return m.checkTerminates(&s) }),
+		sometimes("reread-clean", "§6.5 (open)", func(s rereadState) string { return m.rereadClean(&s) }),
+		sometimes("delta-folded-onto-known-row", "§6.5 (open), S-IMG", func(s rereadState) string { return m.deltaFolded(&s) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s rereadState) string { return protocols.CopyDecides(&s.Cap, m.units(&s), false) }),
 	}
 }
 

@@ -390,6 +390,12 @@ func TestRereadBrokenModes(t *testing.T) {
 			}
 		})
 	}
+	// stale-bracket breaks the obligation too: the re-read row, folded with
+	// the old window's deltas, is not the key's image at its tag.
+	stale := newReread(protocols.Config{Keys: 1, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: RereadStaleBracket, Initial: model.Store{1}})
+	if r := rwRun(t, rwOnly[rereadState, rereadAction]{stale, []string{RereadImages.Name}}, 2); r.Violation == nil || r.Violation.Property != RereadImages.Name {
+		t.Errorf("stale-bracket: %s holds (%v)", RereadImages.Name, r.Verdict)
+	}
 	// The omitted column is what apply-deltas loses: with one column (3
 	// values give no row with both set) a delta is the whole row.
 	cfg := protocols.Config{Keys: 2, Values: 3, Events: 2, Chunks: 2, Txn: 1, Mode: RereadApplyDeltas, InitialAny: true}

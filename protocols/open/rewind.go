@@ -254,8 +254,8 @@ func (m *rewind) Encode(s rewindState, buf []byte) []byte {
 
 func (m *rewind) Decode(b []byte) (rewindState, error) {
 	c, rest, ok := model.DecodeCapture(b)
-	if !ok || len(rest) < 1 {
-		return rewindState{}, fmt.Errorf("rewind: short state encoding (%d bytes)", len(b))
+	if !ok || len(rest) != 1 {
+		return rewindState{}, fmt.Errorf("rewind: bad state encoding (%d bytes)", len(b))
 	}
 	return rewindState{Cap: c, Phase: rewindPhase(rest[0])}, nil
 }
@@ -283,8 +283,7 @@ func (m *rewind) Describe(s rewindState, a rewindAction) string {
 		t, _ := m.Next(s, a)
 		return fmt.Sprintf("splice chunk %d at lo = %d: emit %s", c.Plan.N, m.open(&s).Lo, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 	case rewindStartLater:
-		p := c.Pos + 1
-		return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, protocols.EventString(&c.Log, p), p)
+		return protocols.DescribeStartLater(c)
 	}
 	return "?"
 }
@@ -346,27 +345,24 @@ var RewindReconstructs = invariants.Invariant{
 func (m *rewind) Properties() []explore.Property[rewindState, rewindAction] {
 	type P = explore.Property[rewindState, rewindAction]
 	units := m.cfg.Chunks
-	prop := func(inv invariants.Invariant, check func(c *model.Capture) string) P {
-		return invariants.Prop[rewindState, rewindAction](inv, func(s rewindState) string { return check(&s.Cap) })
-	}
 	sometimes := func(name, cite string, check func(s rewindState) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	return []P{
-		prop(invariants.FinalReplay, func(c *model.Capture) string { return invariants.CheckFinalReplay(c, units) }),
+		invariants.Prop[rewindState, rewindAction](invariants.FinalReplay, func(s rewindState) string { return invariants.CheckFinalReplay(&s.Cap, units) }),
 		invariants.StepProp[rewindState, rewindAction](invariants.NoDuplicate, func(s rewindState, _ rewindAction, t rewindState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		prop(invariants.FrontierReplay, func(c *model.Capture) string { return invariants.CheckFrontierReplay(c, units) }),
-		prop(invariants.ClosedUnitCut, invariants.CheckClosedUnitCut),
+		invariants.Prop[rewindState, rewindAction](invariants.FrontierReplay, func(s rewindState) string { return invariants.CheckFrontierReplay(&s.Cap, units) }),
+		invariants.Prop[rewindState, rewindAction](invariants.ClosedUnitCut, func(s rewindState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
 		invariants.StepProp[rewindState, rewindAction](invariants.Monotonic, func(s rewindState, _ rewindAction, t rewindState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		prop(invariants.CommittedOnly, invariants.CheckCommittedOnly),
-		prop(invariants.LatestHigh, func(c *model.Capture) string {
-			return invariants.CheckTrajectory(c, units, c.Plan.LatestHigh())
+		invariants.Prop[rewindState, rewindAction](invariants.CommittedOnly, func(s rewindState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
+		invariants.Prop[rewindState, rewindAction](invariants.LatestHigh, func(s rewindState) string {
+			return invariants.CheckTrajectory(&s.Cap, units, s.Cap.Plan.LatestHigh())
 		}),
-		prop(invariants.Contract, func(c *model.Capture) string { return invariants.CheckContract(c, units) }),
+		invariants.Prop[rewindState, rewindAction](invariants.Contract, func(s rewindState) string { return invariants.CheckContract(&s.Cap, units) }),
 		invariants.Prop[rewindState, rewindAction](RewindReconstructs, m.checkReconstructs),
 		sometimes("rolled-back-across-own-key", "§6.5 (open)", m.rolledBackAcrossOwnKey),
 		sometimes("deleted-row-restored", "§6.5 (open), §1.2", m.deletedRowRestored),

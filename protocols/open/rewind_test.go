@@ -431,6 +431,11 @@ func TestRewindBrokenModes(t *testing.T) {
 			}
 		})
 	}
+	// wrong-suffix breaks the obligation itself as well as the replay.
+	wrong := newRewind(protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: RewindWrongSuffix})
+	if r := rwRun(t, rwOnly[rewindState, rewindAction]{wrong, []string{RewindReconstructs.Name}}, 2); r.Violation == nil || r.Violation.Property != RewindReconstructs.Name {
+		t.Errorf("wrong-suffix: %s holds (%v)", RewindReconstructs.Name, r.Verdict)
+	}
 	for _, mode := range []string{RewindMissingPreimage, RewindWrongSuffix} {
 		t.Run(mode+"/final-replay holds", func(t *testing.T) {
 			cfg := protocols.Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 2, Mode: mode, InitialAny: true}

@@ -309,7 +309,7 @@ func (m versionmax) Describe(s vmState, a vmAction) string {
 		e := c.Log.At(p)
 		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], p, m.verdict(&s, &t, e.Key))
 	case vmStartLater:
-		return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", c.Pos+1, protocols.EventString(&c.Log, c.Pos+1), c.Pos+1)
+		return protocols.DescribeStartLater(c)
 	}
 	return "?"
 }
