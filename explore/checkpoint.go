@@ -72,7 +72,7 @@ func (e *engine[S, A]) modelID() string {
 	h := xxhash.New()
 	var buf []byte
 	for _, s := range e.m.Init() {
-		buf = e.fpenc.Encode(s, buf[:0])
+		buf = e.fpenc.Encode(&s, buf[:0])
 		h.Write(binary.AppendUvarint(nil, uint64(len(buf))))
 		h.Write(buf)
 	}

@@ -8,7 +8,7 @@ package explore
 // state outside the constraint, which is checked but not kept (and not
 // counted in Stats.Initial or Distinct).
 type StateConstrainer[S any] interface {
-	StateConstraint(s S) bool
+	StateConstraint(s *S) bool
 }
 
 // ActionConstrainer is implemented by models that bound their search with
@@ -17,7 +17,7 @@ type StateConstrainer[S any] interface {
 // checked, but t is not kept through it (it may still be kept when reached
 // by another step).
 type ActionConstrainer[S, A any] interface {
-	ActionConstraint(s S, a A, t S) bool
+	ActionConstraint(s *S, a A, t *S) bool
 }
 
 // constraints holds a model's optional constraints.
@@ -36,11 +36,11 @@ func newConstraints[S, A any](m any) constraints[S, A] {
 }
 
 // inState reports whether an initial state lies inside the state constraint.
-func (c *constraints[S, A]) inState(s S) bool {
+func (c *constraints[S, A]) inState(s *S) bool {
 	return c.state == nil || c.state.StateConstraint(s)
 }
 
 // inStep reports whether the step s -a-> t lies inside both constraints.
-func (c *constraints[S, A]) inStep(s S, a A, t S) bool {
+func (c *constraints[S, A]) inStep(s *S, a A, t *S) bool {
 	return (c.state == nil || c.state.StateConstraint(t)) && (c.action == nil || c.action.ActionConstraint(s, a, t))
 }

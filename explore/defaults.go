@@ -69,13 +69,14 @@ func newBinaryCodec[S any]() (c binaryCodec[S], err error) {
 			err = fmt.Errorf("encoding/binary cannot decode its state type %v (%v): export its fields or give the model Encode and Decode", reflect.TypeFor[S](), r)
 		}
 	}()
-	if _, err := c.Decode(c.Encode(zero, nil)); err != nil {
+	var back S
+	if err := c.Decode(c.Encode(&zero, nil), &back); err != nil {
 		return c, fmt.Errorf("encoding/binary cannot decode its state type %v: %v", reflect.TypeFor[S](), err)
 	}
 	return c, nil
 }
 
-func (binaryCodec[S]) Encode(s S, buf []byte) []byte {
+func (binaryCodec[S]) Encode(s *S, buf []byte) []byte {
 	out, err := binary.Append(buf, binary.LittleEndian, s)
 	if err != nil {
 		panic(fmt.Sprintf("explore: encoding a state: %v", err)) // S was checked
@@ -83,13 +84,12 @@ func (binaryCodec[S]) Encode(s S, buf []byte) []byte {
 	return out
 }
 
-func (binaryCodec[S]) Decode(b []byte) (S, error) {
-	var s S
-	n, err := binary.Decode(b, binary.LittleEndian, &s)
+func (binaryCodec[S]) Decode(b []byte, s *S) error {
+	n, err := binary.Decode(b, binary.LittleEndian, s)
 	if err == nil && n != len(b) {
 		err = fmt.Errorf("%d bytes left over", len(b)-n)
 	}
-	return s, err
+	return err
 }
 
 // describer is m's Describer, or describeV.
@@ -103,7 +103,7 @@ func describer[S, A any](m Machine[S, A]) Describer[S, A] {
 // describeV renders an action with fmt's %v.
 type describeV[S, A any] struct{}
 
-func (describeV[S, A]) Describe(_ S, a A) string { return fmt.Sprint(a) }
+func (describeV[S, A]) Describe(_ *S, a A) string { return fmt.Sprint(a) }
 
 // oneKind puts every action in one kind, "step".
 type oneKind[A any] struct{}

@@ -60,6 +60,8 @@ type worker[S, A any] struct {
 	covShared                     []uint64
 	full                          bool // the level map overflowed: store every candidate
 	best                          *violation
+	cur                           S      // the state being expanded
+	zero                          S      // a zero state, for clearing cur and new successors
 	scratch                       batch  // a unit read from a spilled frontier
 	spare                         []byte // a data slab freed by spilling, for the next unit
 }
@@ -233,21 +235,22 @@ func (w *worker[S, A]) expandUnit(u unit, out *batch) error {
 }
 
 // expandState generates the successors of frontier state idx, given by its
-// encoding.
+// encoding. The state and its successors live in the worker (w.cur, p.ts),
+// never in locals: the model's methods take them by pointer, and a pointer
+// to a local passed to an unknown method would move it to the heap.
 func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint64) error {
 	e := w.e
 	m := e.m
 	props := e.props
 	depth := e.depth
 	p := &w.pend
-	var (
-		s   S
-		err error
-	)
+	s := &w.cur
+	*s = w.zero
+	var err error
 	if e.mem {
-		s, err = memDecode[S](enc)
+		err = memDecode(enc, s)
 	} else {
-		s, err = e.qcodec.Decode(enc)
+		err = e.qcodec.Decode(enc, s)
 	}
 	if err != nil {
 		return fmt.Errorf("explore: decoding a queued state: %w", err)
@@ -269,11 +272,21 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	}
 	succ, counted := 0, 0
 	for j := range w.acts {
-		a := w.acts[j]
-		t, ok := m.Next(s, a)
-		if !ok {
+		a := &w.acts[j]
+		// The successor is made in the next slot of p.ts and dropped by
+		// shortening p.ts again.
+		n := len(p.ts)
+		if n < cap(p.ts) {
+			p.ts = p.ts[:n+1] // Next overwrites the slot
+		} else {
+			p.ts = append(p.ts, w.zero)
+		}
+		var ok bool
+		if p.ts[n], ok = m.Next(s, *a); !ok {
+			p.ts = p.ts[:n]
 			continue
 		}
+		t := &p.ts[n]
 		succ++
 		start := len(p.enc)
 		var fp uint64
@@ -284,13 +297,13 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			p.enc = e.fpenc.Encode(t, p.enc)
 			fp = fingerprint(p.enc[start:])
 			if fp%uint64(e.npass) != uint64(e.pass) {
-				p.enc = p.enc[:start]
+				p.enc, p.ts = p.enc[:start], p.ts[:n]
 				continue
 			}
 		}
 		counted++
 		key := idx<<16 | uint64(j)
-		k := e.kinds.ActionKind(a)
+		k := e.kinds.ActionKind(*a)
 		if k < 0 || k >= len(w.cov) {
 			return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
 		}
@@ -299,24 +312,24 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			w.covShared[k]++
 		}
 		for _, pi := range e.transition {
-			if r := props[pi].CheckStep(s, a, t); r != "" {
+			if r := props[pi].CheckStep(s, *a, t); r != "" {
 				w.violate(depth+1, true, key, pi, r)
 			}
 		}
 		if e.sharder != nil {
 			if _, mine := e.owns(t); !mine {
-				p.enc = p.enc[:start]
+				p.enc, p.ts = p.enc[:start], p.ts[:n]
 				continue // another shard's state: it explores it
 			}
 		}
-		if e.cons.any && !e.cons.inStep(s, a, t) {
-			p.enc = p.enc[:start]
-			w.checkState(&t, depth+1, key) // checked every time, never kept
+		if e.cons.any && !e.cons.inStep(s, *a, t) {
+			w.checkState(t, depth+1, key) // checked every time, never kept
+			p.enc, p.ts = p.enc[:start], p.ts[:n]
 			continue
 		}
 		if e.npass == 1 {
 			if memEnc {
-				p.enc = memAppend(p.enc, &t)
+				p.enc = memAppend(p.enc, t)
 			} else {
 				p.enc = e.fpenc.Encode(t, p.enc)
 			}
@@ -325,7 +338,6 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		p.fps = append(p.fps, fp)
 		p.ends = append(p.ends, uint32(len(p.enc)))
 		p.keys = append(p.keys, key)
-		p.ts = append(p.ts, t)
 		if len(p.fps) == group {
 			w.flush(out)
 		}
@@ -414,7 +426,7 @@ func (w *worker[S, A]) flush(out *batch) {
 		if e.same {
 			out.add(fp, p.keys[x.k], p.enc[p.start(x.k):p.ends[x.k]])
 		} else {
-			w.enc = e.qcodec.Encode(*t, w.enc[:0])
+			w.enc = e.qcodec.Encode(t, w.enc[:0])
 			out.add(fp, p.keys[x.k], w.enc)
 		}
 	}
@@ -443,12 +455,12 @@ func (p *pending[S]) start(k int) uint32 {
 func (w *worker[S, A]) checkState(t *S, depth int, key uint64) {
 	e := w.e
 	for _, p := range e.always {
-		if r := e.props[p].Check(*t); r != "" {
+		if r := e.props[p].Check(t); r != "" {
 			w.violate(depth, depth > 0, key, p, r)
 		}
 	}
 	for _, p := range e.sometimes {
-		if !e.reached[p].Load() && e.props[p].Check(*t) != "" {
+		if !e.reached[p].Load() && e.props[p].Check(t) != "" {
 			e.reached[p].Store(true)
 		}
 	}
@@ -456,7 +468,7 @@ func (w *worker[S, A]) checkState(t *S, depth int, key uint64) {
 
 // checkInit checks the Always and Sometimes properties on the initial
 // state at position idx of Init.
-func (w *worker[S, A]) checkInit(s S, idx int) {
+func (w *worker[S, A]) checkInit(s *S, idx int) {
 	e := w.e
 	for _, p := range e.always {
 		if r := e.props[p].Check(s); r != "" {

@@ -49,9 +49,9 @@ func plainLayout(t reflect.Type) bool {
 	return false
 }
 
-func (memCodec[S]) Encode(s S, buf []byte) []byte { return memAppend(buf, &s) }
+func (memCodec[S]) Encode(s *S, buf []byte) []byte { return memAppend(buf, s) }
 
-func (memCodec[S]) Decode(b []byte) (S, error) { return memDecode[S](b) }
+func (memCodec[S]) Decode(b []byte, s *S) error { return memDecode(b, s) }
 
 // memAppend and memDecode are the memory codec as plain functions, which
 // expansion calls directly rather than through the Codec interface.
@@ -59,11 +59,10 @@ func memAppend[S any](buf []byte, s *S) []byte {
 	return append(buf, unsafe.Slice((*byte)(unsafe.Pointer(s)), unsafe.Sizeof(*s))...)
 }
 
-func memDecode[S any](b []byte) (S, error) {
-	var s S
-	if len(b) != int(unsafe.Sizeof(s)) {
-		return s, fmt.Errorf("%d bytes, want %d", len(b), unsafe.Sizeof(s))
+func memDecode[S any](b []byte, s *S) error {
+	if len(b) != int(unsafe.Sizeof(*s)) {
+		return fmt.Errorf("%d bytes, want %d", len(b), unsafe.Sizeof(*s))
 	}
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(&s)), unsafe.Sizeof(s)), b)
-	return s, nil
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(s)), unsafe.Sizeof(*s)), b)
+	return nil
 }

@@ -14,13 +14,13 @@ type Machine[S, A any] interface {
 	Init() []S
 	// Actions appends the actions enabled in s to buf, in a fixed order, and
 	// returns the extended slice. The engine reuses buf across calls.
-	Actions(s S, buf []A) []A
+	Actions(s *S, buf []A) []A
 	// Next returns the successor of s under a. ok=false means a is disabled
 	// in s: no step, not counted, and not a successor for deadlock. A
 	// stuttering step, which TLC generates and counts, is ok=true with t
 	// equal to s: it is counted in Generated and coverage, and t is then a
 	// state already seen.
-	Next(s S, a A) (t S, ok bool)
+	Next(s *S, a A) (t S, ok bool)
 	// Properties lists what is checked and reported, by name.
 	Properties() []Property[S, A]
 }
@@ -41,13 +41,13 @@ type Encoder[S any] interface {
 	// Encode appends the canonical encoding of s to buf. Two states are the
 	// same state exactly when their encodings are equal; the fingerprint is
 	// a hash of it.
-	Encode(s S, buf []byte) []byte
+	Encode(s *S, buf []byte) []byte
 }
 
 // Decoder is implemented by models that decode their states by hand.
 type Decoder[S any] interface {
 	// Decode is the inverse of Encode (states in the queue live as bytes).
-	Decode(b []byte) (S, error)
+	Decode(b []byte, s *S) error
 }
 
 // Codec is an Encoder and a Decoder. A model without one must have a state
@@ -77,7 +77,7 @@ type Codec[S any] interface {
 type Describer[S, A any] interface {
 	// Describe renders action a taken in state s as one trace line, in the
 	// words of the model's source ("process 2 enters its critical section").
-	Describe(s S, a A) string
+	Describe(s *S, a A) string
 }
 
 // ActionNamer is implemented by models that sort their actions into kinds
@@ -92,13 +92,13 @@ type ActionNamer[A any] interface {
 // Doner is implemented by models whose terminal states are expected: a state
 // with no successors for which Done is true is not a deadlock.
 type Doner[S any] interface {
-	Done(s S) bool
+	Done(s *S) bool
 }
 
 // Fielder is implemented by models that can show a state as named fields, so
 // traces can print only what changed between two states.
 type Fielder[S any] interface {
-	Fields(s S) []Field
+	Fields(s *S) []Field
 }
 
 // Field is one named, already formatted part of a state.
@@ -110,7 +110,7 @@ type Field struct {
 // Viewer is implemented by models that can give a state as plain data for
 // machine-readable and pictorial traces (encoded with encoding/json).
 type Viewer[S any] interface {
-	View(s S) any
+	View(s *S) any
 }
 
 // Kind says how a property is judged.
@@ -153,7 +153,7 @@ type Property[S, A any] struct {
 	// Check is used by Always and Sometimes. For Always it returns "" when the
 	// property holds, otherwise a one-line reason naming key, expected and actual
 	// value. For Sometimes a non-empty result means "reached".
-	Check func(s S) string
+	Check func(s *S) string
 	// CheckStep is used by Transition; same convention as Check.
-	CheckStep func(s S, a A, t S) string
+	CheckStep func(s *S, a A, t *S) string
 }

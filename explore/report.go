@@ -59,13 +59,13 @@ func NewReport[S, A any](m Machine[S, A], r *Result[S, A]) Report {
 		for i, st := range v.Trace {
 			var ts TraceStep
 			if i > 0 && st.HasAction {
-				ts.Action = describe.Describe(v.Trace[i-1].State, st.Action)
+				ts.Action = describe.Describe(&v.Trace[i-1].State, st.Action)
 			}
 			if fielder != nil {
-				ts.Fields = fielder.Fields(st.State)
+				ts.Fields = fielder.Fields(&v.Trace[i].State)
 			}
 			if viewer != nil {
-				ts.View = viewer.View(st.State)
+				ts.View = viewer.View(&v.Trace[i].State)
 			}
 			tr.Steps = append(tr.Steps, ts)
 		}

@@ -302,7 +302,8 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	var level0 ShardLevel
 	inits := e.m.Init()
 	e.initGen.Store(uint64(len(inits)))
-	for idx, s := range inits {
+	for idx := range inits {
+		s := &inits[idx]
 		shared, mine := e.owns(s)
 		if !mine {
 			continue
@@ -378,7 +379,7 @@ func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
 		steps, path, err = e.pathOf(v.depth-1, v.index>>16)
 		if err == nil {
 			var st Step[S, A]
-			st, err = e.step(steps[len(steps)-1].State, int(v.index&0xffff))
+			st, err = e.step(&steps[len(steps)-1].State, int(v.index&0xffff))
 			steps, path = append(steps, st), append(path, int(v.index&0xffff))
 		}
 	} else {

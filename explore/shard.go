@@ -52,7 +52,7 @@ func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 // state's partition key at the given depth and whether it is determined
 // yet. A determined key must never change along any path from the state.
 type Sharder[S any] interface {
-	ShardKey(s S, depth int) (key uint64, determined bool)
+	ShardKey(s *S, depth int) (key uint64, determined bool)
 }
 
 // owner maps a key to a shard: a 64-bit mix (splitmix64's finalizer), so
@@ -248,7 +248,7 @@ func earlier(a, b *TraceReport) bool {
 
 // owns reports whether this run explores s: always unsharded; sharded, when
 // its key is undetermined (shared) or this shard owns it.
-func (e *engine[S, A]) owns(s S) (shared, mine bool) {
+func (e *engine[S, A]) owns(s *S) (shared, mine bool) {
 	if e.sharder == nil {
 		return false, true
 	}

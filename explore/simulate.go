@@ -65,6 +65,7 @@ type simWorker[S, A any] struct {
 	acts []A
 	idx  []int
 	path []int
+	s, t S // the walk's state and its successor
 }
 
 // simulate runs the walks of opts.Simulate.
@@ -162,7 +163,7 @@ func (e *engine[S, A]) simulate(ctx context.Context) (*Result[S, A], error) {
 	v := &violation{prop: viol.prop, reason: viol.reason}
 	steps := []Step[S, A]{{State: inits[viol.path[0]]}}
 	for _, j := range viol.path[1:] {
-		st, err := e.step(steps[len(steps)-1].State, j)
+		st, err := e.step(&steps[len(steps)-1].State, j)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +186,7 @@ func (e *engine[S, A]) walk(w *simWorker[S, A], inits []S, so SimOptions, i uint
 	fail := func(prop int, reason string) {
 		r.viol = &simViolation{prop: prop, reason: reason, path: append([]int(nil), w.path...)}
 	}
-	check := func(s S, depth int) bool {
+	check := func(s *S, depth int) bool {
 		for _, p := range e.always {
 			if reason := e.props[p].Check(s); reason != "" {
 				fail(p, reason)
@@ -200,7 +201,8 @@ func (e *engine[S, A]) walk(w *simWorker[S, A], inits []S, so SimOptions, i uint
 		return true
 	}
 	k := rng.IntN(len(inits))
-	s := inits[k]
+	s, t := &w.s, &w.t
+	*s = inits[k]
 	w.path = append(w.path[:0], k)
 	if !check(s, 0) || !e.cons.inState(s) {
 		return
@@ -212,7 +214,6 @@ func (e *engine[S, A]) walk(w *simWorker[S, A], inits []S, so SimOptions, i uint
 			w.idx = append(w.idx, j)
 		}
 		var (
-			t  S
 			ok bool
 			j  int
 		)
@@ -220,7 +221,7 @@ func (e *engine[S, A]) walk(w *simWorker[S, A], inits []S, so SimOptions, i uint
 			x := rng.IntN(n)
 			j = w.idx[x]
 			w.idx[x] = w.idx[n-1]
-			t, ok = e.m.Next(s, w.acts[j])
+			*t, ok = e.m.Next(s, w.acts[j])
 		}
 		if !ok {
 			if !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {
@@ -244,7 +245,7 @@ func (e *engine[S, A]) walk(w *simWorker[S, A], inits []S, so SimOptions, i uint
 		if !check(t, depth) || !e.cons.inStep(s, a, t) {
 			return
 		}
-		s = t
+		s, t = t, s
 	}
 }
 

@@ -30,7 +30,7 @@ import (
 // symmetry that breaks a property can hide its violations. It cannot be
 // combined with a sharded run.
 type Symmetric[S any] interface {
-	Canonical(s S) S
+	Canonical(s *S) S
 }
 
 // canonicalEncoder identifies a state by its canonical form's encoding.
@@ -39,8 +39,9 @@ type canonicalEncoder[S any] struct {
 	inner Encoder[S]
 }
 
-func (c canonicalEncoder[S]) Encode(s S, buf []byte) []byte {
-	return c.inner.Encode(c.sym.Canonical(s), buf)
+func (c canonicalEncoder[S]) Encode(s *S, buf []byte) []byte {
+	t := c.sym.Canonical(s)
+	return c.inner.Encode(&t, buf)
 }
 
 // ErrNoSymmetry is returned by Run when Options.Symmetry asks for the

@@ -233,7 +233,7 @@ func (e *engine[S, A]) pathOf(d int, i uint64) ([]Step[S, A], []int, error) {
 	steps := make([]Step[S, A], 0, d+2)
 	steps = append(steps, Step[S, A]{State: inits[k0]})
 	for _, j := range acts {
-		st, err := e.step(steps[len(steps)-1].State, j)
+		st, err := e.step(&steps[len(steps)-1].State, j)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -243,7 +243,7 @@ func (e *engine[S, A]) pathOf(d int, i uint64) ([]Step[S, A], []int, error) {
 }
 
 // step re-executes action j of s.
-func (e *engine[S, A]) step(s S, j int) (Step[S, A], error) {
+func (e *engine[S, A]) step(s *S, j int) (Step[S, A], error) {
 	acts := e.m.Actions(s, nil)
 	if j >= len(acts) {
 		return Step[S, A]{}, errNondeterministic

@@ -86,12 +86,12 @@ var (
 var All = []Invariant{FinalReplay, FrontierReplay, ClosedUnitCut, Monotonic, NoDuplicate, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint}
 
 // Prop makes a state property from a check.
-func Prop[S, A any](inv Invariant, check func(S) string) explore.Property[S, A] {
+func Prop[S, A any](inv Invariant, check func(*S) string) explore.Property[S, A] {
 	return explore.Property[S, A]{Name: inv.Name, Cite: inv.Cite, Kind: inv.Kind, Class: string(inv.Class), OptIn: inv.OptIn, Check: check}
 }
 
 // StepProp makes a transition property from a step check.
-func StepProp[S, A any](inv Invariant, check func(s S, a A, t S) string) explore.Property[S, A] {
+func StepProp[S, A any](inv Invariant, check func(s *S, a A, t *S) string) explore.Property[S, A] {
 	return explore.Property[S, A]{Name: inv.Name, Cite: inv.Cite, Kind: inv.Kind, Class: string(inv.Class), OptIn: inv.OptIn, CheckStep: check}
 }
 
