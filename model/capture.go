@@ -104,16 +104,25 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 // DecodeCapture reads what AppendTo wrote and returns the rest of b; ok is
 // false if b is too short.
 func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
+	rest, ok = c.DecodeFrom(b)
+	return c, rest, ok
+}
+
+// DecodeFrom reads what AppendTo wrote into c, which must be the zero
+// Capture (a model's Decode target is), and returns the rest of b; ok is
+// false if b is too short. It writes in place: a capture is some 200 bytes,
+// and decoding is on the explorer's hot path.
+func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 4
 	if len(b) < head {
-		return c, nil, false
+		return nil, false
 	}
 	for k := range MaxKeys {
 		c.Log.Init[k] = Value(b[k])
 	}
 	n := int(b[MaxKeys])
 	if n > MaxLog || len(b) < head+3*n+3 {
-		return c, nil, false
+		return nil, false
 	}
 	c.Log.N = uint8(n)
 	b = b[head:]
@@ -125,7 +134,7 @@ func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
 	p.Keys, p.N, p.Frontier = b[0], b[1], Coord(b[2])
 	units := int(p.N)
 	if units > MaxUnits || len(b) < 3+unitLen*units+tail {
-		return c, nil, false
+		return nil, false
 	}
 	b = b[3:]
 	for i := range units {
@@ -143,5 +152,5 @@ func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
 	}
 	b = b[3*MaxKeys:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
-	return c, b[4:], true
+	return b[4:], true
 }

@@ -182,7 +182,7 @@ func (m *classic) Init() []classicState {
 
 // Actions: first the source's commits, then the capture loop's next step,
 // then the consumer's.
-func (m *classic) Actions(s classicState, buf []classicAction) []classicAction {
+func (m *classic) Actions(s *classicState, buf []classicAction) []classicAction {
 	var tb [128]Txn
 	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, classicAction{Kind: classicCommit, Txn: t})
@@ -197,9 +197,9 @@ func (m *classic) Actions(s classicState, buf []classicAction) []classicAction {
 	case classicChunkRead:
 		buf = append(buf, classicAction{Kind: classicWriteHigh})
 	}
-	if m.consumerMay(&s) {
+	if m.consumerMay(s) {
 		buf = append(buf, classicAction{Kind: classicConsume})
-		if MayStartLater(&s.Cap, m.startBound(&s)) {
+		if MayStartLater(&s.Cap, m.startBound(s)) {
 			buf = append(buf, classicAction{Kind: classicStartLater})
 		}
 	}
@@ -226,28 +226,31 @@ func (m *classic) startBound(s *classicState) model.Coord {
 	return s.Cap.Plan.Units[0].Lo - 1
 }
 
-func (m *classic) Next(s classicState, a classicAction) (classicState, bool) {
+// Next applies a to a copy of s; each step below changes that copy in place.
+func (m *classic) Next(s *classicState, a classicAction) (classicState, bool) {
+	t := *s
 	switch a.Kind {
 	case classicCommit:
-		return m.commit(s, a.Txn), true
+		m.commit(&t, a.Txn)
 	case classicWriteLow:
-		return m.writeLow(s), true
+		m.writeLow(&t)
 	case classicReadChunk:
-		return m.readChunk(s), true
+		m.readChunk(&t)
 	case classicWriteHigh:
-		return m.writeHigh(s), true
+		m.writeHigh(&t)
 	case classicConsume:
-		return m.consume(s), true
+		m.consume(&t)
 	case classicStartLater:
-		return m.startLater(s), true
+		m.startLater(&t)
+	default:
+		return t, false
 	}
-	return s, false
+	return t, true
 }
 
 // commit appends one whole transaction (S-LOG).
-func (m *classic) commit(s classicState, t Txn) classicState {
+func (m *classic) commit(s *classicState, t Txn) {
 	s.Cap.Log.Commit(t.Events()...)
-	return s
 }
 
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
@@ -262,17 +265,16 @@ func (m *classic) domain(i int) model.KeySet {
 
 // writeLow pauses log processing and commits the low watermark of the next
 // chunk; its position is the bracket's lo.
-func (m *classic) writeLow(s classicState) classicState {
+func (m *classic) writeLow(s *classicState) {
 	i := int(s.Cap.Plan.N)
 	s.Cap.Log.Commit(Marker(i, false))
 	s.Cap.Plan.Add(model.Unit{Domain: m.domain(i), Lo: s.Cap.Log.Len()}) // Hi = 0: not yet written
 	s.Phase = classicLowWritten
-	return s
 }
 
 // readChunk selects every key of the chunk at the current log end: one read
 // position for the whole chunk. Absent keys read as ⊥.
-func (m *classic) readChunk(s classicState) classicState {
+func (m *classic) readChunk(s *classicState) {
 	u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]
 	at := s.Cap.Log.Len()
 	skipped := false
@@ -288,15 +290,14 @@ func (m *classic) readChunk(s classicState) classicState {
 		s.Cap.ReadAt[k] = at
 	}
 	s.Phase = classicChunkRead
-	return s
 }
 
 // writeHigh commits the high watermark (the bracket's hi) and resumes log
 // processing. The select has returned: if the consumer already met the low
 // marker (only when it ran during the read), its rows enter the buffer now.
-func (m *classic) writeHigh(s classicState) classicState {
+func (m *classic) writeHigh(s *classicState) {
 	i := int(s.Cap.Plan.N) - 1
-	if m.openUnit(&s) == i {
+	if m.openUnit(s) == i {
 		s.Buf = presentReads(&s.Cap.Plan.Units[i])
 	}
 	s.Cap.Log.Commit(Marker(i, true))
@@ -307,59 +308,56 @@ func (m *classic) writeHigh(s classicState) classicState {
 		// Released on writing the high watermark: the consumer has not yet
 		// processed the window, so every present read "survives".
 		s.Buf = presentReads(u)
-		s = m.close(s, i, u.Hi)
+		m.close(s, i, u.Hi)
 	}
-	return s
 }
 
 // consume processes the next log position.
-func (m *classic) consume(s classicState) classicState {
-	s = m.consumeAt(s, s.Cap.Pos+1)
+func (m *classic) consume(s *classicState) {
+	m.consumeAt(s, s.Cap.Pos+1)
 	s.Cap.Pos++
-	return s
 }
 
 // startLater moves s0 past the next position: the consumer will never see
 // it. Only the late consumer can pass a watermark this way; the capture knows
 // its own writes, so it still handles the marker (the window opens).
-func (m *classic) startLater(s classicState) classicState {
+func (m *classic) startLater(s *classicState) {
 	if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
-		s = m.consumeAt(s, s.Cap.Pos+1)
+		m.consumeAt(s, s.Cap.Pos+1)
 	}
 	StartLater(&s.Cap)
-	return s
 }
 
 // consumeAt processes position p (Def. 6.2): a low marker opens its chunk's
 // window (the buffer takes the rows its select returned, if it has), a high
 // marker closes it, a data event discards a buffered row of its key if it
 // lies in the window and is emitted at its own place.
-func (m *classic) consumeAt(s classicState, p model.Coord) classicState {
+func (m *classic) consumeAt(s *classicState, p model.Coord) {
 	e := s.Cap.Log.At(p)
 	if e.Key == model.NoKey {
 		i, high := markerChunk(e)
 		if i >= int(s.Cap.Plan.N) || s.Cap.UnitClosed(i) || m.cfg.Fault == LostWatermark {
-			return s // a filtered watermark never reaches the consumer (W3)
+			return // a filtered watermark never reaches the consumer (W3)
 		}
 		if !high {
 			if s.Phase == classicHighWritten {
 				s.Buf = presentReads(&s.Cap.Plan.Units[i]) // the window opens
 			}
-			return s
+			return
 		}
-		return m.close(s, i, p)
+		m.close(s, i, p)
+		return
 	}
-	if i := m.openUnit(&s); i >= 0 && m.window(&s.Cap.Plan.Units[i]).Contains(p) && s.Buf.Has(e.Key) {
+	if i := m.openUnit(s); i >= 0 && m.window(&s.Cap.Plan.Units[i]).Contains(p) && s.Buf.Has(e.Key) {
 		if m.cfg.Fault != NoDiscard {
 			s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 		}
 	}
 	s.Cap.Emit(e.Key, e.Img, p)
-	return s
 }
 
 // close emits the survivors, tagged with the high edge, and closes unit i.
-func (m *classic) close(s classicState, i int, tag model.Coord) classicState {
+func (m *classic) close(s *classicState, i int, tag model.Coord) {
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
@@ -369,7 +367,6 @@ func (m *classic) close(s classicState, i int, tag model.Coord) classicState {
 	s.Buf = 0
 	s.Cap.Closed |= 1 << i
 	s.Phase = classicIdle
-	return s
 }
 
 // openUnit is the chunk whose window the consumer is in (its low marker
@@ -394,30 +391,29 @@ func (m *classic) window(u *model.Unit) model.Window {
 
 // Done: every chunk closed, the consumer at the end of the log, the source
 // done committing.
-func (m *classic) Done(s classicState) bool {
+func (m *classic) Done(s *classicState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
-func (m *classic) Encode(s classicState, buf []byte) []byte {
+func (m *classic) Encode(s *classicState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	return append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
 }
 
-func (m *classic) Decode(b []byte) (classicState, error) {
-	var s classicState
-	c, rest, ok := model.DecodeCapture(b)
+func (m *classic) Decode(b []byte, s *classicState) error {
+	rest, ok := s.Cap.DecodeFrom(b)
 	if !ok || len(rest) < 3 {
-		return s, fmt.Errorf("classic: short state encoding (%d bytes)", len(b))
+		return fmt.Errorf("classic: short state encoding (%d bytes)", len(b))
 	}
-	s.Cap, s.Phase, s.Buf = c, classicPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
-	return s, nil
+	s.Phase, s.Buf = classicPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
+	return nil
 }
 
 func (m *classic) ActionNames() []string { return classicActionNames }
 
 func (m *classic) ActionKind(a classicAction) int { return int(a.Kind) }
 
-func (m *classic) Describe(s classicState, a classicAction) string {
+func (m *classic) Describe(s *classicState, a classicAction) string {
 	l := &s.Cap.Log
 	next := l.Len() + 1
 	switch a.Kind {
@@ -441,7 +437,7 @@ func (m *classic) Describe(s classicState, a classicAction) string {
 		return fmt.Sprintf(what, s.Cap.Plan.N, l.Len(), strings.Join(rs, " "))
 	case classicWriteHigh:
 		d := fmt.Sprintf("write high watermark for chunk %d at position %d", s.Cap.Plan.N, next)
-		if i := int(s.Cap.Plan.N) - 1; m.openUnit(&s) == i {
+		if i := int(s.Cap.Plan.N) - 1; m.openUnit(s) == i {
 			d += ", the select's rows enter the open window's buffer " + bufferString(&s.Cap.Plan.Units[i], presentReads(&s.Cap.Plan.Units[i]), m.cfg.Keys)
 		}
 		if m.parts.ReleaseAtHighWrite {
@@ -451,7 +447,7 @@ func (m *classic) Describe(s classicState, a classicAction) string {
 		return d
 	case classicConsume:
 		t, _ := m.Next(s, a)
-		return "consume " + m.describeConsume(&s, &t)
+		return "consume " + m.describeConsume(s, &t)
 	case classicStartLater:
 		d := DescribeStartLater(&s.Cap)
 		if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
@@ -495,11 +491,11 @@ func (m *classic) describeConsume(s, t *classicState) string {
 	return d + ", emitted"
 }
 
-func (m *classic) Fields(s classicState) []explore.Field {
+func (m *classic) Fields(s *classicState) []explore.Field {
 	f := CaptureFields(&s.Cap, m.cfg.Keys)
 	return append(f,
 		explore.Field{Name: "phase", Value: classicPhaseNames[s.Phase]},
-		explore.Field{Name: "buffer", Value: m.bufferField(&s)})
+		explore.Field{Name: "buffer", Value: m.bufferField(s)})
 }
 
 func (m *classic) bufferField(s *classicState) string {
@@ -509,9 +505,9 @@ func (m *classic) bufferField(s *classicState) string {
 	return "{}"
 }
 
-func (m *classic) View(s classicState) any {
+func (m *classic) View(s *classicState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"phase": classicPhaseNames[s.Phase], "buffer": m.bufferField(&s)}
+	v.Control = map[string]string{"phase": classicPhaseNames[s.Phase], "buffer": m.bufferField(s)}
 	return v
 }
 
@@ -521,31 +517,31 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 	units := m.cfg.Chunks
 	type P = explore.Property[classicState, classicAction]
 	sometimes := func(name, cite string, check func(c *model.Capture) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s classicState) string { return check(&s.Cap) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *classicState) string { return check(&s.Cap) }}
 	}
 	return []P{
-		invariants.Prop[classicState, classicAction](invariants.FinalReplay, func(s classicState) string {
+		invariants.Prop[classicState, classicAction](invariants.FinalReplay, func(s *classicState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
-		invariants.StepProp[classicState, classicAction](invariants.NoDuplicate, func(s classicState, _ classicAction, t classicState) string {
+		invariants.StepProp[classicState, classicAction](invariants.NoDuplicate, func(s *classicState, _ classicAction, t *classicState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[classicState, classicAction](invariants.FrontierReplay, func(s classicState) string {
+		invariants.Prop[classicState, classicAction](invariants.FrontierReplay, func(s *classicState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)
 		}),
-		invariants.Prop[classicState, classicAction](invariants.ClosedUnitCut, func(s classicState) string {
+		invariants.Prop[classicState, classicAction](invariants.ClosedUnitCut, func(s *classicState) string {
 			return invariants.CheckClosedUnitCut(&s.Cap)
 		}),
-		invariants.StepProp[classicState, classicAction](invariants.Monotonic, func(s classicState, _ classicAction, t classicState) string {
+		invariants.StepProp[classicState, classicAction](invariants.Monotonic, func(s *classicState, _ classicAction, t *classicState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[classicState, classicAction](invariants.CommittedOnly, func(s classicState) string {
+		invariants.Prop[classicState, classicAction](invariants.CommittedOnly, func(s *classicState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
-		invariants.Prop[classicState, classicAction](invariants.LatestHigh, func(s classicState) string {
+		invariants.Prop[classicState, classicAction](invariants.LatestHigh, func(s *classicState) string {
 			return invariants.CheckTrajectory(&s.Cap, units, s.Cap.Plan.LatestHigh())
 		}),
-		invariants.Prop[classicState, classicAction](invariants.Contract, func(s classicState) string {
+		invariants.Prop[classicState, classicAction](invariants.Contract, func(s *classicState) string {
 			return invariants.CheckContract(&s.Cap, units)
 		}),
 		sometimes("buffered-row-discarded", "Def. 6.2", bufferedRowDiscarded),
