@@ -74,7 +74,7 @@ type benchState struct {
 
 type benchHand struct{}
 
-func (benchHand) Encode(s benchState, buf []byte) []byte {
+func (benchHand) Encode(s *benchState, buf []byte) []byte {
 	buf = append(buf, s.PC[:]...)
 	for _, f := range s.Flag {
 		buf = append(buf, boolByte(f))
@@ -83,10 +83,9 @@ func (benchHand) Encode(s benchState, buf []byte) []byte {
 	return binary.LittleEndian.AppendUint32(buf, s.Count)
 }
 
-func (benchHand) Decode(b []byte) (benchState, error) {
-	var s benchState
+func (benchHand) Decode(b []byte, s *benchState) error {
 	if len(b) != 13 {
-		return s, errors.New("bad encoding")
+		return errors.New("bad encoding")
 	}
 	copy(s.PC[:], b)
 	for i := range s.Flag {
@@ -94,7 +93,7 @@ func (benchHand) Decode(b []byte) (benchState, error) {
 	}
 	s.Turn = b[8]
 	s.Count = binary.LittleEndian.Uint32(b[9:])
-	return s, nil
+	return nil
 }
 
 func boolByte(b bool) byte {
@@ -114,15 +113,16 @@ func BenchmarkCodec(b *testing.B) {
 		name  string
 		codec Codec[benchState]
 	}{{"hand", benchHand{}}, {"binary", binaryCodec[benchState]{}}} {
-		buf := c.codec.Encode(s, nil)
+		buf := c.codec.Encode(&s, nil)
 		b.Run(c.name+"/encode", func(b *testing.B) {
 			for b.Loop() {
-				buf = c.codec.Encode(s, buf[:0])
+				buf = c.codec.Encode(&s, buf[:0])
 			}
 		})
 		b.Run(c.name+"/decode", func(b *testing.B) {
+			var d benchState
 			for b.Loop() {
-				if _, err := c.codec.Decode(buf); err != nil {
+				if err := c.codec.Decode(buf, &d); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -135,15 +135,16 @@ func BenchmarkCodec(b *testing.B) {
 	if !ok {
 		b.Fatal("benchPacked has padding")
 	}
-	buf := mc.Encode(p, nil)
+	buf := mc.Encode(&p, nil)
 	b.Run("memory/encode", func(b *testing.B) {
 		for b.Loop() {
-			buf = mc.Encode(p, buf[:0])
+			buf = mc.Encode(&p, buf[:0])
 		}
 	})
 	b.Run("memory/decode", func(b *testing.B) {
+		var d benchPacked
 		for b.Loop() {
-			if _, err := mc.Decode(buf); err != nil {
+			if err := mc.Decode(buf, &d); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -27,25 +27,28 @@ type subsets struct {
 }
 
 func (m subsets) Init() []uint32 { return []uint32{0} }
-func (m subsets) Actions(s uint32, buf []int) []int {
+func (m subsets) Actions(s *uint32, buf []int) []int {
 	for i := range m.n {
-		if s&(1<<i) == 0 {
+		if *s&(1<<i) == 0 {
 			buf = append(buf, i)
 		}
 	}
 	return buf
 }
-func (m subsets) Next(s uint32, a int) (uint32, bool) { return s | 1<<a, true }
-func (m subsets) Encode(s uint32, buf []byte) []byte  { return binary.LittleEndian.AppendUint32(buf, s) }
+func (m subsets) Next(s *uint32, a int) (uint32, bool) { return *s | 1<<a, true }
+func (m subsets) Encode(s *uint32, buf []byte) []byte {
+	return binary.LittleEndian.AppendUint32(buf, *s)
+}
 func (m subsets) Properties() []Property[uint32, int] { return m.props }
-func (m subsets) Describe(s uint32, a int) string     { return fmt.Sprintf("add %d", a) }
+func (m subsets) Describe(s *uint32, a int) string    { return fmt.Sprintf("add %d", a) }
 func (m subsets) ActionKind(a int) int                { return a }
-func (m subsets) Done(s uint32) bool                  { return s == 1<<m.n-1 }
-func (m subsets) Decode(b []byte) (uint32, error) {
+func (m subsets) Done(s *uint32) bool                 { return *s == 1<<m.n-1 }
+func (m subsets) Decode(b []byte, s *uint32) error {
 	if len(b) != 4 {
-		return 0, errors.New("subsets: bad encoding")
+		return errors.New("subsets: bad encoding")
 	}
-	return binary.LittleEndian.Uint32(b), nil
+	*s = binary.LittleEndian.Uint32(b)
+	return nil
 }
 func (m subsets) ActionNames() []string {
 	names := make([]string, m.n)
@@ -80,14 +83,14 @@ func TestPassesMatchOnePass(t *testing.T) {
 	if raceEnabled {
 		n = 13
 	}
-	big := Property[uint32, int]{Name: "fewer-than-9", Kind: Always, Check: func(s uint32) string {
-		if bits.OnesCount32(s) >= n-4 {
+	big := Property[uint32, int]{Name: "fewer-than-9", Kind: Always, Check: func(s *uint32) string {
+		if bits.OnesCount32(*s) >= n-4 {
 			return "too many items"
 		}
 		return ""
 	}}
-	half := Property[uint32, int]{Name: "half", Kind: Sometimes, Check: func(s uint32) string {
-		if bits.OnesCount32(s) == n/2 {
+	half := Property[uint32, int]{Name: "half", Kind: Sometimes, Check: func(s *uint32) string {
+		if bits.OnesCount32(*s) == n/2 {
 			return "half"
 		}
 		return ""

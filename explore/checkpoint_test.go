@@ -19,7 +19,7 @@ type cancelling struct {
 	cancel context.CancelFunc
 }
 
-func (m cancelling) Next(s rotorState, a int) (rotorState, bool) {
+func (m cancelling) Next(s *rotorState, a int) (rotorState, bool) {
 	if m.calls.Add(1) == m.at {
 		m.cancel()
 	}

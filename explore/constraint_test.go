@@ -13,15 +13,15 @@ type constrained[S, A any] struct {
 	props  []Property[S, A]
 }
 
-func (c constrained[S, A]) StateConstraint(s S) bool {
-	return c.state == nil || c.state(s)
+func (c constrained[S, A]) StateConstraint(s *S) bool {
+	return c.state == nil || c.state(*s)
 }
 
-func (c constrained[S, A]) ActionConstraint(s S, a A, t S) bool {
-	return c.action == nil || c.action(s, a, t)
+func (c constrained[S, A]) ActionConstraint(s *S, a A, t *S) bool {
+	return c.action == nil || c.action(*s, a, *t)
 }
 
-func (c constrained[S, A]) Done(s S) bool {
+func (c constrained[S, A]) Done(s *S) bool {
 	d, ok := c.Model.(Doner[S])
 	return ok && d.Done(s)
 }
@@ -58,8 +58,8 @@ func TestStateConstraint(t *testing.T) {
 // (0,3)). The whole expansion of level 3 is counted: 20 steps, 10 states.
 func TestConstraintViolation(t *testing.T) {
 	m := constrained[uint64, int]{Model: counters{k: 2, n: 5}, state: sumBelow4,
-		props: []Property[uint64, int]{{Name: "sum-not-4", Kind: Always, Check: func(s uint64) string {
-			if !sumBelow4(s) {
+		props: []Property[uint64, int]{{Name: "sum-not-4", Kind: Always, Check: func(s *uint64) string {
+			if !sumBelow4(*s) {
 				return "sum is 4"
 			}
 			return ""
@@ -118,8 +118,8 @@ func TestConstrainedInitialStates(t *testing.T) {
 	r := run(t, Model[int, int](m), Options{})
 	mustPass(t, r)
 	checkStats(t, r.Stats, 4, 4, 3, 1)
-	m.props = []Property[int, int]{{Name: "not-7", Kind: Always, Check: func(s int) string {
-		if s == 7 {
+	m.props = []Property[int, int]{{Name: "not-7", Kind: Always, Check: func(s *int) string {
+		if *s == 7 {
 			return "s is 7"
 		}
 		return ""

@@ -38,13 +38,13 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // as TLC counts it), "skip" returns ok=false (disabled: not counted).
 type stutter struct{ ring }
 
-func (m stutter) Actions(s int, buf []int) []int { return append(buf, 0, 1, 2) }
-func (m stutter) Next(s int, a int) (int, bool) {
+func (m stutter) Actions(s *int, buf []int) []int { return append(buf, 0, 1, 2) }
+func (m stutter) Next(s *int, a int) (int, bool) {
 	switch a {
 	case 1:
-		return s, true // stay
+		return *s, true // stay
 	case 2:
-		return s, false // skip
+		return *s, false // skip
 	}
 	return m.ring.Next(s, a)
 }

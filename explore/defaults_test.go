@@ -19,7 +19,7 @@ type move uint8
 func (m move) String() string { return [...]string{"right", "up"}[m] }
 
 func (w walk) Init() []walkState { return []walkState{{}} }
-func (w walk) Actions(s walkState, buf []move) []move {
+func (w walk) Actions(s *walkState, buf []move) []move {
 	if s.X+1 < w.n {
 		buf = append(buf, 0)
 	}
@@ -28,16 +28,17 @@ func (w walk) Actions(s walkState, buf []move) []move {
 	}
 	return buf
 }
-func (w walk) Next(s walkState, a move) (walkState, bool) {
+func (w walk) Next(s *walkState, a move) (walkState, bool) {
+	t := *s
 	if a == 0 {
-		s.X++
+		t.X++
 	} else {
-		s.Y++
+		t.Y++
 	}
-	return s, true
+	return t, true
 }
 func (w walk) Properties() []Property[walkState, move] {
-	return []Property[walkState, move]{{Name: "not-corner", Kind: Always, Check: func(s walkState) string {
+	return []Property[walkState, move]{{Name: "not-corner", Kind: Always, Check: func(s *walkState) string {
 		if s.X == w.n-1 && s.Y == w.n-1 {
 			return "in the far corner"
 		}
@@ -49,7 +50,7 @@ func (w walk) Properties() []Property[walkState, move] {
 // is identified by its Encode and queued with the default codec.
 type walkEnc struct{ walk }
 
-func (walkEnc) Encode(s walkState, buf []byte) []byte { return append(buf, s.X, s.Y) }
+func (walkEnc) Encode(s *walkState, buf []byte) []byte { return append(buf, s.X, s.Y) }
 
 // An n×n grid has n² states and 2n(n-1) steps; the far corner lies at
 // depth 2(n-1), first reached by right…right up…up.
@@ -84,35 +85,36 @@ func (noProps[S, A]) Properties() []Property[S, A] { return nil }
 type intMachine struct{}
 
 func (intMachine) Init() []int                      { return []int{0} }
-func (intMachine) Actions(s int, buf []int) []int   { return buf }
-func (intMachine) Next(s, a int) (int, bool)        { return s, false }
+func (intMachine) Actions(s *int, buf []int) []int  { return buf }
+func (intMachine) Next(s *int, a int) (int, bool)   { return *s, false }
 func (intMachine) Properties() []Property[int, int] { return nil }
 
 type hidden struct{ x uint8 }
 
 type hiddenMachine struct{}
 
-func (hiddenMachine) Init() []hidden                      { return []hidden{{}} }
-func (hiddenMachine) Actions(s hidden, buf []int) []int   { return buf }
-func (hiddenMachine) Next(s hidden, a int) (hidden, bool) { return s, false }
-func (hiddenMachine) Properties() []Property[hidden, int] { return nil }
-func (hiddenMachine) Encode(s hidden, buf []byte) []byte  { return append(buf, s.x) }
-func (hiddenMachine) Decode(b []byte) (hidden, error) {
+func (hiddenMachine) Init() []hidden                       { return []hidden{{}} }
+func (hiddenMachine) Actions(s *hidden, buf []int) []int   { return buf }
+func (hiddenMachine) Next(s *hidden, a int) (hidden, bool) { return *s, false }
+func (hiddenMachine) Properties() []Property[hidden, int]  { return nil }
+func (hiddenMachine) Encode(s *hidden, buf []byte) []byte  { return append(buf, s.x) }
+func (hiddenMachine) Decode(b []byte, s *hidden) error {
 	if len(b) != 1 {
-		return hidden{}, errors.New("hidden: bad encoding")
+		return errors.New("hidden: bad encoding")
 	}
-	return hidden{b[0]}, nil
+	*s = hidden{b[0]}
+	return nil
 }
-func (hiddenMachine) Describe(s hidden, a int) string { return "" }
-func (hiddenMachine) ActionNames() []string           { return nil }
-func (hiddenMachine) ActionKind(a int) int            { return 0 }
+func (hiddenMachine) Describe(s *hidden, a int) string { return "" }
+func (hiddenMachine) ActionNames() []string            { return nil }
+func (hiddenMachine) ActionKind(a int) int             { return 0 }
 
 type hiddenNoCodec struct{}
 
-func (hiddenNoCodec) Init() []hidden                      { return []hidden{{}} }
-func (hiddenNoCodec) Actions(s hidden, buf []int) []int   { return buf }
-func (hiddenNoCodec) Next(s hidden, a int) (hidden, bool) { return s, false }
-func (hiddenNoCodec) Properties() []Property[hidden, int] { return nil }
+func (hiddenNoCodec) Init() []hidden                       { return []hidden{{}} }
+func (hiddenNoCodec) Actions(s *hidden, buf []int) []int   { return buf }
+func (hiddenNoCodec) Next(s *hidden, a int) (hidden, bool) { return *s, false }
+func (hiddenNoCodec) Properties() []Property[hidden, int]  { return nil }
 
 // Without Encode and Decode, a state type the default codec cannot handle
 // is an error naming the type, not a failure mid-run.
@@ -157,14 +159,15 @@ func TestMemCodec(t *testing.T) {
 		t.Fatal("a packed struct did not qualify")
 	}
 	s := nested{P: [2]benchPacked{{Count: 1 << 30, Flag: [4]bool{true}}, {PC: [4]uint8{9}}}, F: -2.5, W: [2]walkState{{3, 4}, {5, 6}}}
-	enc := mc.Encode(s, []byte{7})
-	if want := (binaryCodec[nested]{}).Encode(s, []byte{7}); string(enc) != string(want) {
+	enc := mc.Encode(&s, []byte{7})
+	if want := (binaryCodec[nested]{}).Encode(&s, []byte{7}); string(enc) != string(want) {
 		t.Fatalf("memory %x, binary %x", enc, want)
 	}
-	if got, err := mc.Decode(enc[1:]); err != nil || got != s {
+	var got nested
+	if err := mc.Decode(enc[1:], &got); err != nil || got != s {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
-	if _, err := mc.Decode(enc); err == nil {
+	if err := mc.Decode(enc, new(nested)); err == nil {
 		t.Error("a long encoding decoded")
 	}
 }

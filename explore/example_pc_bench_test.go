@@ -13,14 +13,14 @@ import (
 type lockConcrete struct{ m lock }
 
 func (c lockConcrete) Init() []lockState { return c.m.Init() }
-func (c lockConcrete) Actions(s lockState, buf []lockStep) []lockStep {
+func (c lockConcrete) Actions(s *lockState, buf []lockStep) []lockStep {
 	return c.m.Actions(s, buf)
 }
-func (c lockConcrete) Next(s lockState, a lockStep) (lockState, bool) { return c.m.Next(s, a) }
+func (c lockConcrete) Next(s *lockState, a lockStep) (lockState, bool) { return c.m.Next(s, a) }
 func (c lockConcrete) Properties() []explore.Property[lockState, lockStep] {
 	return c.m.Properties()
 }
-func (c lockConcrete) StateConstraint(s lockState) bool { return c.m.StateConstraint(s) }
+func (c lockConcrete) StateConstraint(s *lockState) bool { return c.m.StateConstraint(s) }
 
 // BenchmarkProcesses explores the lock of Example_processes, as a model
 // that writes only Machine's four methods and a constraint (default codec,

@@ -65,7 +65,7 @@ func (a lockStep) String() string {
 
 func (m lock) Init() []lockState { return []lockState{{}} }
 
-func (m lock) Actions(s lockState, buf []lockStep) []lockStep {
+func (m lock) Actions(s *lockState, buf []lockStep) []lockStep {
 	for p := range uint8(procs) {
 		switch s.PC[p] {
 		case idle:
@@ -87,25 +87,25 @@ func (m lock) Actions(s lockState, buf []lockStep) []lockStep {
 	return buf
 }
 
-func (m lock) Next(s lockState, a lockStep) (lockState, bool) {
-	p := a.P
+func (m lock) Next(s *lockState, a lockStep) (lockState, bool) {
+	t, p := *s, a.P
 	switch a.Op {
 	case opRequest:
-		s.PC[p] = waiting
+		t.PC[p] = waiting
 	case opTest:
-		s.PC[p] = tested // saw the lock free; the set comes later
+		t.PC[p] = tested // saw the lock free; the set comes later
 	case opTake, opSet:
-		s.PC[p], s.Locked, s.Entries[p] = critical, true, s.Entries[p]+1
+		t.PC[p], t.Locked, t.Entries[p] = critical, true, t.Entries[p]+1
 	case opRelease:
-		s.PC[p], s.Locked = idle, false
+		t.PC[p], t.Locked = idle, false
 	}
-	return s, true
+	return t, true
 }
 
 func (m lock) Properties() []explore.Property[lockState, lockStep] {
 	return []explore.Property[lockState, lockStep]{
 		{Name: "mutual-exclusion", Cite: "at most one process is critical", Kind: explore.Always,
-			Check: func(s lockState) string {
+			Check: func(s *lockState) string {
 				var in []string
 				for p, pc := range s.PC {
 					if pc == critical {
@@ -117,7 +117,7 @@ func (m lock) Properties() []explore.Property[lockState, lockStep] {
 				}
 				return ""
 			}},
-		{Name: "all-waiting", Kind: explore.Sometimes, Check: func(s lockState) string {
+		{Name: "all-waiting", Kind: explore.Sometimes, Check: func(s *lockState) string {
 			if s.PC == [procs]uint8{waiting, waiting, waiting} {
 				return "every process waits"
 			}
@@ -127,7 +127,7 @@ func (m lock) Properties() []explore.Property[lockState, lockStep] {
 }
 
 // StateConstraint bounds the entries, as a TLC CONSTRAINT would.
-func (m lock) StateConstraint(s lockState) bool {
+func (m lock) StateConstraint(s *lockState) bool {
 	n := 0
 	for _, e := range s.Entries {
 		n += int(e)
@@ -138,18 +138,19 @@ func (m lock) StateConstraint(s lockState) bool {
 // Canonical renames the processes so that their (pc, entries) pairs are
 // sorted: states that differ only in which process is which are one class.
 // Nothing checked depends on process names, so the reduction is sound.
-func (m lock) Canonical(s lockState) lockState {
+func (m lock) Canonical(s *lockState) lockState {
+	t := *s
 	for i := 1; i < procs; i++ {
-		for j := i; j > 0 && (s.PC[j] < s.PC[j-1] || s.PC[j] == s.PC[j-1] && s.Entries[j] < s.Entries[j-1]); j-- {
-			s.PC[j], s.PC[j-1] = s.PC[j-1], s.PC[j]
-			s.Entries[j], s.Entries[j-1] = s.Entries[j-1], s.Entries[j]
+		for j := i; j > 0 && (t.PC[j] < t.PC[j-1] || t.PC[j] == t.PC[j-1] && t.Entries[j] < t.Entries[j-1]); j-- {
+			t.PC[j], t.PC[j-1] = t.PC[j-1], t.PC[j]
+			t.Entries[j], t.Entries[j-1] = t.Entries[j-1], t.Entries[j]
 		}
 	}
-	return s
+	return t
 }
 
 // Fields lets traces show what changed at each step.
-func (m lock) Fields(s lockState) []explore.Field {
+func (m lock) Fields(s *lockState) []explore.Field {
 	var pcs []string
 	for _, pc := range s.PC {
 		pcs = append(pcs, pcNames[pc])
@@ -217,10 +218,10 @@ func TestLockCounts(t *testing.T) {
 		depth++
 		var next []lockState
 		for _, s := range front {
-			for _, a := range m.Actions(s, nil) {
-				t, _ := m.Next(s, a)
+			for _, a := range m.Actions(&s, nil) {
+				t, _ := m.Next(&s, a)
 				generated++
-				if m.StateConstraint(t) && !seen[t] {
+				if m.StateConstraint(&t) && !seen[t] {
 					seen[t] = true
 					next = append(next, t)
 				}
@@ -231,9 +232,9 @@ func TestLockCounts(t *testing.T) {
 	classes := map[lockState]int{}
 	classGen := 0
 	for s := range seen {
-		c := m.Canonical(s)
+		c := m.Canonical(&s)
 		if _, ok := classes[c]; !ok {
-			classes[c] = len(m.Actions(s, nil))
+			classes[c] = len(m.Actions(&s, nil))
 			classGen += classes[c]
 		}
 	}

@@ -21,45 +21,46 @@ const (
 
 func (buffer) Init() []int { return []int{0} }
 
-func (buffer) Actions(items int, buf []putTake) []putTake {
-	if items <= 2 { // the bug: should be items < 2
+func (buffer) Actions(items *int, buf []putTake) []putTake {
+	if *items <= 2 { // the bug: should be items < 2
 		buf = append(buf, put)
 	}
-	if items > 0 {
+	if *items > 0 {
 		buf = append(buf, take)
 	}
 	return buf
 }
 
-func (buffer) Next(items int, a putTake) (int, bool) {
+func (buffer) Next(items *int, a putTake) (int, bool) {
 	if a == put {
-		return items + 1, true
+		return *items + 1, true
 	}
-	return items - 1, true
+	return *items - 1, true
 }
 
-func (buffer) Encode(items int, buf []byte) []byte { return append(buf, byte(items)) }
+func (buffer) Encode(items *int, buf []byte) []byte { return append(buf, byte(*items)) }
 
-func (buffer) Decode(b []byte) (int, error) {
+func (buffer) Decode(b []byte, items *int) error {
 	if len(b) != 1 {
-		return 0, errors.New("buffer: bad encoding")
+		return errors.New("buffer: bad encoding")
 	}
-	return int(b[0]), nil
+	*items = int(b[0])
+	return nil
 }
 
 func (buffer) Properties() []explore.Property[int, putTake] {
 	return []explore.Property[int, putTake]{{
 		Name: "within-capacity", Cite: "capacity 2", Kind: explore.Always,
-		Check: func(items int) string {
-			if items > 2 {
-				return fmt.Sprintf("%d items in a buffer of 2", items)
+		Check: func(items *int) string {
+			if *items > 2 {
+				return fmt.Sprintf("%d items in a buffer of 2", *items)
 			}
 			return ""
 		},
 	}}
 }
 
-func (buffer) Describe(items int, a putTake) string {
+func (buffer) Describe(items *int, a putTake) string {
 	if a == put {
 		return "put an item"
 	}
@@ -68,8 +69,8 @@ func (buffer) Describe(items int, a putTake) string {
 
 func (buffer) ActionNames() []string    { return []string{"put", "take"} }
 func (buffer) ActionKind(a putTake) int { return int(a) }
-func (buffer) Fields(items int) []explore.Field {
-	return []explore.Field{{Name: "items", Value: fmt.Sprint(items)}}
+func (buffer) Fields(items *int) []explore.Field {
+	return []explore.Field{{Name: "items", Value: fmt.Sprint(*items)}}
 }
 
 func Example() {

@@ -177,14 +177,14 @@ func TestDeadlock(t *testing.T) {
 // No counter ever exceeds 3.
 func TestSometimes(t *testing.T) {
 	m := counters{k: 3, n: 4, props: []Property[uint64, int]{
-		{Name: "all-two", Cite: "§1", Kind: Sometimes, Check: func(s uint64) string {
-			if s == 0x020202 {
+		{Name: "all-two", Cite: "§1", Kind: Sometimes, Check: func(s *uint64) string {
+			if *s == 0x020202 {
 				return "all at 2"
 			}
 			return ""
 		}},
-		{Name: "overflow", Kind: Sometimes, Check: func(s uint64) string {
-			if s&0x0c0c0c != 0 {
+		{Name: "overflow", Kind: Sometimes, Check: func(s *uint64) string {
+			if *s&0x0c0c0c != 0 {
 				return "above 3"
 			}
 			return ""
@@ -201,8 +201,8 @@ func TestSometimes(t *testing.T) {
 // A Sometimes property holding initially is reached at depth 0.
 func TestSometimesInitial(t *testing.T) {
 	m := counters{k: 1, n: 3, props: []Property[uint64, int]{
-		{Name: "zero", Kind: Sometimes, Check: func(s uint64) string {
-			if s == 0 {
+		{Name: "zero", Kind: Sometimes, Check: func(s *uint64) string {
+			if *s == 0 {
 				return "zero"
 			}
 			return ""
@@ -272,14 +272,14 @@ func firstViolation(m rotor) []rotorState {
 	seen := map[rotorState]bool{{}: true}
 	for i := 0; i < len(nodes); i++ {
 		s := nodes[i].s
-		for _, a := range m.Actions(s, nil) {
-			u, ok := m.Next(s, a)
+		for _, a := range m.Actions(&s, nil) {
+			u, ok := m.Next(&s, a)
 			if !ok || seen[u] {
 				continue
 			}
 			seen[u] = true
 			nodes = append(nodes, node{u, i})
-			if m.sum(u) == m.bad {
+			if m.sum(&u) == m.bad {
 				var path []rotorState
 				for j := len(nodes) - 1; j >= 0; j = nodes[j].parent {
 					path = append([]rotorState{nodes[j].s}, path...)

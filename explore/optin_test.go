@@ -9,9 +9,9 @@ import (
 // With together check their union; a name neither knows is refused, and so
 // is an opt-in sometimes-property.
 func TestOptIn(t *testing.T) {
-	above := func(n uint64) func(uint64) string {
-		return func(s uint64) string {
-			if s > n {
+	above := func(n uint64) func(*uint64) string {
+		return func(s *uint64) string {
+			if *s > n {
 				return "too big"
 			}
 			return ""

@@ -27,7 +27,7 @@ func (m tape) Init() []tapeState {
 	return out
 }
 
-func (m tape) Actions(s tapeState, buf []int) []int {
+func (m tape) Actions(s *tapeState, buf []int) []int {
 	if int(s.N) < m.n {
 		for v := 1; v <= m.v; v++ {
 			buf = append(buf, v)
@@ -39,51 +39,51 @@ func (m tape) Actions(s tapeState, buf []int) []int {
 	return buf
 }
 
-func (m tape) Next(s tapeState, a int) (tapeState, bool) {
+func (m tape) Next(s *tapeState, a int) (tapeState, bool) {
+	t := *s
 	if a == 0 {
-		s.R++
-		return s, true
+		t.R++
+		return t, true
 	}
-	s.Cells[s.N] = uint8(a)
-	s.N++
-	return s, true
+	t.Cells[t.N] = uint8(a)
+	t.N++
+	return t, true
 }
 
-func (m tape) Encode(s tapeState, buf []byte) []byte {
+func (m tape) Encode(s *tapeState, buf []byte) []byte {
 	return append(append(buf, s.Flag, s.N, s.R), s.Cells[:]...)
 }
 
-func (m tape) Decode(b []byte) (tapeState, error) {
-	var s tapeState
+func (m tape) Decode(b []byte, s *tapeState) error {
 	if len(b) != 11 {
-		return s, fmt.Errorf("tape: %d bytes", len(b))
+		return fmt.Errorf("tape: %d bytes", len(b))
 	}
 	s.Flag, s.N, s.R = b[0], b[1], b[2]
 	copy(s.Cells[:], b[3:])
-	return s, nil
+	return nil
 }
 
 func (m tape) Properties() []Property[tapeState, int] {
 	return []Property[tapeState, int]{
-		{Name: "no-repeat", Kind: Always, Check: func(s tapeState) string {
+		{Name: "no-repeat", Kind: Always, Check: func(s *tapeState) string {
 			if m.bad != 0 && s.R >= 2 && s.Cells[s.R-1] == uint8(m.bad) && s.Cells[s.R-2] == uint8(m.bad) {
 				return "read the bad symbol twice"
 			}
 			return ""
 		}},
-		{Name: "never-shrinks", Kind: Transition, CheckStep: func(s tapeState, _ int, t tapeState) string {
+		{Name: "never-shrinks", Kind: Transition, CheckStep: func(s *tapeState, _ int, t *tapeState) string {
 			if t.N < s.N {
 				return "tape shrank"
 			}
 			return ""
 		}},
-		{Name: "full-and-read", Kind: Sometimes, Check: func(s tapeState) string {
+		{Name: "full-and-read", Kind: Sometimes, Check: func(s *tapeState) string {
 			if int(s.N) == m.n && s.R == s.N {
 				return "done"
 			}
 			return ""
 		}},
-		{Name: "flag-one-reads", Kind: Sometimes, Check: func(s tapeState) string {
+		{Name: "flag-one-reads", Kind: Sometimes, Check: func(s *tapeState) string {
 			if s.Flag == 1 && s.R > 0 {
 				return "read"
 			}
@@ -92,16 +92,16 @@ func (m tape) Properties() []Property[tapeState, int] {
 	}
 }
 
-func (m tape) Describe(s tapeState, a int) string {
+func (m tape) Describe(s *tapeState, a int) string {
 	if a == 0 {
 		return "read"
 	}
 	return fmt.Sprintf("write %d", a)
 }
-func (m tape) ActionNames() []string { return []string{"read", "write"} }
-func (m tape) ActionKind(a int) int  { return min(a, 1) }
-func (m tape) Done(s tapeState) bool { return int(s.N) == m.n && s.R == s.N }
-func (m tape) ShardKey(s tapeState, d int) (uint64, bool) {
+func (m tape) ActionNames() []string  { return []string{"read", "write"} }
+func (m tape) ActionKind(a int) int   { return min(a, 1) }
+func (m tape) Done(s *tapeState) bool { return int(s.N) == m.n && s.R == s.N }
+func (m tape) ShardKey(s *tapeState, d int) (uint64, bool) {
 	if int(s.N) < d {
 		return 0, false
 	}

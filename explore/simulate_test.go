@@ -35,7 +35,7 @@ func TestSimulateFindsViolation(t *testing.T) {
 	}
 	s := m.Init()[r1.Violation.Path[0]]
 	for i, j := range r1.Violation.Path[1:] {
-		s, _ = m.Next(s, m.Actions(s, nil)[j])
+		s, _ = m.Next(&s, m.Actions(&s, nil)[j])
 		if s != tr[i+1].State {
 			t.Fatalf("replay step %d: %+v, trace has %+v", i+1, s, tr[i+1].State)
 		}

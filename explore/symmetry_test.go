@@ -16,7 +16,7 @@ type tokens struct{ allDistinct bool }
 type tokensState [3]uint8
 
 func (tokens) Init() []tokensState { return []tokensState{{}} }
-func (tokens) Actions(s tokensState, buf []int) []int {
+func (tokens) Actions(s *tokensState, buf []int) []int {
 	for i, v := range s {
 		if v < 2 {
 			buf = append(buf, i)
@@ -24,16 +24,16 @@ func (tokens) Actions(s tokensState, buf []int) []int {
 	}
 	return buf
 }
-func (tokens) Next(s tokensState, a int) (tokensState, bool) { s[a]++; return s, true }
-func (tokens) Canonical(s tokensState) tokensState           { slices.Sort(s[:]); return s }
-func (tokens) Done(tokensState) bool                         { return true }
+func (tokens) Next(s *tokensState, a int) (tokensState, bool) { t := *s; t[a]++; return t, true }
+func (tokens) Canonical(s *tokensState) tokensState           { t := *s; slices.Sort(t[:]); return t }
+func (tokens) Done(*tokensState) bool                         { return true }
 func (m tokens) Properties() []Property[tokensState, int] {
 	if !m.allDistinct {
 		return nil
 	}
-	return []Property[tokensState, int]{{Name: "not-all-distinct", Kind: Always, Check: func(s tokensState) string {
+	return []Property[tokensState, int]{{Name: "not-all-distinct", Kind: Always, Check: func(s *tokensState) string {
 		if s[0] != s[1] && s[1] != s[2] && s[0] != s[2] {
-			return fmt.Sprintf("counters %v all differ", s)
+			return fmt.Sprintf("counters %v all differ", *s)
 		}
 		return ""
 	}}}
@@ -83,7 +83,7 @@ func TestSymmetryTrace(t *testing.T) {
 		// Replay the path by hand: initial state, then actions by position.
 		s := m.Init()[r.Violation.Path[0]]
 		for i, j := range r.Violation.Path[1:] {
-			s, _ = m.Next(s, m.Actions(s, nil)[j])
+			s, _ = m.Next(&s, m.Actions(&s, nil)[j])
 			if s != r.Violation.Trace[i+1].State {
 				t.Fatalf("replay step %d gives %v, trace has %v", i+1, s, r.Violation.Trace[i+1].State)
 			}
@@ -104,7 +104,7 @@ func TestSymmetryTrace(t *testing.T) {
 // canonical forms would give (1,0,0) (2,0,0) … and fail to replay.
 type tokensRev struct{ tokens }
 
-func (tokensRev) Actions(s tokensState, buf []int) []int {
+func (tokensRev) Actions(s *tokensState, buf []int) []int {
 	for i := 2; i >= 0; i-- {
 		if s[i] < 2 {
 			buf = append(buf, i)
@@ -112,10 +112,11 @@ func (tokensRev) Actions(s tokensState, buf []int) []int {
 	}
 	return buf
 }
-func (tokensRev) Canonical(s tokensState) tokensState {
-	slices.Sort(s[:])
-	slices.Reverse(s[:])
-	return s
+func (tokensRev) Canonical(s *tokensState) tokensState {
+	t := *s
+	slices.Sort(t[:])
+	slices.Reverse(t[:])
+	return t
 }
 
 func TestSymmetryConcreteQueue(t *testing.T) {
@@ -145,7 +146,7 @@ func TestSymmetryNotSharded(t *testing.T) {
 // plainTokens is tokens without its symmetry.
 type plainTokens struct{ Machine[tokensState, int] }
 
-func (plainTokens) Done(tokensState) bool { return true }
+func (plainTokens) Done(*tokensState) bool { return true }
 
 // Symmetry is opt-in: asked of a model without one, Run refuses rather
 // than report concrete counts as reduced ones.
@@ -161,7 +162,7 @@ func TestSymmetryAskedOfModelWithout(t *testing.T) {
 
 type tapeKey struct{}
 
-func (tapeKey) ShardKey(s tokensState, _ int) (uint64, bool) { return uint64(s[0]), true }
+func (tapeKey) ShardKey(s *tokensState, _ int) (uint64, bool) { return uint64(s[0]), true }
 
 // A checkpoint made with the symmetry is refused without it, and one made
 // without it is refused with it: they count different things.
