@@ -79,22 +79,23 @@ type stepsState struct{ N uint8 }
 type steps struct{}
 
 func (steps) Init() []stepsState { return []stepsState{{}} }
-func (steps) Actions(s stepsState, buf []int) []int {
+func (steps) Actions(s *stepsState, buf []int) []int {
 	if s.N < 2 {
 		buf = append(buf, 0)
 	}
 	return buf
 }
-func (steps) Next(s stepsState, _ int) (stepsState, bool)     { s.N++; return s, true }
+func (steps) Next(s *stepsState, _ int) (stepsState, bool)    { return stepsState{s.N + 1}, true }
 func (steps) Properties() []explore.Property[stepsState, int] { return nil }
-func (steps) Encode(s stepsState, buf []byte) []byte          { return append(buf, s.N) }
-func (steps) Decode(b []byte) (stepsState, error) {
+func (steps) Encode(s *stepsState, buf []byte) []byte         { return append(buf, s.N) }
+func (steps) Decode(b []byte, s *stepsState) error {
 	if len(b) != 1 {
-		return stepsState{}, fmt.Errorf("steps: %d bytes", len(b))
+		return fmt.Errorf("steps: %d bytes", len(b))
 	}
-	return stepsState{b[0]}, nil
+	s.N = b[0]
+	return nil
 }
-func (steps) Describe(stepsState, int) string { return "step" }
-func (steps) ActionNames() []string           { return []string{"step"} }
-func (steps) ActionKind(int) int              { return 0 }
-func (steps) Done(s stepsState) bool          { return s.N == 2 }
+func (steps) Describe(*stepsState, int) string { return "step" }
+func (steps) ActionNames() []string            { return []string{"step"} }
+func (steps) ActionKind(int) int               { return 0 }
+func (steps) Done(s *stepsState) bool          { return s.N == 2 }

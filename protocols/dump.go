@@ -184,7 +184,7 @@ func (m *dump) Init() []dumpState {
 
 // Actions: the source's commits, the capture's next step, the rows' arrival,
 // the close, then the consumer's.
-func (m *dump) Actions(s dumpState, buf []dumpAction) []dumpAction {
+func (m *dump) Actions(s *dumpState, buf []dumpAction) []dumpAction {
 	var tb [128]Txn
 	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, dumpAction{Kind: dumpCommit, Txn: t})
@@ -215,9 +215,9 @@ func (m *dump) Actions(s dumpState, buf []dumpAction) []dumpAction {
 	if s.Phase == dumpRecorded && s.Arrived && !c.UnitClosed(0) && c.Pos == c.Plan.Units[0].Hi {
 		buf = append(buf, dumpAction{Kind: dumpClose})
 	}
-	if m.consumerMay(&s) {
+	if m.consumerMay(s) {
 		buf = append(buf, dumpAction{Kind: dumpConsume})
-		if MayStartLater(c, m.startBound(&s)) {
+		if MayStartLater(c, m.startBound(s)) {
 			buf = append(buf, dumpAction{Kind: dumpStartLater})
 		}
 	}
@@ -245,33 +245,34 @@ func (m *dump) startBound(s *dumpState) model.Coord {
 	return EarliestLow(&s.Cap.Plan)
 }
 
-func (m *dump) Next(s dumpState, a dumpAction) (dumpState, bool) {
+func (m *dump) Next(s *dumpState, a dumpAction) (dumpState, bool) {
 	switch a.Kind {
 	case dumpCommit:
-		return m.commit(s, a.Txn)
+		return m.commit(*s, a.Txn)
 	case dumpSplice:
-		return m.splice(s), true
+		return m.splice(*s), true
 	case dumpReadAt:
-		return m.readView(s), true
+		return m.readView(*s), true
 	case dumpRecordR:
-		return m.recordR(s), true
+		return m.recordR(*s), true
 	case dumpRecordB:
-		return m.recordB(s), true
+		return m.recordB(*s), true
 	case dumpRestore:
-		return m.restore(s), true
+		return m.restore(*s), true
 	case dumpArrive:
-		return m.arrive(s), true
+		return m.arrive(*s), true
 	case dumpRecordE:
-		return m.recordE(s), true
+		return m.recordE(*s), true
 	case dumpClose:
-		return m.closeUnit(s), true
+		return m.closeUnit(*s), true
 	case dumpConsume:
-		return m.consume(s), true
+		return m.consume(*s), true
 	case dumpStartLater:
-		StartLater(&s.Cap)
-		return s, true
+		t := *s
+		StartLater(&t.Cap)
+		return t, true
 	}
-	return s, false
+	return *s, false
 }
 
 func (m *dump) commit(s dumpState, t Txn) (dumpState, bool) {
@@ -414,12 +415,12 @@ func (m *dump) claim(u *model.Unit) model.Coord {
 
 // Done: the unit has closed, the consumer is at the log's end and the source
 // has committed all E events.
-func (m *dump) Done(s dumpState) bool {
+func (m *dump) Done(s *dumpState) bool {
 	c := &s.Cap
 	return c.AllClosed(1) && c.Pos == c.Log.Len() && DataEvents(&c.Log) == m.cfg.Events
 }
 
-func (m *dump) Encode(s dumpState, buf []byte) []byte {
+func (m *dump) Encode(s *dumpState, buf []byte) []byte {
 	var arrived byte
 	if s.Arrived {
 		arrived = 1
@@ -428,21 +429,20 @@ func (m *dump) Encode(s dumpState, buf []byte) []byte {
 	return append(buf, byte(s.Phase), arrived, byte(s.Buf), byte(s.Buf>>8), byte(s.Gone), byte(s.Gone>>8))
 }
 
-func (m *dump) Decode(b []byte) (dumpState, error) {
+func (m *dump) Decode(b []byte, s *dumpState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) != 6 {
-		return dumpState{}, fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
+		return fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
 	}
-	return dumpState{
-		Cap:     c,
-		Phase:   dumpPhase(rest[0]),
-		Arrived: rest[1] == 1,
-		Buf:     model.KeySet(rest[2]) | model.KeySet(rest[3])<<8,
-		Gone:    model.KeySet(rest[4]) | model.KeySet(rest[5])<<8,
-	}, nil
+	s.Cap = c
+	s.Phase = dumpPhase(rest[0])
+	s.Arrived = rest[1] == 1
+	s.Buf = model.KeySet(rest[2]) | model.KeySet(rest[3])<<8
+	s.Gone = model.KeySet(rest[4]) | model.KeySet(rest[5])<<8
+	return nil
 }
 
-func (m *dump) Describe(s dumpState, a dumpAction) string {
+func (m *dump) Describe(s *dumpState, a dumpAction) string {
 	c := &s.Cap
 	n := c.Log.Len()
 	switch a.Kind {
@@ -478,7 +478,7 @@ func (m *dump) Describe(s dumpState, a dumpAction) string {
 		return fmt.Sprintf("close the unit at %d: emit %s", u.Hi, dumpEmitText(u, s.Buf, m.cfg.Keys))
 	case dumpConsume:
 		t, _ := m.Next(s, a)
-		return "consume " + m.describeConsume(&s, &t)
+		return "consume " + m.describeConsume(s, &t)
 	case dumpStartLater:
 		return DescribeStartLater(c)
 	}
@@ -516,10 +516,10 @@ func (m *dump) ActionNames() []string {
 
 func (m *dump) ActionKind(a dumpAction) int { return m.kindIndex[a.Kind] }
 
-func (m *dump) Fields(s dumpState) []explore.Field {
+func (m *dump) Fields(s *dumpState) []explore.Field {
 	return append(CaptureFields(&s.Cap, m.cfg.Keys),
 		explore.Field{Name: "phase", Value: dumpPhaseNames[s.Phase]},
-		explore.Field{Name: "buffer", Value: m.bufferField(&s)})
+		explore.Field{Name: "buffer", Value: m.bufferField(s)})
 }
 
 // bufferField: the buffered rows, or the keys whose rows will be dropped on
@@ -540,9 +540,9 @@ func (m *dump) bufferField(s *dumpState) string {
 	return bufferString(&s.Cap.Plan.Units[0], s.Buf, m.cfg.Keys)
 }
 
-func (m *dump) View(s dumpState) any {
+func (m *dump) View(s *dumpState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"mode": m.modeName(), "phase": dumpPhaseNames[s.Phase], "buffer": m.bufferField(&s)}
+	v.Control = map[string]string{"mode": m.modeName(), "phase": dumpPhaseNames[s.Phase], "buffer": m.bufferField(s)}
 	return v
 }
 
@@ -571,28 +571,28 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 	type P = explore.Property[dumpState, dumpAction]
 	keys := model.Key(m.cfg.Keys)
 	sometimes := func(name, cite string, check func(s *dumpState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s dumpState) string { return check(&s) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *dumpState) string { return check(s) }}
 	}
 	props := []P{
-		invariants.Prop[dumpState, dumpAction](invariants.FinalReplay, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.FinalReplay, func(s *dumpState) string {
 			return invariants.CheckFinalReplay(&s.Cap, 1)
 		}),
-		invariants.StepProp[dumpState, dumpAction](invariants.NoDuplicate, func(s dumpState, _ dumpAction, t dumpState) string {
+		invariants.StepProp[dumpState, dumpAction](invariants.NoDuplicate, func(s *dumpState, _ dumpAction, t *dumpState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.FrontierReplay, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.FrontierReplay, func(s *dumpState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, 1)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.ClosedUnitCut, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.ClosedUnitCut, func(s *dumpState) string {
 			return invariants.CheckClosedUnitCut(&s.Cap)
 		}),
-		invariants.StepProp[dumpState, dumpAction](invariants.Monotonic, func(s dumpState, _ dumpAction, t dumpState) string {
+		invariants.StepProp[dumpState, dumpAction](invariants.Monotonic, func(s *dumpState, _ dumpAction, t *dumpState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.CommittedOnly, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.CommittedOnly, func(s *dumpState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.Contract, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.Contract, func(s *dumpState) string {
 			return invariants.CheckContract(&s.Cap, 1)
 		}),
 	}
@@ -601,7 +601,7 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 		trajectory = invariants.TrustedSplice
 	}
 	props = append(props,
-		invariants.Prop[dumpState, dumpAction](trajectory, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](trajectory, func(s *dumpState) string {
 			if s.Phase != dumpRecorded {
 				return ""
 			}

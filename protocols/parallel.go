@@ -268,7 +268,7 @@ func (m parallel) Init() []parallelState {
 // with the capture's steps first, a counterexample commits as late as its
 // shape allows, e.g. Prop 3's delete lands inside the window rather than
 // before the low edge.)
-func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelAction {
+func (m parallel) Actions(s *parallelState, buf []parallelAction) []parallelAction {
 	for i := 0; i < m.cfg.Chunks; i++ {
 		u := &s.Cap.Plan.Units[i]
 		c := uint8(i)
@@ -294,7 +294,7 @@ func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelActio
 	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
-	if m.readerExists(&s) && s.Cap.Pos < s.Cap.Log.Len() {
+	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {
 		buf = append(buf, parallelAction{Kind: parallelConsume})
 		if MayStartLater(&s.Cap, m.parts.readerStart(&s.Cap.Plan)) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
@@ -327,26 +327,27 @@ func (m parallel) highAllowed(u *model.Unit) bool {
 }
 
 // Next applies a.
-func (m parallel) Next(s parallelState, a parallelAction) (parallelState, bool) {
+func (m parallel) Next(s *parallelState, a parallelAction) (parallelState, bool) {
 	i := int(a.Chunk)
 	switch a.Kind {
 	case parallelCommit:
-		return m.commit(s, a.Txn), true
+		return m.commit(*s, a.Txn), true
 	case parallelLow:
-		return m.recordLow(s, i), true
+		return m.recordLow(*s, i), true
 	case parallelRead:
-		return m.readKey(s, i), true
+		return m.readKey(*s, i), true
 	case parallelHigh:
-		return m.recordHigh(s, i), true
+		return m.recordHigh(*s, i), true
 	case parallelClose:
-		return m.backfillAndEmit(s, i), true
+		return m.backfillAndEmit(*s, i), true
 	case parallelConsume:
-		return m.consume(s), true
+		return m.consume(*s), true
 	case parallelStartLater:
-		StartLater(&s.Cap)
-		return s, true
+		t := *s
+		StartLater(&t.Cap)
+		return t, true
 	}
-	return s, false
+	return *s, false
 }
 
 // commit appends the source's transaction to the log (S-LOG: whole).
@@ -457,12 +458,12 @@ func (m parallel) lastKey(s model.KeySet) model.Key {
 
 // Done: every chunk closed, the live reader at the end of the log, and the
 // source has committed all E events.
-func (m parallel) Done(s parallelState) bool {
+func (m parallel) Done(s *parallelState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && DataEvents(&s.Cap.Log) >= m.cfg.Events
 }
 
 // Encode is the capture followed by the chunk phases, two bits each.
-func (m parallel) Encode(s parallelState, buf []byte) []byte {
+func (m parallel) Encode(s *parallelState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	var ph byte
 	for i := 0; i < model.MaxUnits; i++ {
@@ -474,21 +475,20 @@ func (m parallel) Encode(s parallelState, buf []byte) []byte {
 var errParallelShort = errors.New("parallel: encoded state too short")
 
 // Decode is the inverse of Encode.
-func (m parallel) Decode(b []byte) (parallelState, error) {
-	var s parallelState
+func (m parallel) Decode(b []byte, s *parallelState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) < 1 {
-		return s, errParallelShort
+		return errParallelShort
 	}
 	s.Cap = c
 	for i := 0; i < model.MaxUnits; i++ {
 		s.Phase[i] = chunkPhase(rest[0]>>(2*i)) & 3
 	}
-	return s, nil
+	return nil
 }
 
 // Describe renders a step in the words of §7.5.
-func (m parallel) Describe(s parallelState, a parallelAction) string {
+func (m parallel) Describe(s *parallelState, a parallelAction) string {
 	c := &s.Cap
 	i := int(a.Chunk)
 	u := &c.Plan.Units[i]
@@ -498,7 +498,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 	case parallelLow:
 		return fmt.Sprintf("chunk %d records low offset %d", i+1, c.Log.Len())
 	case parallelRead:
-		t := m.readKey(s, i)
+		t := m.readKey(*s, i)
 		k := m.nextUnread(u)
 		late := ""
 		if s.Phase[i] == chunkHigh {
@@ -521,7 +521,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 			what = "drops merged"
 		}
 		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, m.parts.window(u), what, strings.Join(out, " "), u.Hi)
-		if t := m.backfillAndEmit(s, i); t.Cap.AllClosed(m.cfg.Chunks) {
+		if t := m.backfillAndEmit(*s, i); t.Cap.AllClosed(m.cfg.Chunks) {
 			if h := m.parts.readerStart(&t.Cap.Plan); h == 0 {
 				d += "; the live reader starts at s0 = 0 (the minimum high)"
 			} else {
@@ -551,9 +551,9 @@ func (m parallel) ActionNames() []string { return parallelKindNames[:] }
 func (m parallel) ActionKind(a parallelAction) int { return int(a.Kind) }
 
 // Fields is the capture plus each chunk's phase.
-func (m parallel) Fields(s parallelState) []explore.Field {
+func (m parallel) Fields(s *parallelState) []explore.Field {
 	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	return append(f, explore.Field{Name: "chunks", Value: m.phases(&s)})
+	return append(f, explore.Field{Name: "chunks", Value: m.phases(s)})
 }
 
 func (m parallel) phases(s *parallelState) string {
@@ -565,7 +565,7 @@ func (m parallel) phases(s *parallelState) string {
 }
 
 // View is the capture's picture with each chunk's phase as control.
-func (m parallel) View(s parallelState) any {
+func (m parallel) View(s *parallelState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
 	v.Control = map[string]string{}
 	for i := 0; i < m.cfg.Chunks; i++ {
@@ -580,31 +580,31 @@ func (m parallel) Properties() []explore.Property[parallelState, parallelAction]
 	n := m.cfg.Chunks
 	type P = explore.Property[parallelState, parallelAction]
 	sometimes := func(name, cite string, f func(c *model.Capture) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s parallelState) string { return f(&s.Cap) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *parallelState) string { return f(&s.Cap) }}
 	}
 	return []P{
-		invariants.Prop[parallelState, parallelAction](invariants.FinalReplay, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.FinalReplay, func(s *parallelState) string {
 			return invariants.CheckFinalReplay(&s.Cap, n)
 		}),
-		invariants.StepProp[parallelState, parallelAction](invariants.NoDuplicate, func(s parallelState, _ parallelAction, t parallelState) string {
+		invariants.StepProp[parallelState, parallelAction](invariants.NoDuplicate, func(s *parallelState, _ parallelAction, t *parallelState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.FrontierReplay, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.FrontierReplay, func(s *parallelState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, n)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.ClosedUnitCut, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.ClosedUnitCut, func(s *parallelState) string {
 			return invariants.CheckClosedUnitCut(&s.Cap)
 		}),
-		invariants.StepProp[parallelState, parallelAction](invariants.Monotonic, func(s parallelState, _ parallelAction, t parallelState) string {
+		invariants.StepProp[parallelState, parallelAction](invariants.Monotonic, func(s *parallelState, _ parallelAction, t *parallelState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.CommittedOnly, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.CommittedOnly, func(s *parallelState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.LatestHigh, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.LatestHigh, func(s *parallelState) string {
 			return invariants.CheckTrajectory(&s.Cap, n, s.Cap.Plan.LatestHigh())
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.Contract, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.Contract, func(s *parallelState) string {
 			return invariants.CheckContract(&s.Cap, n)
 		}),
 		sometimes("brackets-overlap", "§7.5 (independence from bracket ordering)", m.bracketsOverlap),

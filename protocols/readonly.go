@@ -247,7 +247,7 @@ func (m *readonly) Init() []readonlyState {
 // Actions: first the source, then the capture's next step, then the
 // consumer's. A read is one action per boundary it may reflect. The consumer
 // releases a finished window before it takes another event.
-func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyAction {
+func (m *readonly) Actions(s *readonlyState, buf []readonlyAction) []readonlyAction {
 	if s.Cap.Partial {
 		// Only the rest of the exposed transaction may commit now.
 		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
@@ -275,9 +275,9 @@ func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyActi
 		}
 	}
 	switch {
-	case m.windowDone(&s):
+	case m.windowDone(s):
 		buf = append(buf, readonlyAction{Kind: readonlyRelease})
-	case m.consumerMay(&s):
+	case m.consumerMay(s):
 		buf = append(buf, readonlyAction{Kind: readonlyConsume})
 		if MayStartLater(&s.Cap, EarliestLow(&s.Cap.Plan)) {
 			buf = append(buf, readonlyAction{Kind: readonlyStartLater})
@@ -297,25 +297,26 @@ func (m *readonly) consumerMay(s *readonlyState) bool {
 	return s.Phase != readonlyReading || m.parts.ConsumeDuringRead || !m.inWindow(s, p)
 }
 
-func (m *readonly) Next(s readonlyState, a readonlyAction) (readonlyState, bool) {
+func (m *readonly) Next(s *readonlyState, a readonlyAction) (readonlyState, bool) {
 	switch a.Kind {
 	case readonlyCommit:
-		return m.commit(s, a.Txn), true
+		return m.commit(*s, a.Txn), true
 	case readonlySampleLow:
-		return m.sampleLow(s), true
+		return m.sampleLow(*s), true
 	case readonlyReadKey:
-		return m.readKey(s, a.At), true
+		return m.readKey(*s, a.At), true
 	case readonlySampleHigh:
-		return m.sampleHigh(s), true
+		return m.sampleHigh(*s), true
 	case readonlyConsume:
-		return m.consume(s), true
+		return m.consume(*s), true
 	case readonlyRelease:
-		return m.release(s), true
+		return m.release(*s), true
 	case readonlyStartLater:
-		StartLater(&s.Cap)
-		return s, true
+		t := *s
+		StartLater(&t.Cap)
+		return t, true
 	}
-	return s, false
+	return *s, false
 }
 
 // commit appends one whole transaction (S-LOG). Under split-transaction a
@@ -473,12 +474,12 @@ func (m *readonly) release(s readonlyState) readonlyState {
 
 // Done: every chunk released, the consumer at the end of the log, the source
 // done committing.
-func (m *readonly) Done(s readonlyState) bool {
+func (m *readonly) Done(s *readonlyState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() &&
 		DataEvents(&s.Cap.Log) == m.cfg.Events && !s.Cap.Partial
 }
 
-func (m *readonly) Encode(s readonlyState, buf []byte) []byte {
+func (m *readonly) Encode(s *readonlyState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
 	for i := 0; i < model.MaxUnits; i++ {
@@ -491,11 +492,10 @@ func (m *readonly) Encode(s readonlyState, buf []byte) []byte {
 	return buf
 }
 
-func (m *readonly) Decode(b []byte) (readonlyState, error) {
-	var s readonlyState
+func (m *readonly) Decode(b []byte, s *readonlyState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if n := 3 + 2*model.MaxUnits + 1 + 2*MaxTxn; !ok || len(rest) < n {
-		return s, fmt.Errorf("readonly: short state encoding (%d bytes)", len(b))
+		return fmt.Errorf("readonly: short state encoding (%d bytes)", len(b))
 	}
 	s.Cap, s.Phase, s.Buf = c, readonlyPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
 	rest = rest[3:]
@@ -507,14 +507,14 @@ func (m *readonly) Decode(b []byte) (readonlyState, error) {
 	for j := range s.Pending.Ev {
 		s.Pending.Ev[j] = model.Event{Key: model.Key(rest[1+2*j]), Img: model.Value(rest[2+2*j])}
 	}
-	return s, nil
+	return nil
 }
 
 func (m *readonly) ActionNames() []string { return readonlyActionNames }
 
 func (m *readonly) ActionKind(a readonlyAction) int { return int(a.Kind) }
 
-func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
+func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
 	l := &s.Cap.Log
 	i := int(s.Cap.Plan.N) - 1
 	switch a.Kind {
@@ -547,7 +547,7 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
 			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
-		case m.inWindow(&s, p):
+		case m.inWindow(s, p):
 			d += " in window"
 		}
 		return d + ", emitted"
@@ -591,9 +591,9 @@ func (m *readonly) control(s *readonlyState) map[string]string {
 	return c
 }
 
-func (m *readonly) Fields(s readonlyState) []explore.Field {
+func (m *readonly) Fields(s *readonlyState) []explore.Field {
 	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	c := m.control(&s)
+	c := m.control(s)
 	for _, name := range []string{"phase", "low sample", "high sample", "buffer", "pending"} {
 		if v, ok := c[name]; ok {
 			f = append(f, explore.Field{Name: name, Value: v})
@@ -602,9 +602,9 @@ func (m *readonly) Fields(s readonlyState) []explore.Field {
 	return f
 }
 
-func (m *readonly) View(s readonlyState) any {
+func (m *readonly) View(s *readonlyState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = m.control(&s)
+	v.Control = m.control(s)
 	return v
 }
 
@@ -632,39 +632,39 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 	units := m.cfg.Chunks
 	type P = explore.Property[readonlyState, readonlyAction]
 	sometimes := func(name, cite string, check func(s *readonlyState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s readonlyState) string { return check(&s) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *readonlyState) string { return check(s) }}
 	}
 	ps := []P{
-		invariants.Prop[readonlyState, readonlyAction](invariants.FinalReplay, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.FinalReplay, func(s *readonlyState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
-		invariants.StepProp[readonlyState, readonlyAction](invariants.NoDuplicate, func(s readonlyState, _ readonlyAction, t readonlyState) string {
+		invariants.StepProp[readonlyState, readonlyAction](invariants.NoDuplicate, func(s *readonlyState, _ readonlyAction, t *readonlyState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.FrontierReplay, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.FrontierReplay, func(s *readonlyState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.ClosedUnitCut, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.ClosedUnitCut, func(s *readonlyState) string {
 			return invariants.CheckClosedUnitCut(&s.Cap)
 		}),
-		invariants.StepProp[readonlyState, readonlyAction](invariants.Monotonic, func(s readonlyState, _ readonlyAction, t readonlyState) string {
+		invariants.StepProp[readonlyState, readonlyAction](invariants.Monotonic, func(s *readonlyState, _ readonlyAction, t *readonlyState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.Membership, func(s readonlyState) string {
-			return m.membership(&s)
+		invariants.Prop[readonlyState, readonlyAction](invariants.Membership, func(s *readonlyState) string {
+			return m.membership(s)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.CommittedOnly, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.CommittedOnly, func(s *readonlyState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.LatestHigh, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.LatestHigh, func(s *readonlyState) string {
 			return invariants.CheckTrajectory(&s.Cap, units, s.Cap.Plan.LatestHigh())
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.Contract, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.Contract, func(s *readonlyState) string {
 			return invariants.CheckContract(&s.Cap, units)
 		}),
 	}
 	if m.cfg.Fault == SharedReadInstant {
-		ps = append(ps, invariants.Prop[readonlyState, readonlyAction](invariants.SingleReadPoint, func(s readonlyState) string {
+		ps = append(ps, invariants.Prop[readonlyState, readonlyAction](invariants.SingleReadPoint, func(s *readonlyState) string {
 			return invariants.CheckSingleReadPoint(&s.Cap)
 		}))
 	}

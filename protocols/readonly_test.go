@@ -265,7 +265,7 @@ func TestReadonlyResurrection(t *testing.T) {
 // traces is a trace of the full model.
 type readonlyAtLogEnd struct{ *readonly }
 
-func (m readonlyAtLogEnd) Actions(s readonlyState, buf []readonlyAction) []readonlyAction {
+func (m readonlyAtLogEnd) Actions(s *readonlyState, buf []readonlyAction) []readonlyAction {
 	n := len(buf)
 	buf = m.readonly.Actions(s, buf)
 	out := buf[:n]
@@ -352,7 +352,7 @@ func TestReadonlyProposition1(t *testing.T) {
 		v := check(t, m)
 		// Every step is a step of the full model.
 		for i := 1; i < len(v.Trace); i++ {
-			if !slices.Contains(full.Actions(v.Trace[i-1].State, nil), v.Trace[i].Action) {
+			if !slices.Contains(full.Actions(&v.Trace[i-1].State, nil), v.Trace[i].Action) {
 				t.Fatalf("step %d is not a step of the full model", i)
 			}
 		}
@@ -450,7 +450,7 @@ func TestReadonlyPerKeyReads(t *testing.T) {
 	del := Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: 1, Img: 0}}}
 	reads := func(s readonlyState) []model.Coord {
 		var at []model.Coord
-		for _, a := range m.Actions(s, nil) {
+		for _, a := range m.Actions(&s, nil) {
 			if a.Kind == readonlyReadKey {
 				at = append(at, a.At)
 			}
@@ -512,7 +512,7 @@ func TestReadonlyStartLater(t *testing.T) {
 	m := newReadonlyModel(Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1})
 	one := func(k model.Key, v model.Value) Txn { return Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: k, Img: v}}} }
 	may := func(s readonlyState) bool {
-		return slices.Contains(m.Actions(s, nil), readonlyAction{Kind: readonlyStartLater})
+		return slices.Contains(m.Actions(&s, nil), readonlyAction{Kind: readonlyStartLater})
 	}
 	s := m.commit(m.commit(m.Init()[0], one(0, 1)), one(1, 1))
 	s = m.sampleLow(s) // lo = 2
@@ -522,7 +522,7 @@ func TestReadonlyStartLater(t *testing.T) {
 			t.Fatalf("start %d: start-later %v, want %v", s.Cap.Start, !want, want)
 		}
 		if want {
-			s, _ = m.Next(s, readonlyAction{Kind: readonlyStartLater})
+			s, _ = m.Next(&s, readonlyAction{Kind: readonlyStartLater})
 		}
 	}
 	if s.Cap.Start != 2 || s.Cap.Pos != 2 || s.Cap.Out != (model.Replayed{}) {
@@ -545,22 +545,23 @@ func TestReadonlyEncodeDecode(t *testing.T) {
 		n := 0
 		var walk func(s readonlyState, depth int)
 		walk = func(s readonlyState, depth int) {
-			enc := m.Encode(s, nil)
-			d, err := m.Decode(enc)
+			enc := m.Encode(&s, nil)
+			var d readonlyState
+			err := m.Decode(enc, &d)
 			want := s
 			want.Cap.Dup = 0 // a mark of the step, not part of the state
 			if err != nil || d != want {
 				t.Fatalf("round trip of %+v: %+v, %v", s, d, err)
 			}
-			if _, err := m.Decode(enc[:len(enc)-1]); err == nil {
+			if err := m.Decode(enc[:len(enc)-1], new(readonlyState)); err == nil {
 				t.Fatal("short encoding accepted")
 			}
 			n++
 			if depth == 0 {
 				return
 			}
-			for _, a := range m.Actions(s, nil) {
-				t2, _ := m.Next(s, a)
+			for _, a := range m.Actions(&s, nil) {
+				t2, _ := m.Next(&s, a)
 				walk(t2, depth-1)
 			}
 		}

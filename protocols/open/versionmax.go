@@ -126,7 +126,7 @@ func (m versionmax) Init() []vmState {
 	return out
 }
 
-func (m versionmax) Actions(s vmState, buf []vmAction) []vmAction {
+func (m versionmax) Actions(s *vmState, buf []vmAction) []vmAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		if m.cfg.Mode == VersionmaxClient {
@@ -154,33 +154,34 @@ func (m versionmax) Actions(s vmState, buf []vmAction) []vmAction {
 	return buf
 }
 
-func (m versionmax) Next(s vmState, a vmAction) (vmState, bool) {
-	c := &s.Cap
-	s.Rejected = rejectedNothing
+func (m versionmax) Next(s *vmState, a vmAction) (vmState, bool) {
+	t := *s
+	c := &t.Cap
+	t.Rejected = rejectedNothing
 	switch a.Kind {
 	case vmCommit:
 		from := c.Log.N
 		c.Log.Commit(a.Txn.Events()...)
 		for p := from; p < c.Log.N; p++ {
-			s.Ver[p] = a.Ver
+			t.Ver[p] = a.Ver
 		}
 	case vmRead:
-		s = m.read(s)
+		t = m.read(t)
 	case vmDeliver:
 		k := a.Key
-		s.Flight = s.Flight.Without(k)
-		m.apply(&s, k, c.Plan.Units[c.Plan.Owner(k)].Refresh[k], m.rowVersion(&s, c.ReadAt[k], k), c.ReadAt[k], true)
-		m.closeDelivered(&s)
+		t.Flight = t.Flight.Without(k)
+		m.apply(&t, k, c.Plan.Units[c.Plan.Owner(k)].Refresh[k], m.rowVersion(&t, c.ReadAt[k], k), c.ReadAt[k], true)
+		m.closeDelivered(&t)
 	case vmConsume:
 		c.Pos++
 		e := c.Log.At(c.Pos)
-		m.apply(&s, e.Key, e.Img, s.Ver[c.Pos-1], c.Pos, false)
+		m.apply(&t, e.Key, e.Img, t.Ver[c.Pos-1], c.Pos, false)
 	case vmStartLater:
 		protocols.StartLater(c)
 	default:
-		return s, false
+		return t, false
 	}
-	return s, true
+	return t, true
 }
 
 // read takes the next range at the end of the log and puts its present rows
@@ -245,35 +246,34 @@ func (m versionmax) apply(s *vmState, k model.Key, v model.Value, ver uint8, tag
 	s.SinkVer[k] = ver
 }
 
-func (m versionmax) Done(s vmState) bool {
+func (m versionmax) Done(s *vmState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && protocols.DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
-func (m versionmax) Encode(s vmState, buf []byte) []byte {
+func (m versionmax) Encode(s *vmState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, s.Ver[:]...)
 	buf = append(buf, s.SinkVer[:]...)
 	return append(buf, byte(s.Flight), byte(s.Flight>>8), byte(s.Rejected))
 }
 
-func (m versionmax) Decode(b []byte) (vmState, error) {
-	var s vmState
+func (m versionmax) Decode(b []byte, s *vmState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) != model.MaxLog+model.MaxKeys+3 {
-		return s, fmt.Errorf("versionmax: bad state encoding (%d bytes)", len(b))
+		return fmt.Errorf("versionmax: bad state encoding (%d bytes)", len(b))
 	}
 	s.Cap = c
 	rest = rest[copy(s.Ver[:], rest):]
 	rest = rest[copy(s.SinkVer[:], rest):]
 	s.Flight, s.Rejected = model.KeySet(rest[0])|model.KeySet(rest[1])<<8, rejection(rest[2])
-	return s, nil
+	return nil
 }
 
 func (m versionmax) ActionNames() []string { return vmKindNames }
 
 func (m versionmax) ActionKind(a vmAction) int { return int(a.Kind) }
 
-func (m versionmax) Describe(s vmState, a vmAction) string {
+func (m versionmax) Describe(s *vmState, a vmAction) string {
 	c := &s.Cap
 	t, _ := m.Next(s, a)
 	switch a.Kind {
@@ -303,11 +303,11 @@ func (m versionmax) Describe(s vmState, a vmAction) string {
 	case vmDeliver:
 		k := a.Key
 		v := c.Plan.Units[c.Plan.Owner(k)].Refresh[k]
-		return fmt.Sprintf("copied %v = %v (v%d, read at %d) reaches the sink: %s", k, v, m.rowVersion(&s, c.ReadAt[k], k), c.ReadAt[k], m.verdict(&s, &t, k))
+		return fmt.Sprintf("copied %v = %v (v%d, read at %d) reaches the sink: %s", k, v, m.rowVersion(s, c.ReadAt[k], k), c.ReadAt[k], m.verdict(s, &t, k))
 	case vmConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
-		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], p, m.verdict(&s, &t, e.Key))
+		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], p, m.verdict(s, &t, e.Key))
 	case vmStartLater:
 		return protocols.DescribeStartLater(c)
 	}
@@ -337,10 +337,10 @@ func (m versionmax) held(s *vmState, k model.Key) string {
 	return fmt.Sprintf("%v=%v (v%d)", k, s.Cap.Out.Val[k], s.SinkVer[k])
 }
 
-func (m versionmax) Fields(s vmState) []explore.Field {
+func (m versionmax) Fields(s *vmState) []explore.Field {
 	return append(protocols.CaptureFields(&s.Cap, m.cfg.Keys),
-		explore.Field{Name: "versions", Value: m.versionsField(&s)},
-		explore.Field{Name: "sink versions", Value: m.sinkField(&s)},
+		explore.Field{Name: "versions", Value: m.versionsField(s)},
+		explore.Field{Name: "sink versions", Value: m.sinkField(s)},
 		explore.Field{Name: "in flight", Value: protocols.KeySetString(s.Flight, m.cfg.Keys)})
 }
 
@@ -360,9 +360,9 @@ func (m versionmax) sinkField(s *vmState) string {
 	return "{" + strings.Join(out, ", ") + "}"
 }
 
-func (m versionmax) View(s vmState) any {
+func (m versionmax) View(s *vmState) any {
 	v := protocols.CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"versions": m.versionsField(&s), "sink": m.sinkField(&s),
+	v.Control = map[string]string{"versions": m.versionsField(s), "sink": m.sinkField(s),
 		"in flight": protocols.KeySetString(s.Flight, m.cfg.Keys)}
 	return v
 }
@@ -377,20 +377,20 @@ func (m versionmax) Properties() []explore.Property[vmState, vmAction] {
 	n := m.cfg.Chunks
 	type P = explore.Property[vmState, vmAction]
 	return []P{
-		invariants.Prop[vmState, vmAction](invariants.FinalReplay, func(s vmState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
-		invariants.StepProp[vmState, vmAction](invariants.NoDuplicate, func(s vmState, _ vmAction, t vmState) string {
+		invariants.Prop[vmState, vmAction](invariants.FinalReplay, func(s *vmState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
+		invariants.StepProp[vmState, vmAction](invariants.NoDuplicate, func(s *vmState, _ vmAction, t *vmState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[vmState, vmAction](invariants.FrontierReplay, func(s vmState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
-		invariants.StepProp[vmState, vmAction](invariants.Monotonic, func(s vmState, _ vmAction, t vmState) string {
+		invariants.Prop[vmState, vmAction](invariants.FrontierReplay, func(s *vmState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
+		invariants.StepProp[vmState, vmAction](invariants.Monotonic, func(s *vmState, _ vmAction, t *vmState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[vmState, vmAction](invariants.CommittedOnly, func(s vmState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
+		invariants.Prop[vmState, vmAction](invariants.CommittedOnly, func(s *vmState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
 		invariants.Prop[vmState, vmAction](VersionmaxOrder, checkVersionOrder),
 		rejected("stale-copy-rejected", "a copied row reached the sink after a newer event for its key and was rejected", rejectedCopy),
 		rejected("tombstone-rejects-stale-copy", "a copied row reached the sink after its key's delete and the tombstone rejected it", rejectedByTomb),
 		rejected("stale-event-rejected", "an event reached the sink after a newer copied row for its key and was rejected", rejectedEvent),
-		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s vmState) string {
+		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s *vmState) string {
 			return protocols.CopyDecides(&s.Cap, n, false)
 		}},
 	}
@@ -398,7 +398,7 @@ func (m versionmax) Properties() []explore.Property[vmState, vmAction] {
 
 // checkVersionOrder: along the log, each key's versions strictly increase,
 // above the base row's.
-func checkVersionOrder(s vmState) string {
+func checkVersionOrder(s *vmState) string {
 	var last [model.MaxKeys]uint8
 	var at [model.MaxKeys]model.Coord
 	for k := range last {
@@ -420,7 +420,7 @@ func checkVersionOrder(s vmState) string {
 // rejected is the sometimes-property that the last step's entry met case r.
 func rejected(name, what string, r rejection) explore.Property[vmState, vmAction] {
 	return explore.Property[vmState, vmAction]{Name: name, Cite: "§6.5 version-max", Kind: explore.Sometimes,
-		Check: func(s vmState) string {
+		Check: func(s *vmState) string {
 			if s.Rejected == r {
 				return what
 			}
