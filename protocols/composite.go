@@ -613,7 +613,7 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 	type P = explore.Property[compositeState, compositeAction]
 	units := m.cfg.Chunks
 	sometimes := func(name, cite string, check func(s *compositeState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *compositeState) string { return check(s) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	props := []P{
 		invariants.Prop[compositeState, compositeAction](invariants.FinalReplay, func(s *compositeState) string {

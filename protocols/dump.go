@@ -434,11 +434,13 @@ func (m *dump) Decode(b []byte, s *dumpState) error {
 	if !ok || len(rest) != 6 {
 		return fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
 	}
-	s.Cap = c
-	s.Phase = dumpPhase(rest[0])
-	s.Arrived = rest[1] == 1
-	s.Buf = model.KeySet(rest[2]) | model.KeySet(rest[3])<<8
-	s.Gone = model.KeySet(rest[4]) | model.KeySet(rest[5])<<8
+	*s = dumpState{
+		Cap:     c,
+		Phase:   dumpPhase(rest[0]),
+		Arrived: rest[1] == 1,
+		Buf:     model.KeySet(rest[2]) | model.KeySet(rest[3])<<8,
+		Gone:    model.KeySet(rest[4]) | model.KeySet(rest[5])<<8,
+	}
 	return nil
 }
 
@@ -571,7 +573,7 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 	type P = explore.Property[dumpState, dumpAction]
 	keys := model.Key(m.cfg.Keys)
 	sometimes := func(name, cite string, check func(s *dumpState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *dumpState) string { return check(s) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	props := []P{
 		invariants.Prop[dumpState, dumpAction](invariants.FinalReplay, func(s *dumpState) string {

@@ -632,7 +632,7 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 	units := m.cfg.Chunks
 	type P = explore.Property[readonlyState, readonlyAction]
 	sometimes := func(name, cite string, check func(s *readonlyState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *readonlyState) string { return check(s) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	ps := []P{
 		invariants.Prop[readonlyState, readonlyAction](invariants.FinalReplay, func(s *readonlyState) string {
