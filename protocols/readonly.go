@@ -297,32 +297,34 @@ func (m *readonly) consumerMay(s *readonlyState) bool {
 	return s.Phase != readonlyReading || m.parts.ConsumeDuringRead || !m.inWindow(s, p)
 }
 
+// Next applies a to a copy of s, which each step below changes in place.
 func (m *readonly) Next(s *readonlyState, a readonlyAction) (readonlyState, bool) {
+	t := *s
 	switch a.Kind {
 	case readonlyCommit:
-		return m.commit(*s, a.Txn), true
+		m.commit(&t, a.Txn)
 	case readonlySampleLow:
-		return m.sampleLow(*s), true
+		m.sampleLow(&t)
 	case readonlyReadKey:
-		return m.readKey(*s, a.At), true
+		m.readKey(&t, a.At)
 	case readonlySampleHigh:
-		return m.sampleHigh(*s), true
+		m.sampleHigh(&t)
 	case readonlyConsume:
-		return m.consume(*s), true
+		m.consume(&t)
 	case readonlyRelease:
-		return m.release(*s), true
+		m.release(&t)
 	case readonlyStartLater:
-		t := *s
 		StartLater(&t.Cap)
-		return t, true
+	default:
+		return t, false
 	}
-	return *s, false
+	return t, true
 }
 
 // commit appends one whole transaction (S-LOG). Under split-transaction a
 // multi-row transaction is exposed in two pieces: its first row, then the
 // rest under the same label.
-func (m *readonly) commit(s readonlyState, t Txn) readonlyState {
+func (m *readonly) commit(s *readonlyState, t Txn) {
 	l := &s.Cap.Log
 	switch {
 	case s.Cap.Partial:
@@ -341,7 +343,6 @@ func (m *readonly) commit(s readonlyState, t Txn) readonlyState {
 	default:
 		l.Commit(t.Events()...)
 	}
-	return s
 }
 
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
@@ -352,12 +353,11 @@ func (m *readonly) domain(i int) model.KeySet {
 
 // sampleLow installs the low sample before the chunk's read (A-discard) and
 // records the unit; its lo is the log length when sampled.
-func (m *readonly) sampleLow(s readonlyState) readonlyState {
+func (m *readonly) sampleLow(s *readonlyState) {
 	i := int(s.Cap.Plan.N)
 	s.Cap.Plan.Add(model.Unit{Domain: m.domain(i), Lo: s.Cap.Log.Len()})
 	s.LowAt[i] = m.sample(&s.Cap.Log)
 	s.Phase = readonlyReading
-	return s
 }
 
 // nextKey is the lowest key of the chunk not yet read.
@@ -372,7 +372,7 @@ func nextKey(u *model.Unit) model.Key {
 
 // readKey reads the chunk's next key as it stood at boundary at, lo ⊑ at ⊑
 // now (A-read); a present row goes into the buffer.
-func (m *readonly) readKey(s readonlyState, at model.Coord) readonlyState {
+func (m *readonly) readKey(s *readonlyState, at model.Coord) {
 	u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]
 	k := nextKey(u)
 	v := s.Cap.Log.Sigma(at, k)
@@ -381,17 +381,15 @@ func (m *readonly) readKey(s readonlyState, at model.Coord) readonlyState {
 	if v != model.Absent {
 		s.Buf = s.Buf.With(k)
 	}
-	return s
 }
 
 // sampleHigh takes the high sample once the buffer is complete (A-discard);
 // the unit's hi is the log length when sampled.
-func (m *readonly) sampleHigh(s readonlyState) readonlyState {
+func (m *readonly) sampleHigh(s *readonlyState) {
 	i := int(s.Cap.Plan.N) - 1
 	s.Cap.Plan.Units[i].Hi = s.Cap.Log.Len()
 	s.HighAt[i] = m.sample(&s.Cap.Log)
 	s.Phase = readonlyHighSampled
-	return s
 }
 
 // inWindow is the consumer's test for the event at p, Member on the samples:
@@ -412,15 +410,14 @@ func (m *readonly) inWindow(s *readonlyState, p model.Coord) bool {
 
 // consume processes the next event: in the window it discards a buffered row
 // of its key; it is emitted at its own place either way.
-func (m *readonly) consume(s readonlyState) readonlyState {
+func (m *readonly) consume(s *readonlyState) {
 	p := s.Cap.Pos + 1
 	e := s.Cap.Log.At(p)
-	if m.inWindow(&s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard {
+	if m.inWindow(s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard {
 		s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 	}
 	s.Cap.Emit(e.Key, e.Img, p)
 	s.Cap.Pos = p
-	return s
 }
 
 // windowDone is the release condition of A-discard: the high sample exists
@@ -458,7 +455,7 @@ func (m *readonly) windowDone(s *readonlyState) bool {
 
 // release emits the survivors, tagged with the unit's high edge, and closes
 // the chunk. Under copy-dropped nothing is emitted.
-func (m *readonly) release(s readonlyState) readonlyState {
+func (m *readonly) release(s *readonlyState) {
 	i := int(s.Cap.Plan.N) - 1
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -469,7 +466,6 @@ func (m *readonly) release(s readonlyState) readonlyState {
 	s.Buf = 0
 	s.Cap.Closed |= 1 << i
 	s.Phase = readonlyIdle
-	return s
 }
 
 // Done: every chunk released, the consumer at the end of the log, the source
