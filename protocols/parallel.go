@@ -326,45 +326,44 @@ func (m parallel) highAllowed(u *model.Unit) bool {
 	return u.Read&need == need
 }
 
-// Next applies a.
+// Next applies a to a copy of s, which each step below changes in place.
 func (m parallel) Next(s *parallelState, a parallelAction) (parallelState, bool) {
+	t := *s
 	i := int(a.Chunk)
 	switch a.Kind {
 	case parallelCommit:
-		return m.commit(*s, a.Txn), true
+		m.commit(&t, a.Txn)
 	case parallelLow:
-		return m.recordLow(*s, i), true
+		m.recordLow(&t, i)
 	case parallelRead:
-		return m.readKey(*s, i), true
+		m.readKey(&t, i)
 	case parallelHigh:
-		return m.recordHigh(*s, i), true
+		m.recordHigh(&t, i)
 	case parallelClose:
-		return m.backfillAndEmit(*s, i), true
+		m.backfillAndEmit(&t, i)
 	case parallelConsume:
-		return m.consume(*s), true
+		m.consume(&t)
 	case parallelStartLater:
-		t := *s
 		StartLater(&t.Cap)
-		return t, true
+	default:
+		return t, false
 	}
-	return *s, false
+	return t, true
 }
 
 // commit appends the source's transaction to the log (S-LOG: whole).
-func (m parallel) commit(s parallelState, t Txn) parallelState {
+func (m parallel) commit(s *parallelState, t Txn) {
 	s.Cap.Log.Commit(t.Events()...)
-	return s
 }
 
 // recordLow records chunk i's low offset: the current log length.
-func (m parallel) recordLow(s parallelState, i int) parallelState {
+func (m parallel) recordLow(s *parallelState, i int) {
 	s.Cap.Plan.Units[i].Lo = s.Cap.Log.Len()
 	s.Phase[i] = chunkReading
-	return s
 }
 
 // readKey: the chunk select returns its next key at the current log end, R(k) = σ_len(k).
-func (m parallel) readKey(s parallelState, i int) parallelState {
+func (m parallel) readKey(s *parallelState, i int) {
 	u := &s.Cap.Plan.Units[i]
 	k := m.nextUnread(u)
 	at := s.Cap.Log.Len()
@@ -375,20 +374,18 @@ func (m parallel) readKey(s parallelState, i int) parallelState {
 	u.Refresh[k] = v
 	u.Read = u.Read.With(k)
 	s.Cap.ReadAt[k] = at
-	return s
 }
 
 // recordHigh records chunk i's high offset: the current log length.
-func (m parallel) recordHigh(s parallelState, i int) parallelState {
+func (m parallel) recordHigh(s *parallelState, i int) {
 	s.Cap.Plan.Units[i].Hi = s.Cap.Log.Len()
 	s.Phase[i] = chunkHigh
-	return s
 }
 
 // backfillAndEmit reads the window (lo, hi] into the buffer, emits the merged
 // unit (one entry per key with M(k) ≠ ⊥, tagged hi) and closes the chunk.
 // Once the last chunk has closed the live reader exists, its start still open.
-func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
+func (m parallel) backfillAndEmit(s *parallelState, i int) {
 	u := &s.Cap.Plan.Units[i]
 	w := m.parts.window(u) // once per chunk: a part is called on a copy
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -401,7 +398,6 @@ func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
 	}
 	s.Cap.Closed |= 1 << i
 	s.Phase[i] = chunkClosed
-	return s
 }
 
 // merged is what the chunk emits for k: M(k) over the backfilled window
@@ -412,14 +408,13 @@ func (m parallel) merged(u *model.Unit, l *model.Log, k model.Key) model.Value {
 
 // consume: the live reader takes the next position; the gate passes its event
 // only beyond the owning chunk's high offset (clause (a)).
-func (m parallel) consume(s parallelState) parallelState {
+func (m parallel) consume(s *parallelState) {
 	s.Cap.Pos++
 	p := s.Cap.Pos
 	e := s.Cap.Log.At(p)
 	if m.passes(&s.Cap, e.Key, p) {
 		s.Cap.Emit(e.Key, e.Img, p)
 	}
-	return s
 }
 
 // passes is the live gate for the event at p on key k.
@@ -498,7 +493,7 @@ func (m parallel) Describe(s *parallelState, a parallelAction) string {
 	case parallelLow:
 		return fmt.Sprintf("chunk %d records low offset %d", i+1, c.Log.Len())
 	case parallelRead:
-		t := m.readKey(*s, i)
+		t, _ := m.Next(s, a)
 		k := m.nextUnread(u)
 		late := ""
 		if s.Phase[i] == chunkHigh {
@@ -521,7 +516,7 @@ func (m parallel) Describe(s *parallelState, a parallelAction) string {
 			what = "drops merged"
 		}
 		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, m.parts.window(u), what, strings.Join(out, " "), u.Hi)
-		if t := m.backfillAndEmit(*s, i); t.Cap.AllClosed(m.cfg.Chunks) {
+		if t, _ := m.Next(s, a); t.Cap.AllClosed(m.cfg.Chunks) {
 			if h := m.parts.readerStart(&t.Cap.Plan); h == 0 {
 				d += "; the live reader starts at s0 = 0 (the minimum high)"
 			} else {
