@@ -21,7 +21,7 @@ func runParallel(t *testing.T, m explore.Model[parallelState, parallelAction], w
 // parallelOnly checks a single named property of the model: the shortest
 // trace that breaks that one claim, whatever else breaks on the way.
 type parallelOnly struct {
-	parallel
+	*parallel
 	prop string
 }
 
@@ -36,7 +36,7 @@ func (m parallelOnly) Properties() []explore.Property[parallelState, parallelAct
 }
 
 // parallelReach checks only the model's sometimes-properties.
-type parallelReach struct{ parallel }
+type parallelReach struct{ *parallel }
 
 func (m parallelReach) Properties() []explore.Property[parallelState, parallelAction] {
 	var out []explore.Property[parallelState, parallelAction]
@@ -563,7 +563,7 @@ func enumerateParallel(cfg Config) uint64 {
 	return uint64(len(seen))
 }
 
-func describeViolation(m parallel, r *explore.Result[parallelState, parallelAction]) string {
+func describeViolation(m *parallel, r *explore.Result[parallelState, parallelAction]) string {
 	if r.Violation == nil {
 		return "(no violation)"
 	}

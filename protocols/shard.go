@@ -43,6 +43,6 @@ func shardKey(c *model.Capture, d int) (uint64, bool) {
 
 func (m *classic) ShardKey(s *classicState, d int) (uint64, bool)     { return shardKey(&s.Cap, d) }
 func (m *readonly) ShardKey(s *readonlyState, d int) (uint64, bool)   { return shardKey(&s.Cap, d) }
-func (m parallel) ShardKey(s *parallelState, d int) (uint64, bool)    { return shardKey(&s.Cap, d) }
+func (m *parallel) ShardKey(s *parallelState, d int) (uint64, bool)   { return shardKey(&s.Cap, d) }
 func (m *dump) ShardKey(s *dumpState, d int) (uint64, bool)           { return shardKey(&s.Cap, d) }
 func (m *composite) ShardKey(s *compositeState, d int) (uint64, bool) { return shardKey(&s.Cap, d) }

@@ -48,7 +48,7 @@ func (m *readonly) Canonical(s *readonlyState) readonlyState {
 }
 
 // Canonical names the state's values by first appearance.
-func (m parallel) Canonical(s *parallelState) parallelState {
+func (m *parallel) Canonical(s *parallelState) parallelState {
 	t := *s
 	var n model.Namer
 	t.Cap.NameValues(&n)
