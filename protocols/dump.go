@@ -245,44 +245,46 @@ func (m *dump) startBound(s *dumpState) model.Coord {
 	return EarliestLow(&s.Cap.Plan)
 }
 
+// Next applies a to a copy of s, which each step below changes in place.
 func (m *dump) Next(s *dumpState, a dumpAction) (dumpState, bool) {
+	t := *s
 	switch a.Kind {
 	case dumpCommit:
-		return m.commit(*s, a.Txn)
+		ok := m.commit(&t, a.Txn)
+		return t, ok
 	case dumpSplice:
-		return m.splice(*s), true
+		m.splice(&t)
 	case dumpReadAt:
-		return m.readView(*s), true
+		m.readView(&t)
 	case dumpRecordR:
-		return m.recordR(*s), true
+		m.recordR(&t)
 	case dumpRecordB:
-		return m.recordB(*s), true
+		m.recordB(&t)
 	case dumpRestore:
-		return m.restore(*s), true
+		m.restore(&t)
 	case dumpArrive:
-		return m.arrive(*s), true
+		m.arrive(&t)
 	case dumpRecordE:
-		return m.recordE(*s), true
+		m.recordE(&t)
 	case dumpClose:
-		return m.closeUnit(*s), true
+		m.closeUnit(&t)
 	case dumpConsume:
-		return m.consume(*s), true
+		m.consume(&t)
 	case dumpStartLater:
-		t := *s
 		StartLater(&t.Cap)
-		return t, true
+	default:
+		return t, false
 	}
-	return *s, false
+	return t, true
 }
 
-func (m *dump) commit(s dumpState, t Txn) (dumpState, bool) {
-	ok := s.Cap.Log.Commit(t.Events()...)
-	return s, ok
+func (m *dump) commit(s *dumpState, t Txn) bool {
+	return s.Cap.Log.Commit(t.Events()...)
 }
 
 // view reads every key at the log's current length (one consistent view)
 // into unit 0: R(k) = σ_len(k), ReadAt[k] = len.
-func (m *dump) view(s dumpState) dumpState {
+func (m *dump) view(s *dumpState) {
 	c := &s.Cap
 	v := c.Log.Len()
 	u := &c.Plan.Units[0]
@@ -291,79 +293,72 @@ func (m *dump) view(s dumpState) dumpState {
 		u.Read = u.Read.With(k)
 		c.ReadAt[k] = v
 	}
-	return s
 }
 
 // addUnit records the one unit with its bracket at the log's length.
-func (m *dump) addUnit(s dumpState) dumpState {
+func (m *dump) addUnit(s *dumpState) {
 	at := s.Cap.Log.Len()
 	s.Cap.Plan.Add(model.Unit{Domain: m.scope, Lo: at, Hi: at})
-	return s
 }
 
 // splice is the trusted dump: r is the log's length, every key is read there
 // and the present rows are buffered; the bracket is the point r (Prop 6).
-func (m *dump) splice(s dumpState) dumpState {
-	s = m.view(m.addUnit(s))
+func (m *dump) splice(s *dumpState) {
+	m.addUnit(s)
+	m.view(s)
 	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
 	s.Phase = dumpRecorded
-	return s
 }
 
 // readView is the read of a dump that records r after its view
 // (RecordRAfterView): consistent at the latent view v, the rows buffered, r
 // not recorded yet (the bracket is provisional).
-func (m *dump) readView(s dumpState) dumpState {
-	s = m.view(m.addUnit(s))
+func (m *dump) readView(s *dumpState) {
+	m.addUnit(s)
+	m.view(s)
 	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
 	s.Phase = dumpViewed
-	return s
 }
 
 // recordR records r as the log end now — after the read, so possibly later
 // than the view the dump is consistent at.
-func (m *dump) recordR(s dumpState) dumpState {
+func (m *dump) recordR(s *dumpState) {
 	r := s.Cap.Log.Len()
 	u := &s.Cap.Plan.Units[0]
 	u.Lo, u.Hi = r, r
 	s.Phase = dumpRecorded
-	return s
 }
 
 // recordB records the backup's start coordinate b: the window's low edge.
-func (m *dump) recordB(s dumpState) dumpState {
-	s = m.addUnit(s)
+func (m *dump) recordB(s *dumpState) {
+	m.addUnit(s)
 	s.Phase = dumpLow
-	return s
 }
 
 // restore takes the backup's one consistent view at v, the log's length now;
 // the capture does not learn v, and the rows have not arrived yet.
-func (m *dump) restore(s dumpState) dumpState {
-	s = m.view(s)
+func (m *dump) restore(s *dumpState) {
+	m.view(s)
 	s.Phase = dumpViewed
-	return s
 }
 
 // arrive puts the restored rows in the buffer: the present ones, less those
 // whose key already had a window event (Def. 6.2: a key with an event in the
 // window is no survivor, whenever its row arrives).
-func (m *dump) arrive(s dumpState) dumpState {
+func (m *dump) arrive(s *dumpState) {
 	s.Buf = presentReads(&s.Cap.Plan.Units[0]) &^ s.Gone
 	s.Gone, s.Arrived = 0, true
-	return s
 }
 
 // recordE records the post-recovery coordinate e, widening the bracket to (b, e].
-func (m *dump) recordE(s dumpState) dumpState {
+func (m *dump) recordE(s *dumpState) {
 	s.Cap.Plan.Units[0].Hi = s.Cap.Log.Len()
 	s.Phase = dumpRecorded
-	return s
 }
 
 // closeUnit emits the buffer, tagged with the high edge: for the point
 // bracket every present read, for (b, e] the survivors (Def. 6.2).
-func (m *dump) closeUnit(s dumpState) dumpState {
+func (m *dump) closeUnit(s *dumpState) {
 	c := &s.Cap
 	u := &c.Plan.Units[0]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -373,7 +368,6 @@ func (m *dump) closeUnit(s dumpState) dumpState {
 	}
 	s.Buf = 0
 	c.Closed |= 1
-	return s
 }
 
 // inWindow: position p lies in the open window (b, e] of the uncertain unit.
@@ -387,11 +381,11 @@ func (m *dump) inWindow(s *dumpState, p model.Coord) bool {
 // consume processes the next position: an in-window event discards its key's
 // buffered row, or, before the rows have arrived, marks the key so that its
 // row is dropped when they do; every event is emitted at its place.
-func (m *dump) consume(s dumpState) dumpState {
+func (m *dump) consume(s *dumpState) {
 	c := &s.Cap
 	p := c.Pos + 1
 	e := c.Log.At(p)
-	if m.inWindow(&s, p) && m.cfg.Fault != NoDiscard {
+	if m.inWindow(s, p) && m.cfg.Fault != NoDiscard {
 		switch {
 		case s.Arrived:
 			s.Buf = s.Buf.Without(e.Key)
@@ -401,7 +395,6 @@ func (m *dump) consume(s dumpState) dumpState {
 	}
 	c.Pos = p
 	c.Emit(e.Key, e.Img, p)
-	return s
 }
 
 // claim is the coordinate the trajectory is claimed from once u has closed:
