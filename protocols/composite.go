@@ -299,40 +299,39 @@ func (m *composite) Actions(s *compositeState, buf []compositeAction) []composit
 	return buf
 }
 
+// Next applies a to a copy of s, which each step below changes in place.
 func (m *composite) Next(s *compositeState, a compositeAction) (compositeState, bool) {
+	t := *s
 	switch a.Kind {
 	case compCommit:
-		t := *s
 		ok := t.Cap.Log.Commit(a.Txn.Events()...)
 		return t, ok
 	case compRecordLo:
-		return m.recordLo(*s), true
+		m.recordLo(&t)
 	case compRead:
-		return m.readChunk(*s), true
+		m.readChunk(&t)
 	case compRecordHi:
-		return m.recordHi(*s), true
+		m.recordHi(&t)
 	case compSplice:
-		return m.splice(*s, int(a.Unit)), true
+		m.splice(&t, int(a.Unit))
 	case compClose:
-		return m.closeUnit(*s, int(a.Unit)), true
+		m.closeUnit(&t, int(a.Unit))
 	case compConsume:
-		return m.consume(*s), true
+		m.consume(&t)
 	case compStartLater:
-		t := *s
 		StartLater(&t.Cap)
-		return t, true
 	case compClaim:
-		t := *s
 		t.Onset = a.At + 1
-		return t, true
+	default:
+		return t, false
 	}
-	return *s, false
+	return t, true
 }
 
 // addUnit records a unit for chunk ch with its bracket at the log's length.
 // The plan keeps its units in chunk order, whatever order they were recorded
 // in, so one situation has one encoding; closed flags move with their units.
-func (m *composite) addUnit(s compositeState, ch int) (compositeState, int) {
+func (m *composite) addUnit(s *compositeState, ch int) int {
 	c := &s.Cap
 	at := c.Log.Len()
 	i := 0
@@ -346,12 +345,12 @@ func (m *composite) addUnit(s compositeState, ch int) (compositeState, int) {
 	c.Plan.N++
 	below := uint8(1)<<i - 1
 	c.Closed = c.Closed&below | (c.Closed&^below)<<1
-	return s, i
+	return i
 }
 
 // readKeys reads every key of unit i at the log's length, R(k) = σ_len(k),
 // and buffers the keys read present.
-func (m *composite) readKeys(s compositeState, i int) compositeState {
+func (m *composite) readKeys(s *compositeState, i int) {
 	c := &s.Cap
 	u := &c.Plan.Units[i]
 	at := c.Log.Len()
@@ -365,41 +364,36 @@ func (m *composite) readKeys(s compositeState, i int) compositeState {
 			}
 		}
 	}
-	return s
 }
 
 // recordLo opens the chunked unit's bracket at the log's length; its high
 // edge is not recorded yet.
-func (m *composite) recordLo(s compositeState) compositeState {
-	s, i := m.addUnit(s, 0)
+func (m *composite) recordLo(s *compositeState) {
+	i := m.addUnit(s, 0)
 	s.Cap.Plan.Units[i].Hi = 0
 	s.Scan = compScanLow
-	return s
 }
 
 // readChunk reads the chunked unit's keys, all at one point, into the buffer.
-func (m *composite) readChunk(s compositeState) compositeState {
-	s = m.readKeys(s, m.scanUnit(&s))
+func (m *composite) readChunk(s *compositeState) {
+	m.readKeys(s, m.scanUnit(s))
 	s.Scan = compScanRead
-	return s
 }
 
 // recordHi closes the chunked unit's bracket at the log's length.
-func (m *composite) recordHi(s compositeState) compositeState {
-	s.Cap.Plan.Units[m.scanUnit(&s)].Hi = s.Cap.Log.Len()
+func (m *composite) recordHi(s *compositeState) {
+	s.Cap.Plan.Units[m.scanUnit(s)].Hi = s.Cap.Log.Len()
 	s.Scan = compScanHigh
-	return s
 }
 
 // splice records r, the log's length, and reads chunk ch's keys there.
-func (m *composite) splice(s compositeState, ch int) compositeState {
-	s, i := m.addUnit(s, ch)
-	return m.readKeys(s, i)
+func (m *composite) splice(s *compositeState, ch int) {
+	m.readKeys(s, m.addUnit(s, ch))
 }
 
 // closeUnit emits unit i's buffered rows tagged with its high edge (Def. 6.2;
 // for a point splice every key read present, §6.4) and empties its buffer.
-func (m *composite) closeUnit(s compositeState, i int) compositeState {
+func (m *composite) closeUnit(s *compositeState, i int) {
 	c := &s.Cap
 	u := &c.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -409,7 +403,6 @@ func (m *composite) closeUnit(s compositeState, i int) compositeState {
 	}
 	s.Buf &^= u.Domain
 	c.Closed |= 1 << i
-	return s
 }
 
 // inWindow reports whether position p lies in the window of open unit i:
@@ -423,20 +416,19 @@ func (m *composite) inWindow(s *compositeState, i int, p model.Coord) bool {
 // consume processes the next position: an in-window event for a buffered
 // key discards the buffered row (the log wins, Def. 6.2); every data event is
 // emitted at its own place.
-func (m *composite) consume(s compositeState) compositeState {
+func (m *composite) consume(s *compositeState) {
 	c := &s.Cap
 	c.Pos++
 	e := c.Log.At(c.Pos)
 	if e.Key == model.NoKey {
-		return s
+		return
 	}
 	if s.Buf.Has(e.Key) {
-		if i := c.Plan.Owner(e.Key); m.inWindow(&s, i, c.Pos) {
+		if i := c.Plan.Owner(e.Key); m.inWindow(s, i, c.Pos) {
 			s.Buf = s.Buf.Without(e.Key)
 		}
 	}
 	c.Emit(e.Key, e.Img, c.Pos)
-	return s
 }
 
 // claim is the coordinate the trajectory is claimed from: the latest high

@@ -481,10 +481,10 @@ func TestCompositeEncodeDecode(t *testing.T) {
 func TestCompositeUnitOrder(t *testing.T) {
 	m := newComposite(Config{Keys: 3, Values: 1, Events: 2, Chunks: 3, Txn: 1, Mode: CompositeTablesync, Initial: model.Store{1, 1, 1}})
 	s := m.Init()[0]
-	s = m.splice(s, 2)
-	s = m.closeUnit(s, 0) // chunk 3 closes at 0
-	s = m.splice(s, 0)
-	s = m.splice(s, 1)
+	m.splice(&s, 2)
+	m.closeUnit(&s, 0) // chunk 3 closes at 0
+	m.splice(&s, 0)
+	m.splice(&s, 1)
 	c := &s.Cap
 	for i := 0; i < 3; i++ {
 		if int(s.Chunk[i]) != i || c.Plan.Units[i].Domain != model.Range(model.Key(i), model.Key(i+1)) {
