@@ -64,7 +64,7 @@ func init() {
 		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 3, Txn: 1, Mode: KeyrangeAdvancing},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
 			Txn: protocols.MaxTxn, Modes: []string{KeyrangeAdvancing, KeyrangeFrozen, KeyrangeNonmonotone}},
-	}, func(cfg protocols.Config) explore.Model[krState, krAction] { return keyrange{cfg} }))
+	}, func(cfg protocols.Config) explore.Model[krState, krAction] { return &keyrange{cfg} }))
 }
 
 // The obligation of §6.5, part by part.
@@ -105,13 +105,13 @@ type krAction struct {
 type keyrange struct{ cfg protocols.Config }
 
 // chunk is range i: keys [i·K/C, (i+1)·K/C).
-func (m keyrange) chunk(i int) model.KeySet {
+func (m *keyrange) chunk(i int) model.KeySet {
 	k, c := m.cfg.Keys, m.cfg.Chunks
 	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
 }
 
 // copied reports whether range i has been copied (a unit with its domain).
-func (m keyrange) copied(c *model.Capture, i int) bool {
+func (m *keyrange) copied(c *model.Capture, i int) bool {
 	for j := 0; j < int(c.Plan.N); j++ {
 		if c.Plan.Units[j].Domain == m.chunk(i) {
 			return true
@@ -120,7 +120,7 @@ func (m keyrange) copied(c *model.Capture, i int) bool {
 	return false
 }
 
-func (m keyrange) Init() []krState {
+func (m *keyrange) Init() []krState {
 	var out []krState
 	for _, c := range protocols.InitialCaptures(&m.cfg) {
 		out = append(out, krState{Cap: c})
@@ -131,7 +131,7 @@ func (m keyrange) Init() []krState {
 // Actions: the source's commits, the copy steps the visit order allows, then
 // the consumer's steps. The copy waits for the consumer to finish a
 // transaction it is inside: a read sees whole transactions (§3.3).
-func (m keyrange) Actions(s *krState, buf []krAction) []krAction {
+func (m *keyrange) Actions(s *krState, buf []krAction) []krAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, krAction{Kind: krCommit, Txn: t})
@@ -158,13 +158,13 @@ func (m keyrange) Actions(s *krState, buf []krAction) []krAction {
 	return buf
 }
 
-func (m keyrange) Next(s *krState, a krAction) (krState, bool) {
+func (m *keyrange) Next(s *krState, a krAction) (krState, bool) {
 	t := *s
 	switch a.Kind {
 	case krCommit:
 		t.Cap.Log.Commit(a.Txn.Events()...)
 	case krCopy:
-		t = m.copyRange(t, int(a.Chunk))
+		m.copyRange(&t, int(a.Chunk))
 	case krConsume:
 		t.Cap.Pos++
 		p := t.Cap.Pos
@@ -183,11 +183,11 @@ func (m keyrange) Next(s *krState, a krAction) (krState, bool) {
 }
 
 // ahead: k lies beyond the cursor, so the gate discards its events.
-func (m keyrange) ahead(s *krState, k model.Key) bool { return uint8(k) >= s.Upto }
+func (m *keyrange) ahead(s *krState, k model.Key) bool { return uint8(k) >= s.Upto }
 
 // readAt is where a copy reads: the consumer's position, or under frozen the
 // snapshot taken at the first copy.
-func (m keyrange) readAt(c *model.Capture) model.Coord {
+func (m *keyrange) readAt(c *model.Capture) model.Coord {
 	if m.cfg.Mode == KeyrangeFrozen && c.Plan.N > 0 {
 		return c.Plan.Units[0].Lo
 	}
@@ -197,7 +197,7 @@ func (m keyrange) readAt(c *model.Capture) model.Coord {
 // copyRange reads range i, upserts its present rows, records the unit and
 // moves the cursor. The rows are the unit's close block, tagged with its
 // high edge Pos, where the range is handed over to the log.
-func (m keyrange) copyRange(s krState, i int) krState {
+func (m *keyrange) copyRange(s *krState, i int) {
 	d, at := m.chunk(i), m.readAt(&s.Cap)
 	u := model.Unit{Domain: d, Lo: s.Cap.Pos, Hi: s.Cap.Pos, Read: d}
 	last := model.Key(0)
@@ -214,15 +214,14 @@ func (m keyrange) copyRange(s krState, i int) krState {
 	}
 	s.Cap.Closed |= 1 << s.Cap.Plan.Add(u)
 	s.Upto = uint8(last) + 1
-	return s
 }
 
 // Done: every range copied, the consumer at the end of a finished log.
-func (m keyrange) Done(s *krState) bool {
+func (m *keyrange) Done(s *krState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && protocols.DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
-func (m keyrange) Encode(s *krState, buf []byte) []byte {
+func (m *keyrange) Encode(s *krState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, s.Upto)
 	for _, p := range s.Disc {
@@ -231,7 +230,7 @@ func (m keyrange) Encode(s *krState, buf []byte) []byte {
 	return buf
 }
 
-func (m keyrange) Decode(b []byte, s *krState) error {
+func (m *keyrange) Decode(b []byte, s *krState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) != 1+model.MaxKeys {
 		return fmt.Errorf("keyrange: bad state encoding (%d bytes)", len(b))
@@ -243,11 +242,11 @@ func (m keyrange) Decode(b []byte, s *krState) error {
 	return nil
 }
 
-func (m keyrange) ActionNames() []string { return krKindNames }
+func (m *keyrange) ActionNames() []string { return krKindNames }
 
-func (m keyrange) ActionKind(a krAction) int { return int(a.Kind) }
+func (m *keyrange) ActionKind(a krAction) int { return int(a.Kind) }
 
-func (m keyrange) Describe(s *krState, a krAction) string {
+func (m *keyrange) Describe(s *krState, a krAction) string {
 	c := &s.Cap
 	switch a.Kind {
 	case krCommit:
@@ -283,27 +282,27 @@ func (m keyrange) Describe(s *krState, a krAction) string {
 	return "?"
 }
 
-func (m keyrange) cursorString(s *krState) string {
+func (m *keyrange) cursorString(s *krState) string {
 	if s.Upto == 0 {
 		return ", nothing copied yet"
 	}
 	return " " + model.Key(s.Upto-1).String()
 }
 
-func (m keyrange) Fields(s *krState) []explore.Field {
+func (m *keyrange) Fields(s *krState) []explore.Field {
 	return append(protocols.CaptureFields(&s.Cap, m.cfg.Keys),
 		explore.Field{Name: "cursor", Value: m.cursorField(s)},
 		explore.Field{Name: "discarded", Value: m.discField(s)})
 }
 
-func (m keyrange) cursorField(s *krState) string {
+func (m *keyrange) cursorField(s *krState) string {
 	if s.Upto == 0 {
 		return "none (every key ahead)"
 	}
 	return model.Key(s.Upto - 1).String()
 }
 
-func (m keyrange) discField(s *krState) string {
+func (m *keyrange) discField(s *krState) string {
 	var out []string
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Disc[k] != 0 {
@@ -313,7 +312,7 @@ func (m keyrange) discField(s *krState) string {
 	return "{" + strings.Join(out, " ") + "}"
 }
 
-func (m keyrange) View(s *krState) any {
+func (m *keyrange) View(s *krState) any {
 	v := protocols.CaptureView(&s.Cap, m.cfg.Keys)
 	v.Control = map[string]string{"cursor": m.cursorField(s), "last discarded": m.discField(s)}
 	return v
@@ -323,7 +322,7 @@ func (m keyrange) View(s *krState) any {
 // cursor's moves, so frontier replay, the closed-unit cut, monotonicity,
 // committed reads and the contract all apply), the two parts of the obligation, and the races
 // that show them non-vacuous.
-func (m keyrange) Properties() []explore.Property[krState, krAction] {
+func (m *keyrange) Properties() []explore.Property[krState, krAction] {
 	n := m.cfg.Chunks
 	type P = explore.Property[krState, krAction]
 	return []P{
