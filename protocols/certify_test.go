@@ -24,17 +24,17 @@ import (
 // protocol's frontier-replay invariant compares against.
 type certified[S, A any] struct {
 	explore.Model[S, A]
-	capture    func(s S) *model.Capture
+	capture    func(s *S) *model.Capture
 	units      int
 	discipline string
 	rejected   map[string]int // by certify clause; written from the engine's goroutines
 	mu         chan struct{}
 }
 
-func (c certified[S, A]) Done(s S) bool { return c.Model.(explore.Doner[S]).Done(s) }
+func (c certified[S, A]) Done(s *S) bool { return c.Model.(explore.Doner[S]).Done(s) }
 
 func (c certified[S, A]) Properties() []explore.Property[S, A] {
-	return []explore.Property[S, A]{{Name: "certify-agrees", Kind: explore.Always, Check: func(s S) string {
+	return []explore.Property[S, A]{{Name: "certify-agrees", Kind: explore.Always, Check: func(s *S) string {
 		clause, reason := certifyAgrees(c.capture(s), c.units, c.discipline)
 		if clause != "" {
 			c.mu <- struct{}{}
@@ -107,7 +107,7 @@ func certifyAgrees(c *model.Capture, units int, discipline string) (clause, reas
 	return res.Failure.Clause, ""
 }
 
-func crossCheck[S, A any](t *testing.T, name string, m explore.Model[S, A], capture func(S) *model.Capture, units int, discipline string) map[string]int {
+func crossCheck[S, A any](t *testing.T, name string, m explore.Model[S, A], capture func(*S) *model.Capture, units int, discipline string) map[string]int {
 	t.Helper()
 	c := certified[S, A]{Model: m, capture: capture, units: units, discipline: discipline, rejected: map[string]int{}, mu: make(chan struct{}, 1)}
 	r, err := explore.Run(context.Background(), c, explore.Options{Workers: 2, NoDeadlock: true})
@@ -127,11 +127,11 @@ func crossCheck[S, A any](t *testing.T, name string, m explore.Model[S, A], capt
 func TestCertifyCrossCheck(t *testing.T) {
 	small := Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, InitialAny: true}
 	with := func(c Config, f func(*Config)) Config { f(&c); return c }
-	classicCap := func(s classicState) *model.Capture { return &s.Cap }
-	readonlyCap := func(s readonlyState) *model.Capture { return &s.Cap }
-	parallelCap := func(s parallelState) *model.Capture { return &s.Cap }
-	dumpCap := func(s dumpState) *model.Capture { return &s.Cap }
-	compositeCap := func(s compositeState) *model.Capture { return &s.Cap }
+	classicCap := func(s *classicState) *model.Capture { return &s.Cap }
+	readonlyCap := func(s *readonlyState) *model.Capture { return &s.Cap }
+	parallelCap := func(s *parallelState) *model.Capture { return &s.Cap }
+	dumpCap := func(s *dumpState) *model.Capture { return &s.Cap }
+	compositeCap := func(s *compositeState) *model.Capture { return &s.Cap }
 
 	for _, tt := range []struct {
 		name string
@@ -193,10 +193,10 @@ func TestCertifyCrossCheck(t *testing.T) {
 // streamOf rebuilds the stream a trace emitted from its replays, step by
 // step: each key whose replayed entry changed was emitted, in key order
 // (every protocol emits at most one entry per key in one step).
-func streamOf[S, A any](v *explore.Violation[S, A], capture func(S) *model.Capture) model.Stream {
+func streamOf[S, A any](v *explore.Violation[S, A], capture func(*S) *model.Capture) model.Stream {
 	var out model.Stream
 	for i := 1; i < len(v.Trace); i++ {
-		a, b := capture(v.Trace[i-1].State), capture(v.Trace[i].State)
+		a, b := capture(&v.Trace[i-1].State), capture(&v.Trace[i].State)
 		for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
 			if a.Out.Val[k] != b.Out.Val[k] || a.Out.Tag[k] != b.Out.Tag[k] {
 				out = append(out, model.Entry{Key: k, Val: b.Out.Val[k], Tag: b.Out.Tag[k]})
@@ -209,7 +209,7 @@ func streamOf[S, A any](v *explore.Violation[S, A], capture func(S) *model.Captu
 // rejectsTrace checks that the run a stream fault's shortest frontier-replay
 // counterexample recorded — its log, plan and the stream it really emitted —
 // is rejected, for not being the discipline's emission or for its cut.
-func rejectsTrace[S, A any](t *testing.T, m explore.Model[S, A], capture func(S) *model.Capture, discipline string) {
+func rejectsTrace[S, A any](t *testing.T, m explore.Model[S, A], capture func(*S) *model.Capture, discipline string) {
 	t.Helper()
 	only := wdOnly[S, A]{m, []string{invariants.FrontierReplay.Name}}
 	r, err := explore.Run(context.Background(), only, explore.Options{Workers: 2})
@@ -219,7 +219,7 @@ func rejectsTrace[S, A any](t *testing.T, m explore.Model[S, A], capture func(S)
 	if r.Verdict != explore.Violated {
 		t.Fatalf("%v: no counterexample", r.Verdict)
 	}
-	c := capture(r.Violation.Trace[len(r.Violation.Trace)-1].State)
+	c := capture(&r.Violation.Trace[len(r.Violation.Trace)-1].State)
 	var buf bytes.Buffer
 	run := certify.ModelRun{Log: &c.Log, Plan: &c.Plan, Start: c.Start, Frontier: c.Pos, Discipline: discipline, Stream: streamOf(r.Violation, capture)}
 	if err := certify.WriteModelBundle(&buf, run); err != nil {
@@ -241,13 +241,13 @@ func TestCertifyRejectsStreamFaults(t *testing.T) {
 	cfg := func(f Fault) Config {
 		return Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1, Fault: f}
 	}
-	classicCap := func(s classicState) *model.Capture { return &s.Cap }
+	classicCap := func(s *classicState) *model.Capture { return &s.Cap }
 	for _, f := range []Fault{NoDiscard, LowEdgeOffByOne, HighEdgeOffByOne, CopyDropped} {
 		t.Run("classic "+f.String(), func(t *testing.T) {
 			rejectsTrace(t, newClassic(cfg(f)), classicCap, certify.WindowDiscard)
 		})
 	}
-	readonlyCap := func(s readonlyState) *model.Capture { return &s.Cap }
+	readonlyCap := func(s *readonlyState) *model.Capture { return &s.Cap }
 	for _, f := range []Fault{NoDiscard, ConsumerRunsDuringRead, CopyDropped} {
 		t.Run("readonly "+f.String(), func(t *testing.T) {
 			c := cfg(f)
@@ -255,7 +255,7 @@ func TestCertifyRejectsStreamFaults(t *testing.T) {
 			rejectsTrace(t, newReadonly(c), readonlyCap, certify.WindowDiscard)
 		})
 	}
-	dumpCap := func(s dumpState) *model.Capture { return &s.Cap }
+	dumpCap := func(s *dumpState) *model.Capture { return &s.Cap }
 	for _, f := range []Fault{NoDiscard, CopyDropped} {
 		t.Run("dump "+f.String(), func(t *testing.T) {
 			c := cfg(f)
@@ -266,6 +266,6 @@ func TestCertifyRejectsStreamFaults(t *testing.T) {
 	t.Run("composite copy-dropped", func(t *testing.T) {
 		c := cfg(CopyDropped)
 		c.Mode = "mixed"
-		rejectsTrace(t, newComposite(c), func(s compositeState) *model.Capture { return &s.Cap }, certify.WindowDiscard)
+		rejectsTrace(t, newComposite(c), func(s *compositeState) *model.Capture { return &s.Cap }, certify.WindowDiscard)
 	})
 }

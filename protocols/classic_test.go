@@ -42,7 +42,7 @@ func (o wdOnly[S, A]) Properties() []explore.Property[S, A] {
 	return out
 }
 
-func (o wdOnly[S, A]) Done(s S) bool { return o.Model.(explore.Doner[S]).Done(s) }
+func (o wdOnly[S, A]) Done(s *S) bool { return o.Model.(explore.Doner[S]).Done(s) }
 
 // wdTrace renders a violation: one line per step, then the last state.
 func wdTrace[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) string {
@@ -53,7 +53,7 @@ func wdTrace[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) string
 	fmt.Fprintf(&b, "%s: %s\n", v.Property, v.Reason)
 	b.WriteString(strings.Join(wdSteps(m, v), "\n"))
 	last := v.Trace[len(v.Trace)-1].State
-	for _, f := range any(m).(explore.Fielder[S]).Fields(last) {
+	for _, f := range any(m).(explore.Fielder[S]).Fields(&last) {
 		fmt.Fprintf(&b, "\n    %s: %s", f.Name, f.Value)
 	}
 	return b.String()
@@ -63,7 +63,7 @@ func wdTrace[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) string
 func wdSteps[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) []string {
 	var out []string
 	for i := 1; i < len(v.Trace); i++ {
-		out = append(out, fmt.Sprintf("%d. %s", i, m.Describe(v.Trace[i-1].State, v.Trace[i].Action)))
+		out = append(out, fmt.Sprintf("%d. %s", i, m.Describe(&v.Trace[i-1].State, v.Trace[i].Action)))
 	}
 	return out
 }
@@ -316,20 +316,21 @@ func TestClassicEncodeDecode(t *testing.T) {
 	n := 0
 	var walk func(s classicState, depth int)
 	walk = func(s classicState, depth int) {
-		enc := m.Encode(s, nil)
-		d, err := m.Decode(enc)
+		enc := m.Encode(&s, nil)
+		var d classicState
+		err := m.Decode(enc, &d)
 		if err != nil || d != s {
 			t.Fatalf("round trip of %+v: %+v, %v", s, d, err)
 		}
-		if _, err := m.Decode(enc[:len(enc)-1]); err == nil {
+		if err := m.Decode(enc[:len(enc)-1], new(classicState)); err == nil {
 			t.Fatal("short encoding accepted")
 		}
 		n++
 		if depth == 0 {
 			return
 		}
-		for _, a := range m.Actions(s, nil) {
-			t2, _ := m.Next(s, a)
+		for _, a := range m.Actions(&s, nil) {
+			t2, _ := m.Next(&s, a)
 			walk(t2, depth-1)
 		}
 	}

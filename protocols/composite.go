@@ -255,9 +255,9 @@ func (m *composite) startBound(c *model.Capture) model.Coord {
 // Onset part the claims. The order only breaks ties between equally short
 // traces: capture steps first lets the shortest early-common-onset
 // counterexample show Proposition 2's shape (a splice before the commits).
-func (m *composite) Actions(s compositeState, buf []compositeAction) []compositeAction {
+func (m *composite) Actions(s *compositeState, buf []compositeAction) []compositeAction {
 	c := &s.Cap
-	done := m.recorded(&s)
+	done := m.recorded(s)
 	for ch := 0; ch < m.cfg.Chunks; ch++ {
 		if done&(1<<ch) != 0 {
 			continue
@@ -275,7 +275,7 @@ func (m *composite) Actions(s compositeState, buf []compositeAction) []composite
 		buf = append(buf, compositeAction{Kind: compRecordHi})
 	}
 	for i := 0; i < int(c.Plan.N); i++ {
-		if !c.UnitClosed(i) && m.complete(&s, i) && c.Pos >= c.Plan.Units[i].Hi {
+		if !c.UnitClosed(i) && m.complete(s, i) && c.Pos >= c.Plan.Units[i].Hi {
 			buf = append(buf, compositeAction{Kind: compClose, Unit: uint8(i)})
 		}
 	}
@@ -283,7 +283,7 @@ func (m *composite) Actions(s compositeState, buf []compositeAction) []composite
 	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, compositeAction{Kind: compCommit, Txn: t})
 	}
-	if m.consumerMay(&s) {
+	if m.consumerMay(s) {
 		buf = append(buf, compositeAction{Kind: compConsume})
 		if MayStartLater(c, m.startBound(c)) {
 			buf = append(buf, compositeAction{Kind: compStartLater})
@@ -299,37 +299,39 @@ func (m *composite) Actions(s compositeState, buf []compositeAction) []composite
 	return buf
 }
 
-func (m *composite) Next(s compositeState, a compositeAction) (compositeState, bool) {
+// Next applies a to a copy of s, which each step below changes in place.
+func (m *composite) Next(s *compositeState, a compositeAction) (compositeState, bool) {
+	t := *s
 	switch a.Kind {
 	case compCommit:
-		ok := s.Cap.Log.Commit(a.Txn.Events()...)
-		return s, ok
+		ok := t.Cap.Log.Commit(a.Txn.Events()...)
+		return t, ok
 	case compRecordLo:
-		return m.recordLo(s), true
+		m.recordLo(&t)
 	case compRead:
-		return m.readChunk(s), true
+		m.readChunk(&t)
 	case compRecordHi:
-		return m.recordHi(s), true
+		m.recordHi(&t)
 	case compSplice:
-		return m.splice(s, int(a.Unit)), true
+		m.splice(&t, int(a.Unit))
 	case compClose:
-		return m.closeUnit(s, int(a.Unit)), true
+		m.closeUnit(&t, int(a.Unit))
 	case compConsume:
-		return m.consume(s), true
+		m.consume(&t)
 	case compStartLater:
-		StartLater(&s.Cap)
-		return s, true
+		StartLater(&t.Cap)
 	case compClaim:
-		s.Onset = a.At + 1
-		return s, true
+		t.Onset = a.At + 1
+	default:
+		return t, false
 	}
-	return s, false
+	return t, true
 }
 
 // addUnit records a unit for chunk ch with its bracket at the log's length.
 // The plan keeps its units in chunk order, whatever order they were recorded
 // in, so one situation has one encoding; closed flags move with their units.
-func (m *composite) addUnit(s compositeState, ch int) (compositeState, int) {
+func (m *composite) addUnit(s *compositeState, ch int) int {
 	c := &s.Cap
 	at := c.Log.Len()
 	i := 0
@@ -343,12 +345,12 @@ func (m *composite) addUnit(s compositeState, ch int) (compositeState, int) {
 	c.Plan.N++
 	below := uint8(1)<<i - 1
 	c.Closed = c.Closed&below | (c.Closed&^below)<<1
-	return s, i
+	return i
 }
 
 // readKeys reads every key of unit i at the log's length, R(k) = σ_len(k),
 // and buffers the keys read present.
-func (m *composite) readKeys(s compositeState, i int) compositeState {
+func (m *composite) readKeys(s *compositeState, i int) {
 	c := &s.Cap
 	u := &c.Plan.Units[i]
 	at := c.Log.Len()
@@ -362,41 +364,36 @@ func (m *composite) readKeys(s compositeState, i int) compositeState {
 			}
 		}
 	}
-	return s
 }
 
 // recordLo opens the chunked unit's bracket at the log's length; its high
 // edge is not recorded yet.
-func (m *composite) recordLo(s compositeState) compositeState {
-	s, i := m.addUnit(s, 0)
+func (m *composite) recordLo(s *compositeState) {
+	i := m.addUnit(s, 0)
 	s.Cap.Plan.Units[i].Hi = 0
 	s.Scan = compScanLow
-	return s
 }
 
 // readChunk reads the chunked unit's keys, all at one point, into the buffer.
-func (m *composite) readChunk(s compositeState) compositeState {
-	s = m.readKeys(s, m.scanUnit(&s))
+func (m *composite) readChunk(s *compositeState) {
+	m.readKeys(s, m.scanUnit(s))
 	s.Scan = compScanRead
-	return s
 }
 
 // recordHi closes the chunked unit's bracket at the log's length.
-func (m *composite) recordHi(s compositeState) compositeState {
-	s.Cap.Plan.Units[m.scanUnit(&s)].Hi = s.Cap.Log.Len()
+func (m *composite) recordHi(s *compositeState) {
+	s.Cap.Plan.Units[m.scanUnit(s)].Hi = s.Cap.Log.Len()
 	s.Scan = compScanHigh
-	return s
 }
 
 // splice records r, the log's length, and reads chunk ch's keys there.
-func (m *composite) splice(s compositeState, ch int) compositeState {
-	s, i := m.addUnit(s, ch)
-	return m.readKeys(s, i)
+func (m *composite) splice(s *compositeState, ch int) {
+	m.readKeys(s, m.addUnit(s, ch))
 }
 
 // closeUnit emits unit i's buffered rows tagged with its high edge (Def. 6.2;
 // for a point splice every key read present, §6.4) and empties its buffer.
-func (m *composite) closeUnit(s compositeState, i int) compositeState {
+func (m *composite) closeUnit(s *compositeState, i int) {
 	c := &s.Cap
 	u := &c.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -406,7 +403,6 @@ func (m *composite) closeUnit(s compositeState, i int) compositeState {
 	}
 	s.Buf &^= u.Domain
 	c.Closed |= 1 << i
-	return s
 }
 
 // inWindow reports whether position p lies in the window of open unit i:
@@ -420,20 +416,19 @@ func (m *composite) inWindow(s *compositeState, i int, p model.Coord) bool {
 // consume processes the next position: an in-window event for a buffered
 // key discards the buffered row (the log wins, Def. 6.2); every data event is
 // emitted at its own place.
-func (m *composite) consume(s compositeState) compositeState {
+func (m *composite) consume(s *compositeState) {
 	c := &s.Cap
 	c.Pos++
 	e := c.Log.At(c.Pos)
 	if e.Key == model.NoKey {
-		return s
+		return
 	}
 	if s.Buf.Has(e.Key) {
-		if i := c.Plan.Owner(e.Key); m.inWindow(&s, i, c.Pos) {
+		if i := c.Plan.Owner(e.Key); m.inWindow(s, i, c.Pos) {
 			s.Buf = s.Buf.Without(e.Key)
 		}
 	}
 	c.Emit(e.Key, e.Img, c.Pos)
-	return s
 }
 
 // claim is the coordinate the trajectory is claimed from: the latest high
@@ -448,7 +443,7 @@ func (m *composite) claim(s *compositeState) (model.Coord, bool) {
 
 // Done: every unit has closed, the consumer is at the log's end, the source
 // has committed all E events (and the claim is made, with an Onset part).
-func (m *composite) Done(s compositeState) bool {
+func (m *composite) Done(s *compositeState) bool {
 	c := &s.Cap
 	done := c.AllClosed(m.cfg.Chunks) && c.Pos == c.Log.Len() && DataEvents(&c.Log) == m.cfg.Events
 	if m.parts.Onset != nil && c.Pos > 0 {
@@ -457,17 +452,16 @@ func (m *composite) Done(s compositeState) bool {
 	return done
 }
 
-func (m *composite) Encode(s compositeState, buf []byte) []byte {
+func (m *composite) Encode(s *compositeState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, s.Chunk[:s.Cap.Plan.N]...)
 	return append(buf, byte(s.Scan), byte(s.Buf), byte(s.Buf>>8), byte(s.Onset))
 }
 
-func (m *composite) Decode(b []byte) (compositeState, error) {
-	var s compositeState
+func (m *composite) Decode(b []byte, s *compositeState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) != int(c.Plan.N)+4 {
-		return s, fmt.Errorf("composite: bad state encoding (%d bytes)", len(b))
+		return fmt.Errorf("composite: bad state encoding (%d bytes)", len(b))
 	}
 	s.Cap = c
 	copy(s.Chunk[:], rest[:c.Plan.N])
@@ -475,7 +469,7 @@ func (m *composite) Decode(b []byte) (compositeState, error) {
 	s.Scan = compScan(rest[0])
 	s.Buf = model.KeySet(rest[1]) | model.KeySet(rest[2])<<8
 	s.Onset = model.Coord(rest[3])
-	return s, nil
+	return nil
 }
 
 // provenance names how chunk ch's refresh is obtained (Figure 3, Example 5.1).
@@ -491,7 +485,7 @@ func (m *composite) provenance(ch int) string {
 	return "point select"
 }
 
-func (m *composite) Describe(s compositeState, a compositeAction) string {
+func (m *composite) Describe(s *compositeState, a compositeAction) string {
 	c := &s.Cap
 	n := c.Log.Len()
 	switch a.Kind {
@@ -504,7 +498,7 @@ func (m *composite) Describe(s compositeState, a compositeAction) string {
 		i := m.scanUnit(&t)
 		return fmt.Sprintf("read chunk 1 at position %d: %s, buffer %s", n, m.readsText(&c.Log, m.domain[0], n), bufferString(&t.Cap.Plan.Units[i], t.Buf&m.domain[0], m.cfg.Keys))
 	case compRecordHi:
-		return fmt.Sprintf("record hi for chunk 1 at %d: bracket (%d, %d]", n, c.Plan.Units[m.scanUnit(&s)].Lo, n)
+		return fmt.Sprintf("record hi for chunk 1 at %d: bracket (%d, %d]", n, c.Plan.Units[m.scanUnit(s)].Lo, n)
 	case compSplice:
 		d := m.domain[a.Unit]
 		return fmt.Sprintf("splice chunk %d (%s) %s at recorded r = %d: %s", a.Unit+1, m.provenance(int(a.Unit)), KeySetString(d, m.cfg.Keys), n, m.readsText(&c.Log, d, n))
@@ -524,7 +518,7 @@ func (m *composite) Describe(s compositeState, a compositeAction) string {
 		p := c.Pos + 1
 		e := c.Log.At(p)
 		text := fmt.Sprintf("consume position %d: %v := %v", p, e.Key, e.Img)
-		if i := c.Plan.Owner(e.Key); e.Key != model.NoKey && i >= 0 && !c.UnitClosed(i) && m.inWindow(&s, i, p) {
+		if i := c.Plan.Owner(e.Key); e.Key != model.NoKey && i >= 0 && !c.UnitClosed(i) && m.inWindow(s, i, p) {
 			text += fmt.Sprintf(", in chunk %d's window", s.Chunk[i]+1)
 			if s.Buf.Has(e.Key) {
 				text += fmt.Sprintf(", discards buffered %v=%v", e.Key, c.Plan.Units[i].Refresh[e.Key])
@@ -574,21 +568,21 @@ func (m *composite) bufferText(s *compositeState) string {
 	return "{" + strings.Join(out, " ") + "}"
 }
 
-func (m *composite) Fields(s compositeState) []explore.Field {
+func (m *composite) Fields(s *compositeState) []explore.Field {
 	f := CaptureFields(&s.Cap, m.cfg.Keys)
 	if !m.tablesync {
 		f = append(f, explore.Field{Name: "chunk 1", Value: compScanNames[s.Scan]})
 	}
-	f = append(f, explore.Field{Name: "buffer", Value: m.bufferText(&s)})
+	f = append(f, explore.Field{Name: "buffer", Value: m.bufferText(s)})
 	if s.Onset != 0 {
 		f = append(f, explore.Field{Name: "claimed onset", Value: fmt.Sprint(s.Onset - 1)})
 	}
 	return f
 }
 
-func (m *composite) View(s compositeState) any {
+func (m *composite) View(s *compositeState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"mode": m.modeName(), "buffer": m.bufferText(&s)}
+	v.Control = map[string]string{"mode": m.modeName(), "buffer": m.bufferText(s)}
 	if !m.tablesync {
 		v.Control["chunk 1"] = compScanNames[s.Scan]
 	}
@@ -611,35 +605,35 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 	type P = explore.Property[compositeState, compositeAction]
 	units := m.cfg.Chunks
 	sometimes := func(name, cite string, check func(s *compositeState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s compositeState) string { return check(&s) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	props := []P{
-		invariants.Prop[compositeState, compositeAction](invariants.FinalReplay, func(s compositeState) string {
+		invariants.Prop[compositeState, compositeAction](invariants.FinalReplay, func(s *compositeState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
-		invariants.StepProp[compositeState, compositeAction](invariants.NoDuplicate, func(s compositeState, _ compositeAction, t compositeState) string {
+		invariants.StepProp[compositeState, compositeAction](invariants.NoDuplicate, func(s *compositeState, _ compositeAction, t *compositeState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[compositeState, compositeAction](invariants.FrontierReplay, func(s compositeState) string {
+		invariants.Prop[compositeState, compositeAction](invariants.FrontierReplay, func(s *compositeState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)
 		}),
-		invariants.Prop[compositeState, compositeAction](invariants.ClosedUnitCut, func(s compositeState) string {
+		invariants.Prop[compositeState, compositeAction](invariants.ClosedUnitCut, func(s *compositeState) string {
 			return invariants.CheckClosedUnitCut(&s.Cap)
 		}),
-		invariants.StepProp[compositeState, compositeAction](invariants.Monotonic, func(s compositeState, _ compositeAction, t compositeState) string {
+		invariants.StepProp[compositeState, compositeAction](invariants.Monotonic, func(s *compositeState, _ compositeAction, t *compositeState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[compositeState, compositeAction](invariants.CommittedOnly, func(s compositeState) string {
+		invariants.Prop[compositeState, compositeAction](invariants.CommittedOnly, func(s *compositeState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
-		invariants.Prop[compositeState, compositeAction](invariants.LatestHigh, func(s compositeState) string {
-			claim, ok := m.claim(&s)
+		invariants.Prop[compositeState, compositeAction](invariants.LatestHigh, func(s *compositeState) string {
+			claim, ok := m.claim(s)
 			if !ok || !s.Cap.AllClosed(units) {
 				return ""
 			}
 			return invariants.CheckTrajectory(&s.Cap, units, claim)
 		}),
-		invariants.Prop[compositeState, compositeAction](invariants.Contract, func(s compositeState) string {
+		invariants.Prop[compositeState, compositeAction](invariants.Contract, func(s *compositeState) string {
 			return invariants.CheckContract(&s.Cap, units)
 		}),
 		sometimes("distinct-splice-coordinates", "Prop 2, Example 5.1", m.distinctSplices),

@@ -225,8 +225,8 @@ func TestCompositeStartBound(t *testing.T) {
 				}
 				beyond++
 			}
-			for _, a := range m.Actions(s, nil) {
-				if t2, ok := m.Next(s, a); ok {
+			for _, a := range m.Actions(&s, nil) {
+				if t2, ok := m.Next(&s, a); ok {
 					walk(t2)
 				}
 			}
@@ -256,8 +256,8 @@ func TestCompositeBufferIsSurvivors(t *testing.T) {
 				return
 			}
 			seen[s] = true
-			for _, a := range m.Actions(s, nil) {
-				t2, ok := m.Next(s, a)
+			for _, a := range m.Actions(&s, nil) {
+				t2, ok := m.Next(&s, a)
 				if !ok {
 					continue
 				}
@@ -298,9 +298,9 @@ type compositeScript struct {
 	allow func(s *compositeState, a compositeAction) bool
 }
 
-func (w compositeScript) Actions(s compositeState, buf []compositeAction) []compositeAction {
+func (w compositeScript) Actions(s *compositeState, buf []compositeAction) []compositeAction {
 	for _, a := range w.composite.Actions(s, nil) {
-		if w.allow(&s, a) {
+		if w.allow(s, a) {
 			buf = append(buf, a)
 		}
 	}
@@ -346,7 +346,7 @@ func TestCompositeProposition2(t *testing.T) {
 			var lines []string
 			for i, st := range r.Violation.Trace {
 				if st.HasAction {
-					lines = append(lines, m.Describe(r.Violation.Trace[i-1].State, st.Action))
+					lines = append(lines, m.Describe(&r.Violation.Trace[i-1].State, st.Action))
 				}
 			}
 			order := []string{
@@ -448,22 +448,23 @@ func TestCompositeEncodeDecode(t *testing.T) {
 		seen := 0
 		var walk func(s compositeState, depth int)
 		walk = func(s compositeState, depth int) {
-			enc := m.Encode(s, nil)
-			back, err := m.Decode(enc)
+			enc := m.Encode(&s, nil)
+			var back compositeState
+			err := m.Decode(enc, &back)
 			want := s
 			want.Cap.Dup = 0 // a mark of the step, not part of the state
-			if err != nil || string(m.Encode(back, nil)) != string(enc) || back != want {
+			if err != nil || string(m.Encode(&back, nil)) != string(enc) || back != want {
 				t.Fatalf("%v: round trip of %x failed: %v", cfg, enc, err)
 			}
-			if _, err := m.Decode(enc[:len(enc)-1]); err == nil {
+			if err := m.Decode(enc[:len(enc)-1], new(compositeState)); err == nil {
 				t.Fatalf("%v: short input accepted", cfg)
 			}
 			seen++
 			if depth == 0 {
 				return
 			}
-			for _, a := range m.Actions(s, nil) {
-				if t2, ok := m.Next(s, a); ok {
+			for _, a := range m.Actions(&s, nil) {
+				if t2, ok := m.Next(&s, a); ok {
 					walk(t2, depth-1)
 				}
 			}
@@ -480,10 +481,10 @@ func TestCompositeEncodeDecode(t *testing.T) {
 func TestCompositeUnitOrder(t *testing.T) {
 	m := newComposite(Config{Keys: 3, Values: 1, Events: 2, Chunks: 3, Txn: 1, Mode: CompositeTablesync, Initial: model.Store{1, 1, 1}})
 	s := m.Init()[0]
-	s = m.splice(s, 2)
-	s = m.closeUnit(s, 0) // chunk 3 closes at 0
-	s = m.splice(s, 0)
-	s = m.splice(s, 1)
+	m.splice(&s, 2)
+	m.closeUnit(&s, 0) // chunk 3 closes at 0
+	m.splice(&s, 0)
+	m.splice(&s, 1)
 	c := &s.Cap
 	for i := 0; i < 3; i++ {
 		if int(s.Chunk[i]) != i || c.Plan.Units[i].Domain != model.Range(model.Key(i), model.Key(i+1)) {
@@ -505,7 +506,7 @@ func compositeViolation(m *composite, r *explore.Result[compositeState, composit
 	var b strings.Builder
 	for i, st := range r.Violation.Trace {
 		if st.HasAction {
-			b.WriteString(m.Describe(r.Violation.Trace[i-1].State, st.Action) + "\n")
+			b.WriteString(m.Describe(&r.Violation.Trace[i-1].State, st.Action) + "\n")
 		}
 	}
 	b.WriteString(r.Violation.Property + ": " + r.Violation.Reason)

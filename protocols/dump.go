@@ -184,7 +184,7 @@ func (m *dump) Init() []dumpState {
 
 // Actions: the source's commits, the capture's next step, the rows' arrival,
 // the close, then the consumer's.
-func (m *dump) Actions(s dumpState, buf []dumpAction) []dumpAction {
+func (m *dump) Actions(s *dumpState, buf []dumpAction) []dumpAction {
 	var tb [128]Txn
 	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, dumpAction{Kind: dumpCommit, Txn: t})
@@ -215,9 +215,9 @@ func (m *dump) Actions(s dumpState, buf []dumpAction) []dumpAction {
 	if s.Phase == dumpRecorded && s.Arrived && !c.UnitClosed(0) && c.Pos == c.Plan.Units[0].Hi {
 		buf = append(buf, dumpAction{Kind: dumpClose})
 	}
-	if m.consumerMay(&s) {
+	if m.consumerMay(s) {
 		buf = append(buf, dumpAction{Kind: dumpConsume})
-		if MayStartLater(c, m.startBound(&s)) {
+		if MayStartLater(c, m.startBound(s)) {
 			buf = append(buf, dumpAction{Kind: dumpStartLater})
 		}
 	}
@@ -245,43 +245,46 @@ func (m *dump) startBound(s *dumpState) model.Coord {
 	return EarliestLow(&s.Cap.Plan)
 }
 
-func (m *dump) Next(s dumpState, a dumpAction) (dumpState, bool) {
+// Next applies a to a copy of s, which each step below changes in place.
+func (m *dump) Next(s *dumpState, a dumpAction) (dumpState, bool) {
+	t := *s
 	switch a.Kind {
 	case dumpCommit:
-		return m.commit(s, a.Txn)
+		ok := m.commit(&t, a.Txn)
+		return t, ok
 	case dumpSplice:
-		return m.splice(s), true
+		m.splice(&t)
 	case dumpReadAt:
-		return m.readView(s), true
+		m.readView(&t)
 	case dumpRecordR:
-		return m.recordR(s), true
+		m.recordR(&t)
 	case dumpRecordB:
-		return m.recordB(s), true
+		m.recordB(&t)
 	case dumpRestore:
-		return m.restore(s), true
+		m.restore(&t)
 	case dumpArrive:
-		return m.arrive(s), true
+		m.arrive(&t)
 	case dumpRecordE:
-		return m.recordE(s), true
+		m.recordE(&t)
 	case dumpClose:
-		return m.closeUnit(s), true
+		m.closeUnit(&t)
 	case dumpConsume:
-		return m.consume(s), true
+		m.consume(&t)
 	case dumpStartLater:
-		StartLater(&s.Cap)
-		return s, true
+		StartLater(&t.Cap)
+	default:
+		return t, false
 	}
-	return s, false
+	return t, true
 }
 
-func (m *dump) commit(s dumpState, t Txn) (dumpState, bool) {
-	ok := s.Cap.Log.Commit(t.Events()...)
-	return s, ok
+func (m *dump) commit(s *dumpState, t Txn) bool {
+	return s.Cap.Log.Commit(t.Events()...)
 }
 
 // view reads every key at the log's current length (one consistent view)
 // into unit 0: R(k) = σ_len(k), ReadAt[k] = len.
-func (m *dump) view(s dumpState) dumpState {
+func (m *dump) view(s *dumpState) {
 	c := &s.Cap
 	v := c.Log.Len()
 	u := &c.Plan.Units[0]
@@ -290,79 +293,72 @@ func (m *dump) view(s dumpState) dumpState {
 		u.Read = u.Read.With(k)
 		c.ReadAt[k] = v
 	}
-	return s
 }
 
 // addUnit records the one unit with its bracket at the log's length.
-func (m *dump) addUnit(s dumpState) dumpState {
+func (m *dump) addUnit(s *dumpState) {
 	at := s.Cap.Log.Len()
 	s.Cap.Plan.Add(model.Unit{Domain: m.scope, Lo: at, Hi: at})
-	return s
 }
 
 // splice is the trusted dump: r is the log's length, every key is read there
 // and the present rows are buffered; the bracket is the point r (Prop 6).
-func (m *dump) splice(s dumpState) dumpState {
-	s = m.view(m.addUnit(s))
+func (m *dump) splice(s *dumpState) {
+	m.addUnit(s)
+	m.view(s)
 	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
 	s.Phase = dumpRecorded
-	return s
 }
 
 // readView is the read of a dump that records r after its view
 // (RecordRAfterView): consistent at the latent view v, the rows buffered, r
 // not recorded yet (the bracket is provisional).
-func (m *dump) readView(s dumpState) dumpState {
-	s = m.view(m.addUnit(s))
+func (m *dump) readView(s *dumpState) {
+	m.addUnit(s)
+	m.view(s)
 	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
 	s.Phase = dumpViewed
-	return s
 }
 
 // recordR records r as the log end now — after the read, so possibly later
 // than the view the dump is consistent at.
-func (m *dump) recordR(s dumpState) dumpState {
+func (m *dump) recordR(s *dumpState) {
 	r := s.Cap.Log.Len()
 	u := &s.Cap.Plan.Units[0]
 	u.Lo, u.Hi = r, r
 	s.Phase = dumpRecorded
-	return s
 }
 
 // recordB records the backup's start coordinate b: the window's low edge.
-func (m *dump) recordB(s dumpState) dumpState {
-	s = m.addUnit(s)
+func (m *dump) recordB(s *dumpState) {
+	m.addUnit(s)
 	s.Phase = dumpLow
-	return s
 }
 
 // restore takes the backup's one consistent view at v, the log's length now;
 // the capture does not learn v, and the rows have not arrived yet.
-func (m *dump) restore(s dumpState) dumpState {
-	s = m.view(s)
+func (m *dump) restore(s *dumpState) {
+	m.view(s)
 	s.Phase = dumpViewed
-	return s
 }
 
 // arrive puts the restored rows in the buffer: the present ones, less those
 // whose key already had a window event (Def. 6.2: a key with an event in the
 // window is no survivor, whenever its row arrives).
-func (m *dump) arrive(s dumpState) dumpState {
+func (m *dump) arrive(s *dumpState) {
 	s.Buf = presentReads(&s.Cap.Plan.Units[0]) &^ s.Gone
 	s.Gone, s.Arrived = 0, true
-	return s
 }
 
 // recordE records the post-recovery coordinate e, widening the bracket to (b, e].
-func (m *dump) recordE(s dumpState) dumpState {
+func (m *dump) recordE(s *dumpState) {
 	s.Cap.Plan.Units[0].Hi = s.Cap.Log.Len()
 	s.Phase = dumpRecorded
-	return s
 }
 
 // closeUnit emits the buffer, tagged with the high edge: for the point
 // bracket every present read, for (b, e] the survivors (Def. 6.2).
-func (m *dump) closeUnit(s dumpState) dumpState {
+func (m *dump) closeUnit(s *dumpState) {
 	c := &s.Cap
 	u := &c.Plan.Units[0]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -372,7 +368,6 @@ func (m *dump) closeUnit(s dumpState) dumpState {
 	}
 	s.Buf = 0
 	c.Closed |= 1
-	return s
 }
 
 // inWindow: position p lies in the open window (b, e] of the uncertain unit.
@@ -386,11 +381,11 @@ func (m *dump) inWindow(s *dumpState, p model.Coord) bool {
 // consume processes the next position: an in-window event discards its key's
 // buffered row, or, before the rows have arrived, marks the key so that its
 // row is dropped when they do; every event is emitted at its place.
-func (m *dump) consume(s dumpState) dumpState {
+func (m *dump) consume(s *dumpState) {
 	c := &s.Cap
 	p := c.Pos + 1
 	e := c.Log.At(p)
-	if m.inWindow(&s, p) && m.cfg.Fault != NoDiscard {
+	if m.inWindow(s, p) && m.cfg.Fault != NoDiscard {
 		switch {
 		case s.Arrived:
 			s.Buf = s.Buf.Without(e.Key)
@@ -400,7 +395,6 @@ func (m *dump) consume(s dumpState) dumpState {
 	}
 	c.Pos = p
 	c.Emit(e.Key, e.Img, p)
-	return s
 }
 
 // claim is the coordinate the trajectory is claimed from once u has closed:
@@ -414,12 +408,12 @@ func (m *dump) claim(u *model.Unit) model.Coord {
 
 // Done: the unit has closed, the consumer is at the log's end and the source
 // has committed all E events.
-func (m *dump) Done(s dumpState) bool {
+func (m *dump) Done(s *dumpState) bool {
 	c := &s.Cap
 	return c.AllClosed(1) && c.Pos == c.Log.Len() && DataEvents(&c.Log) == m.cfg.Events
 }
 
-func (m *dump) Encode(s dumpState, buf []byte) []byte {
+func (m *dump) Encode(s *dumpState, buf []byte) []byte {
 	var arrived byte
 	if s.Arrived {
 		arrived = 1
@@ -428,21 +422,22 @@ func (m *dump) Encode(s dumpState, buf []byte) []byte {
 	return append(buf, byte(s.Phase), arrived, byte(s.Buf), byte(s.Buf>>8), byte(s.Gone), byte(s.Gone>>8))
 }
 
-func (m *dump) Decode(b []byte) (dumpState, error) {
+func (m *dump) Decode(b []byte, s *dumpState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) != 6 {
-		return dumpState{}, fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
+		return fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
 	}
-	return dumpState{
+	*s = dumpState{
 		Cap:     c,
 		Phase:   dumpPhase(rest[0]),
 		Arrived: rest[1] == 1,
 		Buf:     model.KeySet(rest[2]) | model.KeySet(rest[3])<<8,
 		Gone:    model.KeySet(rest[4]) | model.KeySet(rest[5])<<8,
-	}, nil
+	}
+	return nil
 }
 
-func (m *dump) Describe(s dumpState, a dumpAction) string {
+func (m *dump) Describe(s *dumpState, a dumpAction) string {
 	c := &s.Cap
 	n := c.Log.Len()
 	switch a.Kind {
@@ -478,7 +473,7 @@ func (m *dump) Describe(s dumpState, a dumpAction) string {
 		return fmt.Sprintf("close the unit at %d: emit %s", u.Hi, dumpEmitText(u, s.Buf, m.cfg.Keys))
 	case dumpConsume:
 		t, _ := m.Next(s, a)
-		return "consume " + m.describeConsume(&s, &t)
+		return "consume " + m.describeConsume(s, &t)
 	case dumpStartLater:
 		return DescribeStartLater(c)
 	}
@@ -516,10 +511,10 @@ func (m *dump) ActionNames() []string {
 
 func (m *dump) ActionKind(a dumpAction) int { return m.kindIndex[a.Kind] }
 
-func (m *dump) Fields(s dumpState) []explore.Field {
+func (m *dump) Fields(s *dumpState) []explore.Field {
 	return append(CaptureFields(&s.Cap, m.cfg.Keys),
 		explore.Field{Name: "phase", Value: dumpPhaseNames[s.Phase]},
-		explore.Field{Name: "buffer", Value: m.bufferField(&s)})
+		explore.Field{Name: "buffer", Value: m.bufferField(s)})
 }
 
 // bufferField: the buffered rows, or the keys whose rows will be dropped on
@@ -540,9 +535,9 @@ func (m *dump) bufferField(s *dumpState) string {
 	return bufferString(&s.Cap.Plan.Units[0], s.Buf, m.cfg.Keys)
 }
 
-func (m *dump) View(s dumpState) any {
+func (m *dump) View(s *dumpState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"mode": m.modeName(), "phase": dumpPhaseNames[s.Phase], "buffer": m.bufferField(&s)}
+	v.Control = map[string]string{"mode": m.modeName(), "phase": dumpPhaseNames[s.Phase], "buffer": m.bufferField(s)}
 	return v
 }
 
@@ -571,28 +566,28 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 	type P = explore.Property[dumpState, dumpAction]
 	keys := model.Key(m.cfg.Keys)
 	sometimes := func(name, cite string, check func(s *dumpState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s dumpState) string { return check(&s) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	props := []P{
-		invariants.Prop[dumpState, dumpAction](invariants.FinalReplay, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.FinalReplay, func(s *dumpState) string {
 			return invariants.CheckFinalReplay(&s.Cap, 1)
 		}),
-		invariants.StepProp[dumpState, dumpAction](invariants.NoDuplicate, func(s dumpState, _ dumpAction, t dumpState) string {
+		invariants.StepProp[dumpState, dumpAction](invariants.NoDuplicate, func(s *dumpState, _ dumpAction, t *dumpState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.FrontierReplay, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.FrontierReplay, func(s *dumpState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, 1)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.ClosedUnitCut, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.ClosedUnitCut, func(s *dumpState) string {
 			return invariants.CheckClosedUnitCut(&s.Cap)
 		}),
-		invariants.StepProp[dumpState, dumpAction](invariants.Monotonic, func(s dumpState, _ dumpAction, t dumpState) string {
+		invariants.StepProp[dumpState, dumpAction](invariants.Monotonic, func(s *dumpState, _ dumpAction, t *dumpState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.CommittedOnly, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.CommittedOnly, func(s *dumpState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
-		invariants.Prop[dumpState, dumpAction](invariants.Contract, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](invariants.Contract, func(s *dumpState) string {
 			return invariants.CheckContract(&s.Cap, 1)
 		}),
 	}
@@ -601,7 +596,7 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 		trajectory = invariants.TrustedSplice
 	}
 	props = append(props,
-		invariants.Prop[dumpState, dumpAction](trajectory, func(s dumpState) string {
+		invariants.Prop[dumpState, dumpAction](trajectory, func(s *dumpState) string {
 			if s.Phase != dumpRecorded {
 				return ""
 			}

@@ -213,7 +213,7 @@ func newDumpStepper(t *testing.T, cfg Config) *dumpStepper {
 }
 
 func (d *dumpStepper) enabled(a dumpAction) bool {
-	for _, b := range d.m.Actions(d.s, nil) {
+	for _, b := range d.m.Actions(&d.s, nil) {
 		if b == a {
 			return true
 		}
@@ -232,9 +232,9 @@ func (d *dumpStepper) do(a dumpAction) {
 	if !d.enabled(a) {
 		d.t.Fatalf("%s is not enabled after\n%s", dumpKindNames[a.Kind], strings.Join(d.lines, "\n"))
 	}
-	d.lines = append(d.lines, d.m.Describe(d.s, a))
+	d.lines = append(d.lines, d.m.Describe(&d.s, a))
 	var ok bool
-	if d.s, ok = d.m.Next(d.s, a); !ok {
+	if d.s, ok = d.m.Next(&d.s, a); !ok {
 		d.t.Fatalf("%s changed nothing", dumpKindNames[a.Kind])
 	}
 }
@@ -244,7 +244,7 @@ func (d *dumpStepper) holds() {
 	d.t.Helper()
 	for _, p := range d.m.Properties() {
 		if p.Kind == explore.Always && !p.OptIn {
-			if r := p.Check(d.s); r != "" {
+			if r := p.Check(&d.s); r != "" {
 				d.t.Errorf("%s: %s\n%s", p.Name, r, strings.Join(d.lines, "\n"))
 			}
 		}
@@ -343,22 +343,23 @@ func TestDumpEncodeDecode(t *testing.T) {
 		seen := 0
 		var walk func(s dumpState, depth int)
 		walk = func(s dumpState, depth int) {
-			enc := m.Encode(s, nil)
-			back, err := m.Decode(enc)
+			enc := m.Encode(&s, nil)
+			var back dumpState
+			err := m.Decode(enc, &back)
 			want := s
 			want.Cap.Dup = 0 // a mark of the step, not part of the state
-			if err != nil || string(m.Encode(back, nil)) != string(enc) || back != want {
+			if err != nil || string(m.Encode(&back, nil)) != string(enc) || back != want {
 				t.Fatalf("%s: round trip of %x failed: %v", mode, enc, err)
 			}
-			if _, err := m.Decode(enc[:len(enc)-1]); err == nil {
+			if err := m.Decode(enc[:len(enc)-1], new(dumpState)); err == nil {
 				t.Fatalf("%s: short input accepted", mode)
 			}
 			seen++
 			if depth == 0 {
 				return
 			}
-			for _, a := range m.Actions(s, nil) {
-				if t2, ok := m.Next(s, a); ok {
+			for _, a := range m.Actions(&s, nil) {
+				if t2, ok := m.Next(&s, a); ok {
 					walk(t2, depth-1)
 				}
 			}
@@ -379,7 +380,7 @@ func dumpViolation(m *dump, r *explore.Result[dumpState, dumpAction]) string {
 	var b strings.Builder
 	for i, st := range r.Violation.Trace {
 		if st.HasAction {
-			b.WriteString(m.Describe(r.Violation.Trace[i-1].State, st.Action) + "\n")
+			b.WriteString(m.Describe(&r.Violation.Trace[i-1].State, st.Action) + "\n")
 		}
 	}
 	b.WriteString(r.Violation.Property + ": " + r.Violation.Reason)

@@ -50,7 +50,7 @@ func (m splice) Init() []spliceState {
 	return out
 }
 
-func (m splice) Actions(s spliceState, buf []spliceAction) []spliceAction {
+func (m splice) Actions(s *spliceState, buf []spliceAction) []spliceAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, spliceAction{Kind: spliceCommit, Txn: t})
@@ -75,11 +75,13 @@ func (m splice) Actions(s spliceState, buf []spliceAction) []spliceAction {
 	return buf
 }
 
-func (m splice) Next(s spliceState, a spliceAction) (spliceState, bool) {
-	c := &s.Cap
+func (m splice) Next(s *spliceState, a spliceAction) (spliceState, bool) {
+	t := *s
+	c := &t.Cap
 	switch a.Kind {
 	case spliceCommit:
-		return s, c.Log.Commit(a.Txn.Events()...)
+		ok := c.Log.Commit(a.Txn.Events()...)
+		return t, ok
 	case spliceDump: // the point bracket (r, r] and R(k) = σ_r(k) for every key
 		r := c.Log.Len()
 		u := model.Unit{Domain: model.Range(0, model.Key(m.cfg.Keys)), Lo: r, Hi: r}
@@ -87,18 +89,18 @@ func (m splice) Next(s spliceState, a spliceAction) (spliceState, bool) {
 			u.Refresh[k], c.ReadAt[k] = c.Log.Sigma(r, k), r
 			u.Read = u.Read.With(k)
 			if u.Refresh[k] != model.Absent {
-				s.Buf = s.Buf.With(k)
+				t.Buf = t.Buf.With(k)
 			}
 		}
 		c.Plan.Add(u)
-		s.Dumped = true
+		t.Dumped = true
 	case spliceClose: // the spliced rows, tagged r, before every later event
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-			if s.Buf.Has(k) {
+			if t.Buf.Has(k) {
 				c.Emit(k, c.Plan.Units[0].Refresh[k], c.Plan.Units[0].Hi)
 			}
 		}
-		s.Buf, c.Closed = 0, 1
+		t.Buf, c.Closed = 0, 1
 	case spliceConsume: // every consumed event is emitted at its place
 		c.Pos++
 		e := c.Log.At(c.Pos)
@@ -106,7 +108,7 @@ func (m splice) Next(s spliceState, a spliceAction) (spliceState, bool) {
 	case spliceStartLater:
 		protocols.StartLater(c)
 	}
-	return s, true
+	return t, true
 }
 
 // Properties: the shared invariants a point splice should satisfy, each
@@ -114,16 +116,16 @@ func (m splice) Next(s spliceState, a spliceAction) (spliceState, bool) {
 func (m splice) Properties() []explore.Property[spliceState, spliceAction] {
 	type P = explore.Property[spliceState, spliceAction]
 	return []P{
-		invariants.Prop[spliceState, spliceAction](invariants.FinalReplay, func(s spliceState) string {
+		invariants.Prop[spliceState, spliceAction](invariants.FinalReplay, func(s *spliceState) string {
 			return invariants.CheckFinalReplay(&s.Cap, 1)
 		}),
-		invariants.Prop[spliceState, spliceAction](invariants.FrontierReplay, func(s spliceState) string {
+		invariants.Prop[spliceState, spliceAction](invariants.FrontierReplay, func(s *spliceState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, 1)
 		}),
-		invariants.StepProp[spliceState, spliceAction](invariants.Monotonic, func(s spliceState, _ spliceAction, t spliceState) string {
+		invariants.StepProp[spliceState, spliceAction](invariants.Monotonic, func(s *spliceState, _ spliceAction, t *spliceState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		{Name: "row-only-in-copy", Cite: "§6.4, S-OBS", Kind: explore.Sometimes, Check: func(s spliceState) string {
+		{Name: "row-only-in-copy", Cite: "§6.4, S-OBS", Kind: explore.Sometimes, Check: func(s *spliceState) string {
 			// a row the consumer never saw reached the sink through the dump
 			c := &s.Cap
 			for k := model.Key(0); c.Closed == 1 && k < model.Key(m.cfg.Keys); k++ {
@@ -138,12 +140,12 @@ func (m splice) Properties() []explore.Property[spliceState, spliceAction] {
 
 // Done: at rest with every event committed; anything else without a next
 // step is a deadlock.
-func (m splice) Done(s spliceState) bool {
+func (m splice) Done(s *spliceState) bool {
 	return s.Cap.AllClosed(1) && s.Cap.Pos == s.Cap.Log.Len() && protocols.DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
 // Encode is the capture's own encoding plus the control, byte for byte.
-func (m splice) Encode(s spliceState, buf []byte) []byte {
+func (m splice) Encode(s *spliceState, buf []byte) []byte {
 	var d byte
 	if s.Dumped {
 		d = 1
@@ -151,15 +153,16 @@ func (m splice) Encode(s spliceState, buf []byte) []byte {
 	return append(s.Cap.AppendTo(buf), d, byte(s.Buf), byte(s.Buf>>8))
 }
 
-func (m splice) Decode(b []byte) (spliceState, error) {
+func (m splice) Decode(b []byte, s *spliceState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) < 3 {
-		return spliceState{}, errors.New("splice: short state")
+		return errors.New("splice: short state")
 	}
-	return spliceState{Cap: c, Dumped: rest[0] == 1, Buf: model.KeySet(rest[1]) | model.KeySet(rest[2])<<8}, nil
+	s.Cap, s.Dumped, s.Buf = c, rest[0] == 1, model.KeySet(rest[1])|model.KeySet(rest[2])<<8
+	return nil
 }
 
-func (m splice) Describe(s spliceState, a spliceAction) string {
+func (m splice) Describe(s *spliceState, a spliceAction) string {
 	switch a.Kind {
 	case spliceCommit:
 		return protocols.DescribeCommit(&s.Cap.Log, a.Txn)
@@ -180,7 +183,7 @@ func (m splice) ActionNames() []string {
 func (m splice) ActionKind(a spliceAction) int { return int(a.Kind) }
 
 // Fields lets traces print only what changed.
-func (m splice) Fields(s spliceState) []explore.Field {
+func (m splice) Fields(s *spliceState) []explore.Field {
 	return append(protocols.CaptureFields(&s.Cap, m.cfg.Keys),
 		explore.Field{Name: "buffer", Value: protocols.KeySetString(s.Buf, m.cfg.Keys)})
 }

@@ -235,12 +235,12 @@ type parallel struct {
 	parts ParallelParts
 }
 
-func newParallel(cfg Config, parts ParallelParts) parallel {
-	return parallel{cfg, parts.withFault(cfg.Fault)}
+func newParallel(cfg Config, parts ParallelParts) *parallel {
+	return &parallel{cfg, parts.withFault(cfg.Fault)}
 }
 
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
-func (m parallel) domain(i int) model.KeySet {
+func (m *parallel) domain(i int) model.KeySet {
 	k, c := m.cfg.Keys, m.cfg.Chunks
 	d := model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
 	if m.cfg.Fault == OverlappingChunks && i+1 < c {
@@ -251,7 +251,7 @@ func (m parallel) domain(i int) model.KeySet {
 
 // Init: one state per base store (every store with initial=any), the empty
 // log, every chunk split off and idle.
-func (m parallel) Init() []parallelState {
+func (m *parallel) Init() []parallelState {
 	var out []parallelState
 	for _, c := range InitialCaptures(&m.cfg) {
 		s := parallelState{Cap: c}
@@ -268,7 +268,7 @@ func (m parallel) Init() []parallelState {
 // with the capture's steps first, a counterexample commits as late as its
 // shape allows, e.g. Prop 3's delete lands inside the window rather than
 // before the low edge.)
-func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelAction {
+func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAction {
 	for i := 0; i < m.cfg.Chunks; i++ {
 		u := &s.Cap.Plan.Units[i]
 		c := uint8(i)
@@ -294,7 +294,7 @@ func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelActio
 	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
-	if m.readerExists(&s) && s.Cap.Pos < s.Cap.Log.Len() {
+	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {
 		buf = append(buf, parallelAction{Kind: parallelConsume})
 		if MayStartLater(&s.Cap, m.parts.readerStart(&s.Cap.Plan)) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
@@ -305,7 +305,7 @@ func (m parallel) Actions(s parallelState, buf []parallelAction) []parallelActio
 
 // readerExists: the live reader is created when the last chunk closes, or
 // under Concurrent once every chunk has recorded its high offset.
-func (m parallel) readerExists(s *parallelState) bool {
+func (m *parallel) readerExists(s *parallelState) bool {
 	if !m.parts.Concurrent {
 		return s.Cap.AllClosed(m.cfg.Chunks)
 	}
@@ -318,7 +318,7 @@ func (m parallel) readerExists(s *parallelState) bool {
 }
 
 // highAllowed: the high offset is recorded only after every key is read.
-func (m parallel) highAllowed(u *model.Unit) bool {
+func (m *parallel) highAllowed(u *model.Unit) bool {
 	need := u.Domain
 	if m.cfg.Fault == HighBeforeRead {
 		need = need.Without(m.lastKey(u.Domain)) // the last key may still be read after the high offset
@@ -326,44 +326,44 @@ func (m parallel) highAllowed(u *model.Unit) bool {
 	return u.Read&need == need
 }
 
-// Next applies a.
-func (m parallel) Next(s parallelState, a parallelAction) (parallelState, bool) {
+// Next applies a to a copy of s, which each step below changes in place.
+func (m *parallel) Next(s *parallelState, a parallelAction) (parallelState, bool) {
+	t := *s
 	i := int(a.Chunk)
 	switch a.Kind {
 	case parallelCommit:
-		return m.commit(s, a.Txn), true
+		m.commit(&t, a.Txn)
 	case parallelLow:
-		return m.recordLow(s, i), true
+		m.recordLow(&t, i)
 	case parallelRead:
-		return m.readKey(s, i), true
+		m.readKey(&t, i)
 	case parallelHigh:
-		return m.recordHigh(s, i), true
+		m.recordHigh(&t, i)
 	case parallelClose:
-		return m.backfillAndEmit(s, i), true
+		m.backfillAndEmit(&t, i)
 	case parallelConsume:
-		return m.consume(s), true
+		m.consume(&t)
 	case parallelStartLater:
-		StartLater(&s.Cap)
-		return s, true
+		StartLater(&t.Cap)
+	default:
+		return t, false
 	}
-	return s, false
+	return t, true
 }
 
 // commit appends the source's transaction to the log (S-LOG: whole).
-func (m parallel) commit(s parallelState, t Txn) parallelState {
+func (m *parallel) commit(s *parallelState, t Txn) {
 	s.Cap.Log.Commit(t.Events()...)
-	return s
 }
 
 // recordLow records chunk i's low offset: the current log length.
-func (m parallel) recordLow(s parallelState, i int) parallelState {
+func (m *parallel) recordLow(s *parallelState, i int) {
 	s.Cap.Plan.Units[i].Lo = s.Cap.Log.Len()
 	s.Phase[i] = chunkReading
-	return s
 }
 
 // readKey: the chunk select returns its next key at the current log end, R(k) = σ_len(k).
-func (m parallel) readKey(s parallelState, i int) parallelState {
+func (m *parallel) readKey(s *parallelState, i int) {
 	u := &s.Cap.Plan.Units[i]
 	k := m.nextUnread(u)
 	at := s.Cap.Log.Len()
@@ -374,20 +374,18 @@ func (m parallel) readKey(s parallelState, i int) parallelState {
 	u.Refresh[k] = v
 	u.Read = u.Read.With(k)
 	s.Cap.ReadAt[k] = at
-	return s
 }
 
 // recordHigh records chunk i's high offset: the current log length.
-func (m parallel) recordHigh(s parallelState, i int) parallelState {
+func (m *parallel) recordHigh(s *parallelState, i int) {
 	s.Cap.Plan.Units[i].Hi = s.Cap.Log.Len()
 	s.Phase[i] = chunkHigh
-	return s
 }
 
 // backfillAndEmit reads the window (lo, hi] into the buffer, emits the merged
 // unit (one entry per key with M(k) ≠ ⊥, tagged hi) and closes the chunk.
 // Once the last chunk has closed the live reader exists, its start still open.
-func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
+func (m *parallel) backfillAndEmit(s *parallelState, i int) {
 	u := &s.Cap.Plan.Units[i]
 	w := m.parts.window(u) // once per chunk: a part is called on a copy
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -400,34 +398,32 @@ func (m parallel) backfillAndEmit(s parallelState, i int) parallelState {
 	}
 	s.Cap.Closed |= 1 << i
 	s.Phase[i] = chunkClosed
-	return s
 }
 
 // merged is what the chunk emits for k: M(k) over the backfilled window
 // (Def. 6.3).
-func (m parallel) merged(u *model.Unit, l *model.Log, k model.Key) model.Value {
+func (m *parallel) merged(u *model.Unit, l *model.Log, k model.Key) model.Value {
 	return u.MergedIn(l, m.parts.window(u), k)
 }
 
 // consume: the live reader takes the next position; the gate passes its event
 // only beyond the owning chunk's high offset (clause (a)).
-func (m parallel) consume(s parallelState) parallelState {
+func (m *parallel) consume(s *parallelState) {
 	s.Cap.Pos++
 	p := s.Cap.Pos
 	e := s.Cap.Log.At(p)
 	if m.passes(&s.Cap, e.Key, p) {
 		s.Cap.Emit(e.Key, e.Img, p)
 	}
-	return s
 }
 
 // passes is the live gate for the event at p on key k.
-func (m parallel) passes(c *model.Capture, k model.Key, p model.Coord) bool {
+func (m *parallel) passes(c *model.Capture, k model.Key, p model.Coord) bool {
 	return m.parts.gate(&c.Plan, c.Plan.Owner(k), p)
 }
 
 // nextUnread is the lowest key of the unit not read yet.
-func (m parallel) nextUnread(u *model.Unit) model.Key {
+func (m *parallel) nextUnread(u *model.Unit) model.Key {
 	for k := model.Key(0); k < model.MaxKeys; k++ {
 		if u.Domain.Has(k) && !u.Read.Has(k) {
 			return k
@@ -437,7 +433,7 @@ func (m parallel) nextUnread(u *model.Unit) model.Key {
 }
 
 // readPresent reports whether the unit has read some key present.
-func (m parallel) readPresent(u *model.Unit) bool {
+func (m *parallel) readPresent(u *model.Unit) bool {
 	for k := model.Key(0); k < model.MaxKeys; k++ {
 		if u.Read.Has(k) && u.Refresh[k] != model.Absent {
 			return true
@@ -446,7 +442,7 @@ func (m parallel) readPresent(u *model.Unit) bool {
 	return false
 }
 
-func (m parallel) lastKey(s model.KeySet) model.Key {
+func (m *parallel) lastKey(s model.KeySet) model.Key {
 	for k := model.Key(model.MaxKeys); k > 0; k-- {
 		if s.Has(k - 1) {
 			return k - 1
@@ -457,12 +453,12 @@ func (m parallel) lastKey(s model.KeySet) model.Key {
 
 // Done: every chunk closed, the live reader at the end of the log, and the
 // source has committed all E events.
-func (m parallel) Done(s parallelState) bool {
+func (m *parallel) Done(s *parallelState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && DataEvents(&s.Cap.Log) >= m.cfg.Events
 }
 
 // Encode is the capture followed by the chunk phases, two bits each.
-func (m parallel) Encode(s parallelState, buf []byte) []byte {
+func (m *parallel) Encode(s *parallelState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	var ph byte
 	for i := 0; i < model.MaxUnits; i++ {
@@ -474,21 +470,20 @@ func (m parallel) Encode(s parallelState, buf []byte) []byte {
 var errParallelShort = errors.New("parallel: encoded state too short")
 
 // Decode is the inverse of Encode.
-func (m parallel) Decode(b []byte) (parallelState, error) {
-	var s parallelState
+func (m *parallel) Decode(b []byte, s *parallelState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) < 1 {
-		return s, errParallelShort
+		return errParallelShort
 	}
 	s.Cap = c
 	for i := 0; i < model.MaxUnits; i++ {
 		s.Phase[i] = chunkPhase(rest[0]>>(2*i)) & 3
 	}
-	return s, nil
+	return nil
 }
 
 // Describe renders a step in the words of §7.5.
-func (m parallel) Describe(s parallelState, a parallelAction) string {
+func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 	c := &s.Cap
 	i := int(a.Chunk)
 	u := &c.Plan.Units[i]
@@ -498,7 +493,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 	case parallelLow:
 		return fmt.Sprintf("chunk %d records low offset %d", i+1, c.Log.Len())
 	case parallelRead:
-		t := m.readKey(s, i)
+		t, _ := m.Next(s, a)
 		k := m.nextUnread(u)
 		late := ""
 		if s.Phase[i] == chunkHigh {
@@ -521,7 +516,7 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 			what = "drops merged"
 		}
 		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, m.parts.window(u), what, strings.Join(out, " "), u.Hi)
-		if t := m.backfillAndEmit(s, i); t.Cap.AllClosed(m.cfg.Chunks) {
+		if t, _ := m.Next(s, a); t.Cap.AllClosed(m.cfg.Chunks) {
 			if h := m.parts.readerStart(&t.Cap.Plan); h == 0 {
 				d += "; the live reader starts at s0 = 0 (the minimum high)"
 			} else {
@@ -545,18 +540,18 @@ func (m parallel) Describe(s parallelState, a parallelAction) string {
 }
 
 // ActionNames lists the kinds of steps.
-func (m parallel) ActionNames() []string { return parallelKindNames[:] }
+func (m *parallel) ActionNames() []string { return parallelKindNames[:] }
 
 // ActionKind is a's index in ActionNames.
-func (m parallel) ActionKind(a parallelAction) int { return int(a.Kind) }
+func (m *parallel) ActionKind(a parallelAction) int { return int(a.Kind) }
 
 // Fields is the capture plus each chunk's phase.
-func (m parallel) Fields(s parallelState) []explore.Field {
+func (m *parallel) Fields(s *parallelState) []explore.Field {
 	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	return append(f, explore.Field{Name: "chunks", Value: m.phases(&s)})
+	return append(f, explore.Field{Name: "chunks", Value: m.phases(s)})
 }
 
-func (m parallel) phases(s *parallelState) string {
+func (m *parallel) phases(s *parallelState) string {
 	var ph []string
 	for i := 0; i < m.cfg.Chunks; i++ {
 		ph = append(ph, fmt.Sprintf("%d:%v", i+1, s.Phase[i]))
@@ -565,7 +560,7 @@ func (m parallel) phases(s *parallelState) string {
 }
 
 // View is the capture's picture with each chunk's phase as control.
-func (m parallel) View(s parallelState) any {
+func (m *parallel) View(s *parallelState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
 	v.Control = map[string]string{}
 	for i := 0; i < m.cfg.Chunks; i++ {
@@ -576,35 +571,35 @@ func (m parallel) View(s parallelState) any {
 
 // Properties: the shared invariants that apply to range-merge, then the
 // races that show they are not vacuous.
-func (m parallel) Properties() []explore.Property[parallelState, parallelAction] {
+func (m *parallel) Properties() []explore.Property[parallelState, parallelAction] {
 	n := m.cfg.Chunks
 	type P = explore.Property[parallelState, parallelAction]
 	sometimes := func(name, cite string, f func(c *model.Capture) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s parallelState) string { return f(&s.Cap) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *parallelState) string { return f(&s.Cap) }}
 	}
 	return []P{
-		invariants.Prop[parallelState, parallelAction](invariants.FinalReplay, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.FinalReplay, func(s *parallelState) string {
 			return invariants.CheckFinalReplay(&s.Cap, n)
 		}),
-		invariants.StepProp[parallelState, parallelAction](invariants.NoDuplicate, func(s parallelState, _ parallelAction, t parallelState) string {
+		invariants.StepProp[parallelState, parallelAction](invariants.NoDuplicate, func(s *parallelState, _ parallelAction, t *parallelState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.FrontierReplay, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.FrontierReplay, func(s *parallelState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, n)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.ClosedUnitCut, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.ClosedUnitCut, func(s *parallelState) string {
 			return invariants.CheckClosedUnitCut(&s.Cap)
 		}),
-		invariants.StepProp[parallelState, parallelAction](invariants.Monotonic, func(s parallelState, _ parallelAction, t parallelState) string {
+		invariants.StepProp[parallelState, parallelAction](invariants.Monotonic, func(s *parallelState, _ parallelAction, t *parallelState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.CommittedOnly, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.CommittedOnly, func(s *parallelState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.LatestHigh, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.LatestHigh, func(s *parallelState) string {
 			return invariants.CheckTrajectory(&s.Cap, n, s.Cap.Plan.LatestHigh())
 		}),
-		invariants.Prop[parallelState, parallelAction](invariants.Contract, func(s parallelState) string {
+		invariants.Prop[parallelState, parallelAction](invariants.Contract, func(s *parallelState) string {
 			return invariants.CheckContract(&s.Cap, n)
 		}),
 		sometimes("brackets-overlap", "§7.5 (independence from bracket ordering)", m.bracketsOverlap),
@@ -619,7 +614,7 @@ func (m parallel) Properties() []explore.Property[parallelState, parallelAction]
 }
 
 // bracketsOverlap: two closed chunks' windows share a log position.
-func (m parallel) bracketsOverlap(c *model.Capture) string {
+func (m *parallel) bracketsOverlap(c *model.Capture) string {
 	for i := 0; i < int(c.Plan.N); i++ {
 		for j := i + 1; j < int(c.Plan.N); j++ {
 			a, b := &c.Plan.Units[i], &c.Plan.Units[j]
@@ -632,7 +627,7 @@ func (m parallel) bracketsOverlap(c *model.Capture) string {
 }
 
 // closedKeys calls f for every key of every closed unit until f reports.
-func (m parallel) closedKeys(c *model.Capture, f func(i int, u *model.Unit, k model.Key) string) string {
+func (m *parallel) closedKeys(c *model.Capture, f func(i int, u *model.Unit, k model.Key) string) string {
 	for i := 0; i < int(c.Plan.N); i++ {
 		if !c.UnitClosed(i) {
 			continue
@@ -652,7 +647,7 @@ func (m parallel) closedKeys(c *model.Capture, f func(i int, u *model.Unit, k mo
 // mergedShown reports whether k's replay is, in this state, the merged entry
 // unit u emitted at its close (Def. 6.4): tagged hi, carrying M(k) ≠ ⊥, and
 // not a live event at hi that a faulty gate passed. It returns M(k) as well.
-func (m parallel) mergedShown(c *model.Capture, u *model.Unit, k model.Key) (model.Value, bool) {
+func (m *parallel) mergedShown(c *model.Capture, u *model.Unit, k model.Key) (model.Value, bool) {
 	mv := m.merged(u, &c.Log, k)
 	if mv == model.Absent || c.Out.Tag[k] != u.Hi || c.Out.Val[k] != mv {
 		return mv, false
@@ -663,7 +658,7 @@ func (m parallel) mergedShown(c *model.Capture, u *model.Unit, k model.Key) (mod
 
 // mergeChangesValue: a closed chunk emitted a merged entry that differs from
 // its read, and the sink shows it.
-func (m parallel) mergeChangesValue(c *model.Capture) string {
+func (m *parallel) mergeChangesValue(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
 		if mv, ok := m.mergedShown(c, u, k); ok && mv != u.Refresh[k] {
 			return fmt.Sprintf("chunk %d: %v read %v, merged %v emitted at %d", i+1, k, u.Refresh[k], mv, u.Hi)
@@ -674,7 +669,7 @@ func (m parallel) mergeChangesValue(c *model.Capture) string {
 
 // absentReadInserted: a key read absent is inserted (⊥ → value) inside its
 // window, and the merged entry carrying the insert reached the sink.
-func (m parallel) absentReadInserted(c *model.Capture) string {
+func (m *parallel) absentReadInserted(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
 		if u.Refresh[k] != model.Absent {
 			return ""
@@ -695,7 +690,7 @@ func (m parallel) absentReadInserted(c *model.Capture) string {
 // window, the merged block omits it (M(k) = ⊥) and the sink shows ⊥ with
 // nothing for the key emitted beyond the high edge: the stale read never
 // reached the sink.
-func (m parallel) deleteRacesRead(c *model.Capture) string {
+func (m *parallel) deleteRacesRead(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
 		if u.Refresh[k] == model.Absent || m.merged(u, &c.Log, k) != model.Absent || c.Out.Val[k] != model.Absent || c.Out.Tag[k] > u.Hi {
 			return ""
@@ -712,7 +707,7 @@ func (m parallel) deleteRacesRead(c *model.Capture) string {
 // staleReadCorrected: a key read present is updated to another present value
 // after its read, inside its window, and the sink shows the merged entry
 // carrying the update.
-func (m parallel) staleReadCorrected(c *model.Capture) string {
+func (m *parallel) staleReadCorrected(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
 		r := u.Refresh[k]
 		mv, ok := m.mergedShown(c, u, k)
@@ -728,7 +723,7 @@ func (m parallel) staleReadCorrected(c *model.Capture) string {
 
 // liveWithheld: the live reader has consumed an event at or before its owning
 // chunk's high edge (preLow: at or before its low edge) — clause (a) withholds it.
-func (m parallel) liveWithheld(c *model.Capture, preLow bool) string {
+func (m *parallel) liveWithheld(c *model.Capture, preLow bool) string {
 	for p := c.Start + 1; p <= c.Pos; p++ {
 		e := c.Log.At(p)
 		o := c.Plan.Owner(e.Key)

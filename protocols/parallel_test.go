@@ -21,7 +21,7 @@ func runParallel(t *testing.T, m explore.Model[parallelState, parallelAction], w
 // parallelOnly checks a single named property of the model: the shortest
 // trace that breaks that one claim, whatever else breaks on the way.
 type parallelOnly struct {
-	parallel
+	*parallel
 	prop string
 }
 
@@ -36,7 +36,7 @@ func (m parallelOnly) Properties() []explore.Property[parallelState, parallelAct
 }
 
 // parallelReach checks only the model's sometimes-properties.
-type parallelReach struct{ parallel }
+type parallelReach struct{ *parallel }
 
 func (m parallelReach) Properties() []explore.Property[parallelState, parallelAction] {
 	var out []explore.Property[parallelState, parallelAction]
@@ -153,7 +153,7 @@ func TestParallelStartRule(t *testing.T) {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		enc := string(m.Encode(s, nil))
+		enc := string(m.Encode(&s, nil))
 		if seen[enc] {
 			continue
 		}
@@ -171,12 +171,12 @@ func TestParallelStartRule(t *testing.T) {
 				starts[[2]model.Coord{c.Start, h}] = true
 			}
 		}
-		buf = m.Actions(s, buf[:0])
+		buf = m.Actions(&s, buf[:0])
 		for _, a := range buf {
 			if a.Kind == parallelStartLater && c.Pos != c.Start {
 				t.Fatalf("start-later offered after the reader consumed position %d", c.Pos)
 			}
-			if next, ok := m.Next(s, a); ok {
+			if next, ok := m.Next(&s, a); ok {
 				queue = append(queue, next)
 			}
 		}
@@ -360,21 +360,22 @@ func TestParallelEncoding(t *testing.T) {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		enc := m.Encode(s, nil)
+		enc := m.Encode(&s, nil)
 		if seen[string(enc)] {
 			continue
 		}
 		seen[string(enc)] = true
-		d, err := m.Decode(enc)
+		var d parallelState
+		err := m.Decode(enc, &d)
 		if err != nil || d != s {
 			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, s)
 		}
-		if _, err := m.Decode(enc[:len(enc)-1]); err == nil {
+		if err := m.Decode(enc[:len(enc)-1], new(parallelState)); err == nil {
 			t.Fatalf("Decode accepted a truncated encoding")
 		}
-		buf = m.Actions(s, buf[:0])
+		buf = m.Actions(&s, buf[:0])
 		for _, a := range buf {
-			if next, ok := m.Next(s, a); ok {
+			if next, ok := m.Next(&s, a); ok {
 				queue = append(queue, next)
 			}
 		}
@@ -562,7 +563,7 @@ func enumerateParallel(cfg Config) uint64 {
 	return uint64(len(seen))
 }
 
-func describeViolation(m parallel, r *explore.Result[parallelState, parallelAction]) string {
+func describeViolation(m *parallel, r *explore.Result[parallelState, parallelAction]) string {
 	if r.Violation == nil {
 		return "(no violation)"
 	}
@@ -571,7 +572,7 @@ func describeViolation(m parallel, r *explore.Result[parallelState, parallelActi
 	b.WriteString(v.Property + ": " + v.Reason + "\n")
 	for i, st := range v.Trace {
 		if st.HasAction {
-			b.WriteString("  " + m.Describe(v.Trace[i-1].State, st.Action) + "\n")
+			b.WriteString("  " + m.Describe(&v.Trace[i-1].State, st.Action) + "\n")
 		}
 	}
 	return b.String()

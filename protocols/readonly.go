@@ -247,7 +247,7 @@ func (m *readonly) Init() []readonlyState {
 // Actions: first the source, then the capture's next step, then the
 // consumer's. A read is one action per boundary it may reflect. The consumer
 // releases a finished window before it takes another event.
-func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyAction {
+func (m *readonly) Actions(s *readonlyState, buf []readonlyAction) []readonlyAction {
 	if s.Cap.Partial {
 		// Only the rest of the exposed transaction may commit now.
 		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
@@ -275,9 +275,9 @@ func (m *readonly) Actions(s readonlyState, buf []readonlyAction) []readonlyActi
 		}
 	}
 	switch {
-	case m.windowDone(&s):
+	case m.windowDone(s):
 		buf = append(buf, readonlyAction{Kind: readonlyRelease})
-	case m.consumerMay(&s):
+	case m.consumerMay(s):
 		buf = append(buf, readonlyAction{Kind: readonlyConsume})
 		if MayStartLater(&s.Cap, EarliestLow(&s.Cap.Plan)) {
 			buf = append(buf, readonlyAction{Kind: readonlyStartLater})
@@ -297,31 +297,34 @@ func (m *readonly) consumerMay(s *readonlyState) bool {
 	return s.Phase != readonlyReading || m.parts.ConsumeDuringRead || !m.inWindow(s, p)
 }
 
-func (m *readonly) Next(s readonlyState, a readonlyAction) (readonlyState, bool) {
+// Next applies a to a copy of s, which each step below changes in place.
+func (m *readonly) Next(s *readonlyState, a readonlyAction) (readonlyState, bool) {
+	t := *s
 	switch a.Kind {
 	case readonlyCommit:
-		return m.commit(s, a.Txn), true
+		m.commit(&t, a.Txn)
 	case readonlySampleLow:
-		return m.sampleLow(s), true
+		m.sampleLow(&t)
 	case readonlyReadKey:
-		return m.readKey(s, a.At), true
+		m.readKey(&t, a.At)
 	case readonlySampleHigh:
-		return m.sampleHigh(s), true
+		m.sampleHigh(&t)
 	case readonlyConsume:
-		return m.consume(s), true
+		m.consume(&t)
 	case readonlyRelease:
-		return m.release(s), true
+		m.release(&t)
 	case readonlyStartLater:
-		StartLater(&s.Cap)
-		return s, true
+		StartLater(&t.Cap)
+	default:
+		return t, false
 	}
-	return s, false
+	return t, true
 }
 
 // commit appends one whole transaction (S-LOG). Under split-transaction a
 // multi-row transaction is exposed in two pieces: its first row, then the
 // rest under the same label.
-func (m *readonly) commit(s readonlyState, t Txn) readonlyState {
+func (m *readonly) commit(s *readonlyState, t Txn) {
 	l := &s.Cap.Log
 	switch {
 	case s.Cap.Partial:
@@ -340,7 +343,6 @@ func (m *readonly) commit(s readonlyState, t Txn) readonlyState {
 	default:
 		l.Commit(t.Events()...)
 	}
-	return s
 }
 
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
@@ -351,12 +353,11 @@ func (m *readonly) domain(i int) model.KeySet {
 
 // sampleLow installs the low sample before the chunk's read (A-discard) and
 // records the unit; its lo is the log length when sampled.
-func (m *readonly) sampleLow(s readonlyState) readonlyState {
+func (m *readonly) sampleLow(s *readonlyState) {
 	i := int(s.Cap.Plan.N)
 	s.Cap.Plan.Add(model.Unit{Domain: m.domain(i), Lo: s.Cap.Log.Len()})
 	s.LowAt[i] = m.sample(&s.Cap.Log)
 	s.Phase = readonlyReading
-	return s
 }
 
 // nextKey is the lowest key of the chunk not yet read.
@@ -371,7 +372,7 @@ func nextKey(u *model.Unit) model.Key {
 
 // readKey reads the chunk's next key as it stood at boundary at, lo ⊑ at ⊑
 // now (A-read); a present row goes into the buffer.
-func (m *readonly) readKey(s readonlyState, at model.Coord) readonlyState {
+func (m *readonly) readKey(s *readonlyState, at model.Coord) {
 	u := &s.Cap.Plan.Units[s.Cap.Plan.N-1]
 	k := nextKey(u)
 	v := s.Cap.Log.Sigma(at, k)
@@ -380,17 +381,15 @@ func (m *readonly) readKey(s readonlyState, at model.Coord) readonlyState {
 	if v != model.Absent {
 		s.Buf = s.Buf.With(k)
 	}
-	return s
 }
 
 // sampleHigh takes the high sample once the buffer is complete (A-discard);
 // the unit's hi is the log length when sampled.
-func (m *readonly) sampleHigh(s readonlyState) readonlyState {
+func (m *readonly) sampleHigh(s *readonlyState) {
 	i := int(s.Cap.Plan.N) - 1
 	s.Cap.Plan.Units[i].Hi = s.Cap.Log.Len()
 	s.HighAt[i] = m.sample(&s.Cap.Log)
 	s.Phase = readonlyHighSampled
-	return s
 }
 
 // inWindow is the consumer's test for the event at p, Member on the samples:
@@ -411,15 +410,14 @@ func (m *readonly) inWindow(s *readonlyState, p model.Coord) bool {
 
 // consume processes the next event: in the window it discards a buffered row
 // of its key; it is emitted at its own place either way.
-func (m *readonly) consume(s readonlyState) readonlyState {
+func (m *readonly) consume(s *readonlyState) {
 	p := s.Cap.Pos + 1
 	e := s.Cap.Log.At(p)
-	if m.inWindow(&s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard {
+	if m.inWindow(s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard {
 		s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 	}
 	s.Cap.Emit(e.Key, e.Img, p)
 	s.Cap.Pos = p
-	return s
 }
 
 // windowDone is the release condition of A-discard: the high sample exists
@@ -457,7 +455,7 @@ func (m *readonly) windowDone(s *readonlyState) bool {
 
 // release emits the survivors, tagged with the unit's high edge, and closes
 // the chunk. Under copy-dropped nothing is emitted.
-func (m *readonly) release(s readonlyState) readonlyState {
+func (m *readonly) release(s *readonlyState) {
 	i := int(s.Cap.Plan.N) - 1
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -468,17 +466,16 @@ func (m *readonly) release(s readonlyState) readonlyState {
 	s.Buf = 0
 	s.Cap.Closed |= 1 << i
 	s.Phase = readonlyIdle
-	return s
 }
 
 // Done: every chunk released, the consumer at the end of the log, the source
 // done committing.
-func (m *readonly) Done(s readonlyState) bool {
+func (m *readonly) Done(s *readonlyState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() &&
 		DataEvents(&s.Cap.Log) == m.cfg.Events && !s.Cap.Partial
 }
 
-func (m *readonly) Encode(s readonlyState, buf []byte) []byte {
+func (m *readonly) Encode(s *readonlyState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
 	for i := 0; i < model.MaxUnits; i++ {
@@ -491,11 +488,10 @@ func (m *readonly) Encode(s readonlyState, buf []byte) []byte {
 	return buf
 }
 
-func (m *readonly) Decode(b []byte) (readonlyState, error) {
-	var s readonlyState
+func (m *readonly) Decode(b []byte, s *readonlyState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if n := 3 + 2*model.MaxUnits + 1 + 2*MaxTxn; !ok || len(rest) < n {
-		return s, fmt.Errorf("readonly: short state encoding (%d bytes)", len(b))
+		return fmt.Errorf("readonly: short state encoding (%d bytes)", len(b))
 	}
 	s.Cap, s.Phase, s.Buf = c, readonlyPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
 	rest = rest[3:]
@@ -507,14 +503,14 @@ func (m *readonly) Decode(b []byte) (readonlyState, error) {
 	for j := range s.Pending.Ev {
 		s.Pending.Ev[j] = model.Event{Key: model.Key(rest[1+2*j]), Img: model.Value(rest[2+2*j])}
 	}
-	return s, nil
+	return nil
 }
 
 func (m *readonly) ActionNames() []string { return readonlyActionNames }
 
 func (m *readonly) ActionKind(a readonlyAction) int { return int(a.Kind) }
 
-func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
+func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
 	l := &s.Cap.Log
 	i := int(s.Cap.Plan.N) - 1
 	switch a.Kind {
@@ -547,7 +543,7 @@ func (m *readonly) Describe(s readonlyState, a readonlyAction) string {
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
 			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
-		case m.inWindow(&s, p):
+		case m.inWindow(s, p):
 			d += " in window"
 		}
 		return d + ", emitted"
@@ -591,9 +587,9 @@ func (m *readonly) control(s *readonlyState) map[string]string {
 	return c
 }
 
-func (m *readonly) Fields(s readonlyState) []explore.Field {
+func (m *readonly) Fields(s *readonlyState) []explore.Field {
 	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	c := m.control(&s)
+	c := m.control(s)
 	for _, name := range []string{"phase", "low sample", "high sample", "buffer", "pending"} {
 		if v, ok := c[name]; ok {
 			f = append(f, explore.Field{Name: name, Value: v})
@@ -602,9 +598,9 @@ func (m *readonly) Fields(s readonlyState) []explore.Field {
 	return f
 }
 
-func (m *readonly) View(s readonlyState) any {
+func (m *readonly) View(s *readonlyState) any {
 	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = m.control(&s)
+	v.Control = m.control(s)
 	return v
 }
 
@@ -632,39 +628,39 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 	units := m.cfg.Chunks
 	type P = explore.Property[readonlyState, readonlyAction]
 	sometimes := func(name, cite string, check func(s *readonlyState) string) P {
-		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s readonlyState) string { return check(&s) }}
+		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	ps := []P{
-		invariants.Prop[readonlyState, readonlyAction](invariants.FinalReplay, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.FinalReplay, func(s *readonlyState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
-		invariants.StepProp[readonlyState, readonlyAction](invariants.NoDuplicate, func(s readonlyState, _ readonlyAction, t readonlyState) string {
+		invariants.StepProp[readonlyState, readonlyAction](invariants.NoDuplicate, func(s *readonlyState, _ readonlyAction, t *readonlyState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.FrontierReplay, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.FrontierReplay, func(s *readonlyState) string {
 			return invariants.CheckFrontierReplay(&s.Cap, units)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.ClosedUnitCut, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.ClosedUnitCut, func(s *readonlyState) string {
 			return invariants.CheckClosedUnitCut(&s.Cap)
 		}),
-		invariants.StepProp[readonlyState, readonlyAction](invariants.Monotonic, func(s readonlyState, _ readonlyAction, t readonlyState) string {
+		invariants.StepProp[readonlyState, readonlyAction](invariants.Monotonic, func(s *readonlyState, _ readonlyAction, t *readonlyState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.Membership, func(s readonlyState) string {
-			return m.membership(&s)
+		invariants.Prop[readonlyState, readonlyAction](invariants.Membership, func(s *readonlyState) string {
+			return m.membership(s)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.CommittedOnly, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.CommittedOnly, func(s *readonlyState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.LatestHigh, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.LatestHigh, func(s *readonlyState) string {
 			return invariants.CheckTrajectory(&s.Cap, units, s.Cap.Plan.LatestHigh())
 		}),
-		invariants.Prop[readonlyState, readonlyAction](invariants.Contract, func(s readonlyState) string {
+		invariants.Prop[readonlyState, readonlyAction](invariants.Contract, func(s *readonlyState) string {
 			return invariants.CheckContract(&s.Cap, units)
 		}),
 	}
 	if m.cfg.Fault == SharedReadInstant {
-		ps = append(ps, invariants.Prop[readonlyState, readonlyAction](invariants.SingleReadPoint, func(s readonlyState) string {
+		ps = append(ps, invariants.Prop[readonlyState, readonlyAction](invariants.SingleReadPoint, func(s *readonlyState) string {
 			return invariants.CheckSingleReadPoint(&s.Cap)
 		}))
 	}

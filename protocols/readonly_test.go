@@ -265,7 +265,7 @@ func TestReadonlyResurrection(t *testing.T) {
 // traces is a trace of the full model.
 type readonlyAtLogEnd struct{ *readonly }
 
-func (m readonlyAtLogEnd) Actions(s readonlyState, buf []readonlyAction) []readonlyAction {
+func (m readonlyAtLogEnd) Actions(s *readonlyState, buf []readonlyAction) []readonlyAction {
 	n := len(buf)
 	buf = m.readonly.Actions(s, buf)
 	out := buf[:n]
@@ -352,7 +352,7 @@ func TestReadonlyProposition1(t *testing.T) {
 		v := check(t, m)
 		// Every step is a step of the full model.
 		for i := 1; i < len(v.Trace); i++ {
-			if !slices.Contains(full.Actions(v.Trace[i-1].State, nil), v.Trace[i].Action) {
+			if !slices.Contains(full.Actions(&v.Trace[i-1].State, nil), v.Trace[i].Action) {
 				t.Fatalf("step %d is not a step of the full model", i)
 			}
 		}
@@ -450,7 +450,7 @@ func TestReadonlyPerKeyReads(t *testing.T) {
 	del := Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: 1, Img: 0}}}
 	reads := func(s readonlyState) []model.Coord {
 		var at []model.Coord
-		for _, a := range m.Actions(s, nil) {
+		for _, a := range m.Actions(&s, nil) {
 			if a.Kind == readonlyReadKey {
 				at = append(at, a.At)
 			}
@@ -460,8 +460,10 @@ func TestReadonlyPerKeyReads(t *testing.T) {
 
 	// Low sample at 0, then t1 (two rows, 1–2) and t2 (3): the boundaries
 	// of [0, 3] are 0, 2 and 3.
-	s := m.sampleLow(m.Init()[0])
-	s = m.commit(m.commit(s, two), del)
+	s := m.Init()[0]
+	m.sampleLow(&s)
+	m.commit(&s, two)
+	m.commit(&s, del)
 	if got := reads(s); !slices.Equal(got, []model.Coord{0, 2, 3}) {
 		t.Fatalf("reads offered at %v, want [0 2 3]", got)
 	}
@@ -471,9 +473,9 @@ func TestReadonlyPerKeyReads(t *testing.T) {
 
 	// Low sample after t1: the consumer may process t1 during the read, not t2.
 	s = m.Init()[0]
-	s = m.commit(s, two) // t1 at 1–2
-	s = m.sampleLow(s)   // G(2) = {t1}
-	s = m.commit(s, del) // t2 at 3: k1 := ⊥
+	m.commit(&s, two) // t1 at 1–2
+	m.sampleLow(&s)   // G(2) = {t1}
+	m.commit(&s, del) // t2 at 3: k1 := ⊥
 	if got := reads(s); !slices.Equal(got, []model.Coord{2, 3}) {
 		t.Fatalf("reads offered at %v, want [2 3]", got)
 	}
@@ -481,14 +483,14 @@ func TestReadonlyPerKeyReads(t *testing.T) {
 		if !m.consumerMay(&s) {
 			t.Fatalf("position %d lies before the window and waits", s.Cap.Pos+1)
 		}
-		s = m.consume(s)
+		m.consume(&s)
 	}
 	if m.consumerMay(&s) {
 		t.Fatal("the consumer may take t2 while the chunk is read")
 	}
-	s = m.readKey(s, 2) // k0 = 1 at 2
-	s = m.readKey(s, 2) // k1 = 2 at 2: stale, t2 deletes it at 3
-	s = m.sampleHigh(s) // G(3) = {t1 t2}
+	m.readKey(&s, 2) // k0 = 1 at 2
+	m.readKey(&s, 2) // k1 = 2 at 2: stale, t2 deletes it at 3
+	m.sampleHigh(&s) // G(3) = {t1 t2}
 	u := s.Cap.Plan.Units[0]
 	if u.Lo != 2 || u.Hi != 3 || s.Cap.ReadAt != [model.MaxKeys]model.Coord{2, 2} || u.Refresh[0] != 1 || u.Refresh[1] != 2 {
 		t.Fatalf("unit %+v, reads at %v", u, s.Cap.ReadAt)
@@ -496,11 +498,11 @@ func TestReadonlyPerKeyReads(t *testing.T) {
 	if s.Buf != model.KeySet(0).With(0).With(1) || !m.consumerMay(&s) || !m.inWindow(&s, 3) {
 		t.Fatalf("buffer %b, consumer may %v, position 3 in window %v", s.Buf, m.consumerMay(&s), m.inWindow(&s, 3))
 	}
-	s = m.consume(s) // t2 discards the stale k1
+	m.consume(&s) // t2 discards the stale k1
 	if s.Buf != model.KeySet(0).With(0) || !m.windowDone(&s) {
 		t.Fatalf("buffer %b, window done %v", s.Buf, m.windowDone(&s))
 	}
-	s = m.release(s)
+	m.release(&s)
 	if s.Cap.Out.Val != (model.Store{1, 0}) || s.Cap.Out.Tag[0] != 3 || !s.Cap.UnitClosed(0) {
 		t.Fatalf("replay %+v", s.Cap.Out)
 	}
@@ -512,26 +514,28 @@ func TestReadonlyStartLater(t *testing.T) {
 	m := newReadonlyModel(Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1})
 	one := func(k model.Key, v model.Value) Txn { return Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: k, Img: v}}} }
 	may := func(s readonlyState) bool {
-		return slices.Contains(m.Actions(s, nil), readonlyAction{Kind: readonlyStartLater})
+		return slices.Contains(m.Actions(&s, nil), readonlyAction{Kind: readonlyStartLater})
 	}
-	s := m.commit(m.commit(m.Init()[0], one(0, 1)), one(1, 1))
-	s = m.sampleLow(s) // lo = 2
-	s = m.commit(s, one(0, 2))
+	s := m.Init()[0]
+	m.commit(&s, one(0, 1))
+	m.commit(&s, one(1, 1))
+	m.sampleLow(&s) // lo = 2
+	m.commit(&s, one(0, 2))
 	for _, want := range []bool{true, true, false} {
 		if may(s) != want {
 			t.Fatalf("start %d: start-later %v, want %v", s.Cap.Start, !want, want)
 		}
 		if want {
-			s, _ = m.Next(s, readonlyAction{Kind: readonlyStartLater})
+			s, _ = m.Next(&s, readonlyAction{Kind: readonlyStartLater})
 		}
 	}
 	if s.Cap.Start != 2 || s.Cap.Pos != 2 || s.Cap.Out != (model.Replayed{}) {
 		t.Fatalf("start %d, position %d, replay %+v", s.Cap.Start, s.Cap.Pos, s.Cap.Out)
 	}
 	s = m.Init()[0]
-	s = m.commit(s, one(0, 1))
-	s = m.consume(s)
-	s = m.commit(s, one(0, 2))
+	m.commit(&s, one(0, 1))
+	m.consume(&s)
+	m.commit(&s, one(0, 2))
 	if may(s) {
 		t.Fatal("the start moves after the consumer has consumed")
 	}
@@ -545,22 +549,23 @@ func TestReadonlyEncodeDecode(t *testing.T) {
 		n := 0
 		var walk func(s readonlyState, depth int)
 		walk = func(s readonlyState, depth int) {
-			enc := m.Encode(s, nil)
-			d, err := m.Decode(enc)
+			enc := m.Encode(&s, nil)
+			var d readonlyState
+			err := m.Decode(enc, &d)
 			want := s
 			want.Cap.Dup = 0 // a mark of the step, not part of the state
 			if err != nil || d != want {
 				t.Fatalf("round trip of %+v: %+v, %v", s, d, err)
 			}
-			if _, err := m.Decode(enc[:len(enc)-1]); err == nil {
+			if err := m.Decode(enc[:len(enc)-1], new(readonlyState)); err == nil {
 				t.Fatal("short encoding accepted")
 			}
 			n++
 			if depth == 0 {
 				return
 			}
-			for _, a := range m.Actions(s, nil) {
-				t2, _ := m.Next(s, a)
+			for _, a := range m.Actions(&s, nil) {
+				t2, _ := m.Next(&s, a)
 				walk(t2, depth-1)
 			}
 		}

@@ -41,8 +41,8 @@ func shardKey(c *model.Capture, d int) (uint64, bool) {
 
 // ShardKey makes each protocol model an explore.Sharder.
 
-func (m *classic) ShardKey(s classicState, d int) (uint64, bool)     { return shardKey(&s.Cap, d) }
-func (m *readonly) ShardKey(s readonlyState, d int) (uint64, bool)   { return shardKey(&s.Cap, d) }
-func (m parallel) ShardKey(s parallelState, d int) (uint64, bool)    { return shardKey(&s.Cap, d) }
-func (m *dump) ShardKey(s dumpState, d int) (uint64, bool)           { return shardKey(&s.Cap, d) }
-func (m *composite) ShardKey(s compositeState, d int) (uint64, bool) { return shardKey(&s.Cap, d) }
+func (m *classic) ShardKey(s *classicState, d int) (uint64, bool)     { return shardKey(&s.Cap, d) }
+func (m *readonly) ShardKey(s *readonlyState, d int) (uint64, bool)   { return shardKey(&s.Cap, d) }
+func (m *parallel) ShardKey(s *parallelState, d int) (uint64, bool)   { return shardKey(&s.Cap, d) }
+func (m *dump) ShardKey(s *dumpState, d int) (uint64, bool)           { return shardKey(&s.Cap, d) }
+func (m *composite) ShardKey(s *compositeState, d int) (uint64, bool) { return shardKey(&s.Cap, d) }

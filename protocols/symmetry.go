@@ -28,40 +28,45 @@ import "github.com/cutcheck/cutcheck/model"
 // markers name chunks, not values, and are never renamed.
 
 // Canonical names the state's values by first appearance.
-func (m *classic) Canonical(s classicState) classicState {
+func (m *classic) Canonical(s *classicState) classicState {
+	t := *s
 	var n model.Namer
-	s.Cap.NameValues(&n)
-	return s
+	t.Cap.NameValues(&n)
+	return t
 }
 
 // Canonical names the state's values by first appearance, then those of
 // the rows of a split transaction not yet appended.
-func (m *readonly) Canonical(s readonlyState) readonlyState {
+func (m *readonly) Canonical(s *readonlyState) readonlyState {
+	t := *s
 	var n model.Namer
-	s.Cap.NameValues(&n)
-	for i := range s.Pending.Ev {
-		s.Pending.Ev[i].Img = n.Name(s.Pending.Ev[i].Img)
+	t.Cap.NameValues(&n)
+	for i := range t.Pending.Ev {
+		t.Pending.Ev[i].Img = n.Name(t.Pending.Ev[i].Img)
 	}
-	return s
+	return t
 }
 
 // Canonical names the state's values by first appearance.
-func (m parallel) Canonical(s parallelState) parallelState {
+func (m *parallel) Canonical(s *parallelState) parallelState {
+	t := *s
 	var n model.Namer
-	s.Cap.NameValues(&n)
-	return s
+	t.Cap.NameValues(&n)
+	return t
 }
 
 // Canonical names the state's values by first appearance.
-func (m *dump) Canonical(s dumpState) dumpState {
+func (m *dump) Canonical(s *dumpState) dumpState {
+	t := *s
 	var n model.Namer
-	s.Cap.NameValues(&n)
-	return s
+	t.Cap.NameValues(&n)
+	return t
 }
 
 // Canonical names the state's values by first appearance.
-func (m *composite) Canonical(s compositeState) compositeState {
+func (m *composite) Canonical(s *compositeState) compositeState {
+	t := *s
 	var n model.Namer
-	s.Cap.NameValues(&n)
-	return s
+	t.Cap.NameValues(&n)
+	return t
 }

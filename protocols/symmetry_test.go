@@ -91,8 +91,8 @@ func reachable[S comparable, A any](m explore.Machine[S, A]) (states []S, depth 
 		states = append(states, front...)
 		var next []S
 		for _, s := range front {
-			for _, a := range m.Actions(s, nil) {
-				if t, ok := m.Next(s, a); ok && !seen[t] {
+			for _, a := range m.Actions(&s, nil) {
+				if t, ok := m.Next(&s, a); ok && !seen[t] {
 					seen[t] = true
 					next = append(next, t)
 				}
@@ -106,8 +106,8 @@ func reachable[S comparable, A any](m explore.Machine[S, A]) (states []S, depth 
 // successors is the set of states s steps to.
 func successors[S comparable, A any](m explore.Machine[S, A], s S) map[S]bool {
 	out := map[S]bool{}
-	for _, a := range m.Actions(s, nil) {
-		if t, ok := m.Next(s, a); ok {
+	for _, a := range m.Actions(&s, nil) {
+		if t, ok := m.Next(&s, a); ok {
 			out[t] = true
 		}
 	}
@@ -159,7 +159,8 @@ func checkOrbits[S comparable, A any](t *testing.T, cfg Config, c symCase[S, A])
 	for _, s := range states {
 		least := ""
 		for i := range perms {
-			buf = c.m.Encode(c.rename(s, &perms[i]), buf[:0])
+			r := c.rename(s, &perms[i])
+			buf = c.m.Encode(&r, buf[:0])
 			if least == "" || string(buf) < least {
 				least = string(buf)
 			}
@@ -243,7 +244,7 @@ func checkEquivariant[S comparable, A any](t *testing.T, cfg Config, c symCase[S
 			continue
 		}
 		succ := successors[S, A](c.m, s)
-		canon := c.m.Canonical(s)
+		canon := c.m.Canonical(&s)
 		for i := range perms {
 			r := &perms[i]
 			ps := c.rename(s, r)
@@ -256,12 +257,12 @@ func checkEquivariant[S comparable, A any](t *testing.T, cfg Config, c symCase[S
 				bad++
 			}
 			for _, p := range props {
-				if (p.Check(s) == "") != (p.Check(ps) == "") {
-					t.Errorf("%s: %q in a state, %q in its renaming by %v", p.Name, p.Check(s), p.Check(ps), r[1:cfg.Values+1])
+				if (p.Check(&s) == "") != (p.Check(&ps) == "") {
+					t.Errorf("%s: %q in a state, %q in its renaming by %v", p.Name, p.Check(&s), p.Check(&ps), r[1:cfg.Values+1])
 					bad++
 				}
 			}
-			if c.m.Canonical(ps) != canon {
+			if c.m.Canonical(&ps) != canon {
 				t.Errorf("canonical form differs within an orbit (renaming %v)", r[1:cfg.Values+1])
 				bad++
 			}
@@ -317,14 +318,14 @@ func TestSymmetryViolationReplays(t *testing.T) {
 					t.Fatalf("symmetry %v: initial state differs from Init()[%d]", sym, v.Path[0])
 				}
 				for i, j := range v.Path[1:] {
-					acts := m.Actions(s, nil)
-					s, _ = m.Next(s, acts[j])
+					acts := m.Actions(&s, nil)
+					s, _ = m.Next(&s, acts[j])
 					if s != v.Trace[i+1].State || !v.Trace[i+1].HasAction || fmt.Sprint(acts[j]) != fmt.Sprint(v.Trace[i+1].Action) {
 						t.Fatalf("symmetry %v: replay step %d differs from the trace", sym, i+1)
 					}
 				}
 				for _, p := range m.Properties() {
-					if p.Name == tt.prop && p.Check(s) == "" {
+					if p.Name == tt.prop && p.Check(&s) == "" {
 						t.Fatalf("symmetry %v: the replayed trace ends where %s holds", sym, tt.prop)
 					}
 				}

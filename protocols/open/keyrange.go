@@ -64,7 +64,7 @@ func init() {
 		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 3, Txn: 1, Mode: KeyrangeAdvancing},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
 			Txn: protocols.MaxTxn, Modes: []string{KeyrangeAdvancing, KeyrangeFrozen, KeyrangeNonmonotone}},
-	}, func(cfg protocols.Config) explore.Model[krState, krAction] { return keyrange{cfg} }))
+	}, func(cfg protocols.Config) explore.Model[krState, krAction] { return &keyrange{cfg} }))
 }
 
 // The obligation of §6.5, part by part.
@@ -105,13 +105,13 @@ type krAction struct {
 type keyrange struct{ cfg protocols.Config }
 
 // chunk is range i: keys [i·K/C, (i+1)·K/C).
-func (m keyrange) chunk(i int) model.KeySet {
+func (m *keyrange) chunk(i int) model.KeySet {
 	k, c := m.cfg.Keys, m.cfg.Chunks
 	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
 }
 
 // copied reports whether range i has been copied (a unit with its domain).
-func (m keyrange) copied(c *model.Capture, i int) bool {
+func (m *keyrange) copied(c *model.Capture, i int) bool {
 	for j := 0; j < int(c.Plan.N); j++ {
 		if c.Plan.Units[j].Domain == m.chunk(i) {
 			return true
@@ -120,7 +120,7 @@ func (m keyrange) copied(c *model.Capture, i int) bool {
 	return false
 }
 
-func (m keyrange) Init() []krState {
+func (m *keyrange) Init() []krState {
 	var out []krState
 	for _, c := range protocols.InitialCaptures(&m.cfg) {
 		out = append(out, krState{Cap: c})
@@ -131,7 +131,7 @@ func (m keyrange) Init() []krState {
 // Actions: the source's commits, the copy steps the visit order allows, then
 // the consumer's steps. The copy waits for the consumer to finish a
 // transaction it is inside: a read sees whole transactions (§3.3).
-func (m keyrange) Actions(s krState, buf []krAction) []krAction {
+func (m *keyrange) Actions(s *krState, buf []krAction) []krAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, krAction{Kind: krCommit, Txn: t})
@@ -158,35 +158,36 @@ func (m keyrange) Actions(s krState, buf []krAction) []krAction {
 	return buf
 }
 
-func (m keyrange) Next(s krState, a krAction) (krState, bool) {
+func (m *keyrange) Next(s *krState, a krAction) (krState, bool) {
+	t := *s
 	switch a.Kind {
 	case krCommit:
-		s.Cap.Log.Commit(a.Txn.Events()...)
+		t.Cap.Log.Commit(a.Txn.Events()...)
 	case krCopy:
-		s = m.copyRange(s, int(a.Chunk))
+		m.copyRange(&t, int(a.Chunk))
 	case krConsume:
-		s.Cap.Pos++
-		p := s.Cap.Pos
-		e := s.Cap.Log.At(p)
-		if m.ahead(&s, e.Key) {
-			s.Disc[e.Key] = p // the later copy will read this row
+		t.Cap.Pos++
+		p := t.Cap.Pos
+		e := t.Cap.Log.At(p)
+		if m.ahead(&t, e.Key) {
+			t.Disc[e.Key] = p // the later copy will read this row
 		} else {
-			s.Cap.Emit(e.Key, e.Img, p)
+			t.Cap.Emit(e.Key, e.Img, p)
 		}
 	case krStartLater:
-		protocols.StartLater(&s.Cap)
+		protocols.StartLater(&t.Cap)
 	default:
-		return s, false
+		return t, false
 	}
-	return s, true
+	return t, true
 }
 
 // ahead: k lies beyond the cursor, so the gate discards its events.
-func (m keyrange) ahead(s *krState, k model.Key) bool { return uint8(k) >= s.Upto }
+func (m *keyrange) ahead(s *krState, k model.Key) bool { return uint8(k) >= s.Upto }
 
 // readAt is where a copy reads: the consumer's position, or under frozen the
 // snapshot taken at the first copy.
-func (m keyrange) readAt(c *model.Capture) model.Coord {
+func (m *keyrange) readAt(c *model.Capture) model.Coord {
 	if m.cfg.Mode == KeyrangeFrozen && c.Plan.N > 0 {
 		return c.Plan.Units[0].Lo
 	}
@@ -196,7 +197,7 @@ func (m keyrange) readAt(c *model.Capture) model.Coord {
 // copyRange reads range i, upserts its present rows, records the unit and
 // moves the cursor. The rows are the unit's close block, tagged with its
 // high edge Pos, where the range is handed over to the log.
-func (m keyrange) copyRange(s krState, i int) krState {
+func (m *keyrange) copyRange(s *krState, i int) {
 	d, at := m.chunk(i), m.readAt(&s.Cap)
 	u := model.Unit{Domain: d, Lo: s.Cap.Pos, Hi: s.Cap.Pos, Read: d}
 	last := model.Key(0)
@@ -213,15 +214,14 @@ func (m keyrange) copyRange(s krState, i int) krState {
 	}
 	s.Cap.Closed |= 1 << s.Cap.Plan.Add(u)
 	s.Upto = uint8(last) + 1
-	return s
 }
 
 // Done: every range copied, the consumer at the end of a finished log.
-func (m keyrange) Done(s krState) bool {
+func (m *keyrange) Done(s *krState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && protocols.DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
-func (m keyrange) Encode(s krState, buf []byte) []byte {
+func (m *keyrange) Encode(s *krState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, s.Upto)
 	for _, p := range s.Disc {
@@ -230,24 +230,23 @@ func (m keyrange) Encode(s krState, buf []byte) []byte {
 	return buf
 }
 
-func (m keyrange) Decode(b []byte) (krState, error) {
-	var s krState
+func (m *keyrange) Decode(b []byte, s *krState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) != 1+model.MaxKeys {
-		return s, fmt.Errorf("keyrange: bad state encoding (%d bytes)", len(b))
+		return fmt.Errorf("keyrange: bad state encoding (%d bytes)", len(b))
 	}
 	s.Cap, s.Upto = c, rest[0]
 	for k := range s.Disc {
 		s.Disc[k] = model.Coord(rest[1+k])
 	}
-	return s, nil
+	return nil
 }
 
-func (m keyrange) ActionNames() []string { return krKindNames }
+func (m *keyrange) ActionNames() []string { return krKindNames }
 
-func (m keyrange) ActionKind(a krAction) int { return int(a.Kind) }
+func (m *keyrange) ActionKind(a krAction) int { return int(a.Kind) }
 
-func (m keyrange) Describe(s krState, a krAction) string {
+func (m *keyrange) Describe(s *krState, a krAction) string {
 	c := &s.Cap
 	switch a.Kind {
 	case krCommit:
@@ -273,37 +272,37 @@ func (m keyrange) Describe(s krState, a krAction) string {
 	case krConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
-		if m.ahead(&s, e.Key) {
-			return fmt.Sprintf("discard %v := %v at position %d (ahead of the cursor%s)", e.Key, e.Img, p, m.cursorString(&s))
+		if m.ahead(s, e.Key) {
+			return fmt.Sprintf("discard %v := %v at position %d (ahead of the cursor%s)", e.Key, e.Img, p, m.cursorString(s))
 		}
-		return fmt.Sprintf("apply %v := %v at position %d (at or below the cursor%s)", e.Key, e.Img, p, m.cursorString(&s))
+		return fmt.Sprintf("apply %v := %v at position %d (at or below the cursor%s)", e.Key, e.Img, p, m.cursorString(s))
 	case krStartLater:
 		return protocols.DescribeStartLater(c)
 	}
 	return "?"
 }
 
-func (m keyrange) cursorString(s *krState) string {
+func (m *keyrange) cursorString(s *krState) string {
 	if s.Upto == 0 {
 		return ", nothing copied yet"
 	}
 	return " " + model.Key(s.Upto-1).String()
 }
 
-func (m keyrange) Fields(s krState) []explore.Field {
+func (m *keyrange) Fields(s *krState) []explore.Field {
 	return append(protocols.CaptureFields(&s.Cap, m.cfg.Keys),
-		explore.Field{Name: "cursor", Value: m.cursorField(&s)},
-		explore.Field{Name: "discarded", Value: m.discField(&s)})
+		explore.Field{Name: "cursor", Value: m.cursorField(s)},
+		explore.Field{Name: "discarded", Value: m.discField(s)})
 }
 
-func (m keyrange) cursorField(s *krState) string {
+func (m *keyrange) cursorField(s *krState) string {
 	if s.Upto == 0 {
 		return "none (every key ahead)"
 	}
 	return model.Key(s.Upto - 1).String()
 }
 
-func (m keyrange) discField(s *krState) string {
+func (m *keyrange) discField(s *krState) string {
 	var out []string
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Disc[k] != 0 {
@@ -313,9 +312,9 @@ func (m keyrange) discField(s *krState) string {
 	return "{" + strings.Join(out, " ") + "}"
 }
 
-func (m keyrange) View(s krState) any {
+func (m *keyrange) View(s *krState) any {
 	v := protocols.CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"cursor": m.cursorField(&s), "last discarded": m.discField(&s)}
+	v.Control = map[string]string{"cursor": m.cursorField(s), "last discarded": m.discField(s)}
 	return v
 }
 
@@ -323,26 +322,26 @@ func (m keyrange) View(s krState) any {
 // cursor's moves, so frontier replay, the closed-unit cut, monotonicity,
 // committed reads and the contract all apply), the two parts of the obligation, and the races
 // that show them non-vacuous.
-func (m keyrange) Properties() []explore.Property[krState, krAction] {
+func (m *keyrange) Properties() []explore.Property[krState, krAction] {
 	n := m.cfg.Chunks
 	type P = explore.Property[krState, krAction]
 	return []P{
-		invariants.Prop[krState, krAction](invariants.FinalReplay, func(s krState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
-		invariants.StepProp[krState, krAction](invariants.NoDuplicate, func(s krState, _ krAction, t krState) string {
+		invariants.Prop[krState, krAction](invariants.FinalReplay, func(s *krState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
+		invariants.StepProp[krState, krAction](invariants.NoDuplicate, func(s *krState, _ krAction, t *krState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[krState, krAction](invariants.FrontierReplay, func(s krState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
-		invariants.Prop[krState, krAction](invariants.ClosedUnitCut, func(s krState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
-		invariants.StepProp[krState, krAction](invariants.Monotonic, func(s krState, _ krAction, t krState) string {
+		invariants.Prop[krState, krAction](invariants.FrontierReplay, func(s *krState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
+		invariants.Prop[krState, krAction](invariants.ClosedUnitCut, func(s *krState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
+		invariants.StepProp[krState, krAction](invariants.Monotonic, func(s *krState, _ krAction, t *krState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[krState, krAction](invariants.CommittedOnly, func(s krState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
-		invariants.Prop[krState, krAction](invariants.Contract, func(s krState) string { return invariants.CheckContract(&s.Cap, n) }),
+		invariants.Prop[krState, krAction](invariants.CommittedOnly, func(s *krState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
+		invariants.Prop[krState, krAction](invariants.Contract, func(s *krState) string { return invariants.CheckContract(&s.Cap, n) }),
 		invariants.StepProp[krState, krAction](KeyrangeMonotoneCursor, checkMonotoneCursor),
 		invariants.Prop[krState, krAction](KeyrangeFreshRefresh, checkFreshRefresh),
 		{Name: "discarded-change-copied", Cite: "§6.5 key-range gating", Kind: explore.Sometimes, Check: discardedChangeCopied},
 		{Name: "applied-behind-cursor", Cite: "§6.5 key-range gating", Kind: explore.Sometimes, Check: appliedBehindCursor},
-		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s krState) string {
+		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s *krState) string {
 			return protocols.CopyDecides(&s.Cap, n, true)
 		}},
 	}
@@ -351,7 +350,7 @@ func (m keyrange) Properties() []explore.Property[krState, krAction] {
 // appliedBehindCursor: an event of a key copied in an earlier range reached
 // the sink after its copy, with a later range copied too — what a cursor
 // that moved back would discard instead (the race monotone-cursor guards).
-func appliedBehindCursor(s krState) string {
+func appliedBehindCursor(s *krState) string {
 	c := &s.Cap
 	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
 		if i := c.Plan.Owner(k); i >= 0 && i < int(c.Plan.N)-1 && c.Out.Tag[k] > c.Plan.Units[i].Hi {
@@ -362,7 +361,7 @@ func appliedBehindCursor(s krState) string {
 }
 
 // checkMonotoneCursor: a step never moves the cursor back (obligation, part 1).
-func checkMonotoneCursor(s krState, _ krAction, t krState) string {
+func checkMonotoneCursor(s *krState, _ krAction, t *krState) string {
 	if t.Upto < s.Upto {
 		return fmt.Sprintf("the cursor moved back from %v to %v: keys up to %v are ahead again", model.Key(s.Upto-1), model.Key(t.Upto-1), model.Key(s.Upto-1))
 	}
@@ -371,7 +370,7 @@ func checkMonotoneCursor(s krState, _ krAction, t krState) string {
 
 // checkFreshRefresh: every copied key was read at or after the last event
 // discarded for it (obligation, part 2).
-func checkFreshRefresh(s krState) string {
+func checkFreshRefresh(s *krState) string {
 	c := &s.Cap
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
@@ -386,7 +385,7 @@ func checkFreshRefresh(s krState) string {
 
 // discardedChangeCopied: an event ahead of the cursor was discarded, and the
 // key's later copy, read at or after it, supplied its value to the sink.
-func discardedChangeCopied(s krState) string {
+func discardedChangeCopied(s *krState) string {
 	c := &s.Cap
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]

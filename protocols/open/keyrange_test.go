@@ -35,7 +35,7 @@ func kvRun[S, A any](t *testing.T, m explore.Model[S, A], only ...string) *explo
 func kvSteps[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) []string {
 	var out []string
 	for i := 1; i < len(v.Trace); i++ {
-		out = append(out, m.Describe(v.Trace[i-1].State, v.Trace[i].Action))
+		out = append(out, m.Describe(&v.Trace[i-1].State, v.Trace[i].Action))
 	}
 	return out
 }
@@ -126,8 +126,8 @@ func kvReachable[S comparable, A any](m explore.Model[S, A]) []S {
 			}
 			seen[s] = true
 			all = append(all, s)
-			for _, a := range m.Actions(s, nil) {
-				if u, ok := m.Next(s, a); ok {
+			for _, a := range m.Actions(&s, nil) {
+				if u, ok := m.Next(&s, a); ok {
 					next = append(next, u)
 				}
 			}
@@ -144,12 +144,13 @@ func kvRoundTrip[S comparable, A any](t *testing.T, m explore.Model[S, A]) {
 	for _, s := range all {
 		// Equal encodings: what identifies a state (Capture.Dup, a mark of
 		// the step, is not part of it).
-		got, err := m.Decode(m.Encode(s, nil))
-		if err != nil || string(m.Encode(got, nil)) != string(m.Encode(s, nil)) {
-			t.Fatalf("state %v: decoded %v, %v", m.Encode(s, nil), m.Encode(got, nil), err)
+		var got S
+		err := m.Decode(m.Encode(&s, nil), &got)
+		if err != nil || string(m.Encode(&got, nil)) != string(m.Encode(&s, nil)) {
+			t.Fatalf("state %v: decoded %v, %v", m.Encode(&s, nil), m.Encode(&got, nil), err)
 		}
 	}
-	if _, err := m.Decode([]byte{1, 2, 3}); err == nil {
+	if err := m.Decode([]byte{1, 2, 3}, new(S)); err == nil {
 		t.Error("a short encoding decoded")
 	}
 	t.Logf("%d states round-tripped", len(all))
@@ -266,7 +267,7 @@ func kvCommit(log []kvRow, rows []kvRow, ver int) []kvRow {
 
 // ---- key-range gating ----
 
-func krModel(cfg protocols.Config) keyrange { return keyrange{cfg} }
+func krModel(cfg protocols.Config) *keyrange { return &keyrange{cfg} }
 
 // Reference: §6.5 key-range gating — with an advancing read view every
 // invariant and both parts of the obligation hold, and every race is reached

@@ -195,7 +195,7 @@ func (m *reread) Init() []rereadState {
 }
 
 // Actions: the source, then the loop's next step, then the consumer.
-func (m *reread) Actions(s rereadState, buf []rereadAction) []rereadAction {
+func (m *reread) Actions(s *rereadState, buf []rereadAction) []rereadAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, rereadAction{Kind: rereadCommit, Txn: t})
@@ -209,13 +209,13 @@ func (m *reread) Actions(s rereadState, buf []rereadAction) []rereadAction {
 	case rereadRead:
 		buf = append(buf, rereadAction{Kind: rereadRecordHigh})
 	case rereadHigh:
-		if c.Pos == m.open(&s).Hi {
+		if c.Pos == m.open(s).Hi {
 			buf = append(buf, rereadAction{Kind: rereadClose})
 		}
 	case rereadStale:
 		buf = append(buf, rereadAction{Kind: rereadStaleRead})
 	}
-	if m.consumerMay(&s) {
+	if m.consumerMay(s) {
 		buf = append(buf, rereadAction{Kind: rereadConsume})
 		if protocols.MayStartLater(c, protocols.EarliestLow(&c.Plan)) {
 			buf = append(buf, rereadAction{Kind: rereadStartLater})
@@ -242,40 +242,41 @@ func (m *reread) consumerMay(s *rereadState) bool {
 	return true
 }
 
-func (m *reread) Next(s rereadState, a rereadAction) (rereadState, bool) {
-	c := &s.Cap
+func (m *reread) Next(s *rereadState, a rereadAction) (rereadState, bool) {
+	t := *s
+	c := &t.Cap
 	switch a.Kind {
 	case rereadCommit:
 		c.Log.Commit(a.Txn.Events()...)
 	case rereadOpen:
 		c.Plan.Add(model.Unit{Domain: c.Plan.Scope(), Lo: c.Log.Len()})
-		s.Phase = rereadLow
+		t.Phase = rereadLow
 	case rereadReadKeys:
-		u, at := m.open(&s), c.Log.Len()
+		u, at := m.open(&t), c.Log.Len()
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 			if u.Domain.Has(k) {
 				u.Refresh[k], u.Read, c.ReadAt[k] = c.Log.Sigma(at, k), u.Read.With(k), at
 				if u.Refresh[k] != model.Absent {
-					s.Buf = s.Buf.With(k)
+					t.Buf = t.Buf.With(k)
 				}
 			}
 		}
-		s.Phase = rereadRead
+		t.Phase = rereadRead
 	case rereadRecordHigh:
-		m.open(&s).Hi = c.Log.Len()
-		s.Phase = rereadHigh
+		m.open(&t).Hi = c.Log.Len()
+		t.Phase = rereadHigh
 	case rereadConsume:
-		m.consume(&s)
+		m.consume(&t)
 	case rereadClose:
-		m.close(&s)
+		m.close(&t)
 	case rereadStaleRead:
-		m.staleReread(&s)
+		m.staleReread(&t)
 	case rereadStartLater:
 		protocols.StartLater(c)
 	default:
-		return s, false
+		return t, false
 	}
-	return s, true
+	return t, true
 }
 
 // consume processes the next position. A full event is emitted as it is; a
@@ -380,7 +381,7 @@ func (m *reread) staleImage(l *model.Log, u *model.Unit, k model.Key) model.Valu
 	return v
 }
 
-func (m *reread) Done(s rereadState) bool {
+func (m *reread) Done(s *rereadState) bool {
 	c := &s.Cap
 	return s.Phase == rereadDone && c.Pos == c.Log.Len() && protocols.DataEvents(&c.Log) == m.cfg.Events
 }
@@ -395,25 +396,26 @@ func (m *reread) units(s *rereadState) int {
 	return model.MaxUnits + 1
 }
 
-func (m *reread) Encode(s rereadState, buf []byte) []byte {
+func (m *reread) Encode(s *rereadState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	return append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8), byte(s.Known), byte(s.Known>>8), byte(s.Collide), byte(s.Collide>>8))
 }
 
-func (m *reread) Decode(b []byte) (rereadState, error) {
+func (m *reread) Decode(b []byte, s *rereadState) error {
 	c, r, ok := model.DecodeCapture(b)
 	if !ok || len(r) != 7 {
-		return rereadState{}, fmt.Errorf("reread: bad state encoding (%d bytes)", len(b))
+		return fmt.Errorf("reread: bad state encoding (%d bytes)", len(b))
 	}
 	set := func(i int) model.KeySet { return model.KeySet(r[i]) | model.KeySet(r[i+1])<<8 }
-	return rereadState{Cap: c, Phase: rereadPhase(r[0]), Buf: set(1), Known: set(3), Collide: set(5)}, nil
+	s.Cap, s.Phase, s.Buf, s.Known, s.Collide = c, rereadPhase(r[0]), set(1), set(3), set(5)
+	return nil
 }
 
 func (m *reread) ActionNames() []string { return rereadActionNames }
 
 func (m *reread) ActionKind(a rereadAction) int { return int(a.Kind) }
 
-func (m *reread) Describe(s rereadState, a rereadAction) string {
+func (m *reread) Describe(s *rereadState, a rereadAction) string {
 	c := &s.Cap
 	keys := func(set model.KeySet) string { return protocols.KeySetString(set, m.cfg.Keys) }
 	switch a.Kind {
@@ -422,7 +424,7 @@ func (m *reread) Describe(s rereadState, a rereadAction) string {
 	case rereadOpen:
 		return fmt.Sprintf("bracket 1 over %s: record lo = %d; the consumer may run up to it", keys(c.Plan.Scope()), c.Log.Len())
 	case rereadReadKeys:
-		u, at := m.open(&s), c.Log.Len()
+		u, at := m.open(s), c.Log.Len()
 		var rs []string
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 			if u.Domain.Has(k) {
@@ -436,7 +438,7 @@ func (m *reread) Describe(s rereadState, a rereadAction) string {
 		return m.describeConsume(s)
 	case rereadClose:
 		t, _ := m.Next(s, a)
-		u := m.open(&s)
+		u := m.open(s)
 		d := fmt.Sprintf("close bracket %d (%d, %d]: emit survivors %s", c.Plan.N, u.Lo, u.Hi, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 		switch need := s.Collide &^ s.Known; t.Phase {
 		case rereadDone:
@@ -451,7 +453,7 @@ func (m *reread) Describe(s rereadState, a rereadAction) string {
 	case rereadStaleRead:
 		t, _ := m.Next(s, a)
 		return fmt.Sprintf("re-read %s at position %d as if inside (%d, %d], folding that window's events onto it: emit %s",
-			keys(s.Collide), c.Log.Len(), m.open(&s).Lo, m.open(&s).Hi, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
+			keys(s.Collide), c.Log.Len(), m.open(s).Lo, m.open(s).Hi, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 	case rereadStartLater:
 		return protocols.DescribeStartLater(c)
 	}
@@ -460,7 +462,7 @@ func (m *reread) Describe(s rereadState, a rereadAction) string {
 
 // describeConsume: "consume position 2: k0 delta {a:=1}, k0 unknown: withheld;
 // in the window: collides, buffered row discarded".
-func (m *reread) describeConsume(s rereadState) string {
+func (m *reread) describeConsume(s *rereadState) string {
 	c := &s.Cap
 	p := c.Pos + 1
 	e := c.Log.At(p)
@@ -483,7 +485,7 @@ func (m *reread) describeConsume(s rereadState) string {
 	return d
 }
 
-func (m *reread) Fields(s rereadState) []explore.Field {
+func (m *reread) Fields(s *rereadState) []explore.Field {
 	keys := func(set model.KeySet) string { return protocols.KeySetString(set, m.cfg.Keys) }
 	return append(protocols.CaptureFields(&s.Cap, m.cfg.Keys),
 		explore.Field{Name: "phase", Value: rereadPhaseNames[s.Phase]},
@@ -492,7 +494,7 @@ func (m *reread) Fields(s rereadState) []explore.Field {
 		explore.Field{Name: "colliding", Value: keys(s.Collide)})
 }
 
-func (m *reread) View(s rereadState) any {
+func (m *reread) View(s *rereadState) any {
 	v := protocols.CaptureView(&s.Cap, m.cfg.Keys)
 	keys := func(set model.KeySet) string { return protocols.KeySetString(set, m.cfg.Keys) }
 	v.Control = map[string]string{"phase": rereadPhaseNames[s.Phase], "buffer": keys(s.Buf), "known": keys(s.Known), "colliding": keys(s.Collide)}
@@ -522,35 +524,34 @@ var (
 // (§6.4), equal after replay, not entry for entry.
 func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 	type P = explore.Property[rereadState, rereadAction]
-	// Each check is a closure over the state value calling its function
-	// directly: a pointer to the state through a func value would move
-	// every state to the heap.
-	prop := func(inv invariants.Invariant, check func(s rereadState) string) P {
+	// Each check reads the state through the pointer it is given, with no
+	// copy.
+	prop := func(inv invariants.Invariant, check func(s *rereadState) string) P {
 		return invariants.Prop[rereadState, rereadAction](inv, check)
 	}
-	sometimes := func(name, cite string, check func(s rereadState) string) P {
+	sometimes := func(name, cite string, check func(s *rereadState) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	return []P{
-		prop(invariants.FinalReplay, func(s rereadState) string { return invariants.CheckFinalReplay(&s.Cap, m.units(&s)) }),
-		invariants.StepProp[rereadState, rereadAction](invariants.NoDuplicate, func(s rereadState, _ rereadAction, t rereadState) string {
+		prop(invariants.FinalReplay, func(s *rereadState) string { return invariants.CheckFinalReplay(&s.Cap, m.units(s)) }),
+		invariants.StepProp[rereadState, rereadAction](invariants.NoDuplicate, func(s *rereadState, _ rereadAction, t *rereadState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		prop(invariants.FrontierReplay, func(s rereadState) string { return invariants.CheckFrontierReplay(&s.Cap, m.units(&s)) }),
-		prop(invariants.ClosedUnitCut, func(s rereadState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
-		invariants.StepProp[rereadState, rereadAction](invariants.Monotonic, func(s rereadState, _ rereadAction, t rereadState) string {
+		prop(invariants.FrontierReplay, func(s *rereadState) string { return invariants.CheckFrontierReplay(&s.Cap, m.units(s)) }),
+		prop(invariants.ClosedUnitCut, func(s *rereadState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
+		invariants.StepProp[rereadState, rereadAction](invariants.Monotonic, func(s *rereadState, _ rereadAction, t *rereadState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		prop(invariants.CommittedOnly, func(s rereadState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
-		prop(invariants.LatestHigh, func(s rereadState) string {
-			return invariants.CheckTrajectory(&s.Cap, m.units(&s), s.Cap.Plan.LatestHigh())
+		prop(invariants.CommittedOnly, func(s *rereadState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
+		prop(invariants.LatestHigh, func(s *rereadState) string {
+			return invariants.CheckTrajectory(&s.Cap, m.units(s), s.Cap.Plan.LatestHigh())
 		}),
-		prop(invariants.Contract, func(s rereadState) string { return invariants.CheckContract(&s.Cap, m.units(&s)) }),
-		prop(RereadImages, func(s rereadState) string { return m.checkImages(&s) }),
-		prop(RereadTerminates, func(s rereadState) string { return m.checkTerminates(&s) }),
-		sometimes("reread-clean", "§6.5 (open)", func(s rereadState) string { return m.rereadClean(&s) }),
-		sometimes("delta-folded-onto-known-row", "§6.5 (open), S-IMG", func(s rereadState) string { return m.deltaFolded(&s) }),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s rereadState) string { return protocols.CopyDecides(&s.Cap, m.units(&s), false) }),
+		prop(invariants.Contract, func(s *rereadState) string { return invariants.CheckContract(&s.Cap, m.units(s)) }),
+		prop(RereadImages, func(s *rereadState) string { return m.checkImages(s) }),
+		prop(RereadTerminates, func(s *rereadState) string { return m.checkTerminates(s) }),
+		sometimes("reread-clean", "§6.5 (open)", func(s *rereadState) string { return m.rereadClean(s) }),
+		sometimes("delta-folded-onto-known-row", "§6.5 (open), S-IMG", func(s *rereadState) string { return m.deltaFolded(s) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *rereadState) string { return protocols.CopyDecides(&s.Cap, m.units(s), false) }),
 	}
 }
 

@@ -413,18 +413,19 @@ func TestRereadEncodeDecode(t *testing.T) {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		b := m.Encode(s, nil)
+		b := m.Encode(&s, nil)
 		if seen[string(b)] {
 			continue
 		}
 		seen[string(b)] = true
 		want := s
 		want.Cap.Dup = 0 // a mark of the step, not part of the state
-		if d, err := m.Decode(b); err != nil || d != want {
+		var d rereadState
+		if err := m.Decode(b, &d); err != nil || d != want {
 			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, want)
 		}
-		for _, a := range m.Actions(s, nil) {
-			if t2, ok := m.Next(s, a); ok {
+		for _, a := range m.Actions(&s, nil) {
+			if t2, ok := m.Next(&s, a); ok {
 				queue = append(queue, t2)
 			}
 		}

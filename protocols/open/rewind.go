@@ -120,7 +120,7 @@ func (m *rewind) Init() []rewindState {
 }
 
 // Actions: the source, then the chunk's next step, then the consumer.
-func (m *rewind) Actions(s rewindState, buf []rewindAction) []rewindAction {
+func (m *rewind) Actions(s *rewindState, buf []rewindAction) []rewindAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		buf = append(buf, rewindAction{Kind: rewindCommit, Txn: t})
@@ -131,10 +131,10 @@ func (m *rewind) Actions(s rewindState, buf []rewindAction) []rewindAction {
 		buf = append(buf, rewindAction{Kind: rewindRecordLow})
 	case s.Phase == rewindLow:
 		buf = append(buf, rewindAction{Kind: rewindRead})
-	case s.Phase == rewindRewound && c.Pos == m.open(&s).Lo:
+	case s.Phase == rewindRewound && c.Pos == m.open(s).Lo:
 		buf = append(buf, rewindAction{Kind: rewindSplice})
 	}
-	if m.consumerMay(&s) {
+	if m.consumerMay(s) {
 		buf = append(buf, rewindAction{Kind: rewindConsume})
 		if protocols.MayStartLater(c, protocols.EarliestLow(&c.Plan)) {
 			buf = append(buf, rewindAction{Kind: rewindStartLater})
@@ -153,8 +153,9 @@ func (m *rewind) consumerMay(s *rewindState) bool {
 	return p <= s.Cap.Log.Len() && (s.Phase == rewindIdle || p <= m.open(s).Lo)
 }
 
-func (m *rewind) Next(s rewindState, a rewindAction) (rewindState, bool) {
-	c := &s.Cap
+func (m *rewind) Next(s *rewindState, a rewindAction) (rewindState, bool) {
+	t := *s
+	c := &t.Cap
 	switch a.Kind {
 	case rewindCommit:
 		c.Log.Commit(a.Txn.Events()...)
@@ -162,9 +163,9 @@ func (m *rewind) Next(s rewindState, a rewindAction) (rewindState, bool) {
 		i := int(c.Plan.N)
 		lo := c.Log.Len()
 		c.Plan.Add(model.Unit{Domain: rwDomain(i, m.cfg.Keys, m.cfg.Chunks), Lo: lo, Hi: lo})
-		s.Phase = rewindLow
+		t.Phase = rewindLow
 	case rewindRead:
-		m.readAndRewind(&s)
+		m.readAndRewind(&t)
 	case rewindConsume:
 		p := c.Pos + 1
 		if e := c.Log.At(p); e.Key != model.NoKey {
@@ -180,13 +181,13 @@ func (m *rewind) Next(s rewindState, a rewindAction) (rewindState, bool) {
 			}
 		}
 		c.Closed |= 1 << i
-		s.Phase = rewindIdle
+		t.Phase = rewindIdle
 	case rewindStartLater:
 		protocols.StartLater(c)
 	default:
-		return s, false
+		return t, false
 	}
-	return s, true
+	return t, true
 }
 
 // rwDomain is chunk i's key range [i*K/C, (i+1)*K/C).
@@ -243,28 +244,29 @@ func (m *rewind) rollBack(l *model.Log, k model.Key, read model.Value, lo, r mod
 	return v
 }
 
-func (m *rewind) Done(s rewindState) bool {
+func (m *rewind) Done(s *rewindState) bool {
 	c := &s.Cap
 	return c.AllClosed(m.cfg.Chunks) && c.Pos == c.Log.Len() && protocols.DataEvents(&c.Log) == m.cfg.Events
 }
 
-func (m *rewind) Encode(s rewindState, buf []byte) []byte {
+func (m *rewind) Encode(s *rewindState, buf []byte) []byte {
 	return append(s.Cap.AppendTo(buf), byte(s.Phase))
 }
 
-func (m *rewind) Decode(b []byte) (rewindState, error) {
+func (m *rewind) Decode(b []byte, s *rewindState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) != 1 {
-		return rewindState{}, fmt.Errorf("rewind: bad state encoding (%d bytes)", len(b))
+		return fmt.Errorf("rewind: bad state encoding (%d bytes)", len(b))
 	}
-	return rewindState{Cap: c, Phase: rewindPhase(rest[0])}, nil
+	s.Cap, s.Phase = c, rewindPhase(rest[0])
+	return nil
 }
 
 func (m *rewind) ActionNames() []string { return rewindActionNames }
 
 func (m *rewind) ActionKind(a rewindAction) int { return int(a.Kind) }
 
-func (m *rewind) Describe(s rewindState, a rewindAction) string {
+func (m *rewind) Describe(s *rewindState, a rewindAction) string {
 	c := &s.Cap
 	switch a.Kind {
 	case rewindCommit:
@@ -281,7 +283,7 @@ func (m *rewind) Describe(s rewindState, a rewindAction) string {
 		return fmt.Sprintf("consume position %d", p)
 	case rewindSplice:
 		t, _ := m.Next(s, a)
-		return fmt.Sprintf("splice chunk %d at lo = %d: emit %s", c.Plan.N, m.open(&s).Lo, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
+		return fmt.Sprintf("splice chunk %d at lo = %d: emit %s", c.Plan.N, m.open(s).Lo, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 	case rewindStartLater:
 		return protocols.DescribeStartLater(c)
 	}
@@ -290,9 +292,9 @@ func (m *rewind) Describe(s rewindState, a rewindAction) string {
 
 // describeRead: "chunk 1 reads at r = 3: k0=⊥ k1=2; rolls back (1, 3] by
 // before-images: 3:k0=⊥ undone to 1; refresh at lo = 1: k0=1 k1=2".
-func (m *rewind) describeRead(s rewindState) string {
+func (m *rewind) describeRead(s *rewindState) string {
 	c := &s.Cap
-	u := m.open(&s)
+	u := m.open(s)
 	r := c.Log.Len()
 	w := m.suffix(u.Lo, r)
 	var read, undo, refresh []string
@@ -318,11 +320,11 @@ func (m *rewind) describeRead(s rewindState) string {
 		c.Plan.N, r, strings.Join(read, " "), w, strings.Join(undo, ", "), u.Lo, strings.Join(refresh, " "))
 }
 
-func (m *rewind) Fields(s rewindState) []explore.Field {
+func (m *rewind) Fields(s *rewindState) []explore.Field {
 	return append(protocols.CaptureFields(&s.Cap, m.cfg.Keys), explore.Field{Name: "phase", Value: rewindPhaseNames[s.Phase]})
 }
 
-func (m *rewind) View(s rewindState) any {
+func (m *rewind) View(s *rewindState) any {
 	v := protocols.CaptureView(&s.Cap, m.cfg.Keys)
 	v.Control = map[string]string{"phase": rewindPhaseNames[s.Phase]}
 	return v
@@ -345,34 +347,34 @@ var RewindReconstructs = invariants.Invariant{
 func (m *rewind) Properties() []explore.Property[rewindState, rewindAction] {
 	type P = explore.Property[rewindState, rewindAction]
 	units := m.cfg.Chunks
-	sometimes := func(name, cite string, check func(s rewindState) string) P {
+	sometimes := func(name, cite string, check func(s *rewindState) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
 	return []P{
-		invariants.Prop[rewindState, rewindAction](invariants.FinalReplay, func(s rewindState) string { return invariants.CheckFinalReplay(&s.Cap, units) }),
-		invariants.StepProp[rewindState, rewindAction](invariants.NoDuplicate, func(s rewindState, _ rewindAction, t rewindState) string {
+		invariants.Prop[rewindState, rewindAction](invariants.FinalReplay, func(s *rewindState) string { return invariants.CheckFinalReplay(&s.Cap, units) }),
+		invariants.StepProp[rewindState, rewindAction](invariants.NoDuplicate, func(s *rewindState, _ rewindAction, t *rewindState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[rewindState, rewindAction](invariants.FrontierReplay, func(s rewindState) string { return invariants.CheckFrontierReplay(&s.Cap, units) }),
-		invariants.Prop[rewindState, rewindAction](invariants.ClosedUnitCut, func(s rewindState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
-		invariants.StepProp[rewindState, rewindAction](invariants.Monotonic, func(s rewindState, _ rewindAction, t rewindState) string {
+		invariants.Prop[rewindState, rewindAction](invariants.FrontierReplay, func(s *rewindState) string { return invariants.CheckFrontierReplay(&s.Cap, units) }),
+		invariants.Prop[rewindState, rewindAction](invariants.ClosedUnitCut, func(s *rewindState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
+		invariants.StepProp[rewindState, rewindAction](invariants.Monotonic, func(s *rewindState, _ rewindAction, t *rewindState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[rewindState, rewindAction](invariants.CommittedOnly, func(s rewindState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
-		invariants.Prop[rewindState, rewindAction](invariants.LatestHigh, func(s rewindState) string {
+		invariants.Prop[rewindState, rewindAction](invariants.CommittedOnly, func(s *rewindState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
+		invariants.Prop[rewindState, rewindAction](invariants.LatestHigh, func(s *rewindState) string {
 			return invariants.CheckTrajectory(&s.Cap, units, s.Cap.Plan.LatestHigh())
 		}),
-		invariants.Prop[rewindState, rewindAction](invariants.Contract, func(s rewindState) string { return invariants.CheckContract(&s.Cap, units) }),
+		invariants.Prop[rewindState, rewindAction](invariants.Contract, func(s *rewindState) string { return invariants.CheckContract(&s.Cap, units) }),
 		invariants.Prop[rewindState, rewindAction](RewindReconstructs, m.checkReconstructs),
 		sometimes("rolled-back-across-own-key", "§6.5 (open)", m.rolledBackAcrossOwnKey),
 		sometimes("deleted-row-restored", "§6.5 (open), §1.2", m.deletedRowRestored),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s rewindState) string { return protocols.CopyDecides(&s.Cap, units, false) }),
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *rewindState) string { return protocols.CopyDecides(&s.Cap, units, false) }),
 	}
 }
 
 // checkReconstructs: once a chunk has been read and rolled back, each of its
 // keys' refresh is σ_lo.
-func (m *rewind) checkReconstructs(s rewindState) string {
+func (m *rewind) checkReconstructs(s *rewindState) string {
 	c := &s.Cap
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
@@ -389,7 +391,7 @@ func (m *rewind) checkReconstructs(s rewindState) string {
 // rolledBackAcrossOwnKey (the race the discipline exists for): a read taken
 // after its chunk's low edge reflects an event of one of its own keys in
 // (lo, r], and the rollback changed that key's value.
-func (m *rewind) rolledBackAcrossOwnKey(s rewindState) string {
+func (m *rewind) rolledBackAcrossOwnKey(s *rewindState) string {
 	c := &s.Cap
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
@@ -409,7 +411,7 @@ func (m *rewind) rolledBackAcrossOwnKey(s rewindState) string {
 
 // deletedRowRestored (what missing-preimage loses): a row read as ⊥ because
 // it was deleted in (lo, r] is present in the rolled-back refresh.
-func (m *rewind) deletedRowRestored(s rewindState) string {
+func (m *rewind) deletedRowRestored(s *rewindState) string {
 	c := &s.Cap
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]

@@ -44,7 +44,7 @@ func (o rwOnly[S, A]) Properties() []explore.Property[S, A] {
 	return out
 }
 
-func (o rwOnly[S, A]) Done(s S) bool { return o.Model.(explore.Doner[S]).Done(s) }
+func (o rwOnly[S, A]) Done(s *S) bool { return o.Model.(explore.Doner[S]).Done(s) }
 
 // rwSteps is a violation's trace in the model's words, one line per step.
 func rwSteps[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) []string {
@@ -53,7 +53,7 @@ func rwSteps[S, A any](m explore.Model[S, A], v *explore.Violation[S, A]) []stri
 	}
 	var out []string
 	for i := 1; i < len(v.Trace); i++ {
-		out = append(out, fmt.Sprintf("%d. %s", i, m.Describe(v.Trace[i-1].State, v.Trace[i].Action)))
+		out = append(out, fmt.Sprintf("%d. %s", i, m.Describe(&v.Trace[i-1].State, v.Trace[i].Action)))
 	}
 	return out
 }
@@ -379,15 +379,15 @@ func TestRewindRollbackReached(t *testing.T) {
 	s.Cap = protocols.InitialCaptures(&cfg)[0]
 	for _, a := range []rewindAction{{Kind: rewindRecordLow}, {Kind: rewindCommit, Txn: protocols.Txn{N: 1, Ev: [3]model.Event{{Key: 0, Img: 1}}}}, {Kind: rewindRead}} {
 		var ok bool
-		if s, ok = m.Next(s, a); !ok {
+		if s, ok = m.Next(&s, a); !ok {
 			t.Fatal("step disabled")
 		}
 	}
 	want := "chunk 1: k0 read 1 at r = 1 > lo = 0, rolled back across 1:k0=1/t1 to ⊥"
-	if got := m.rolledBackAcrossOwnKey(s); got != want {
+	if got := m.rolledBackAcrossOwnKey(&s); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := m.checkReconstructs(s); got != "" {
+	if got := m.checkReconstructs(&s); got != "" {
 		t.Errorf("the obligation fails on the correct rollback: %s", got)
 	}
 }
@@ -477,19 +477,20 @@ func TestRewindEncodeDecode(t *testing.T) {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		b := m.Encode(s, nil)
+		b := m.Encode(&s, nil)
 		if seen[string(b)] {
 			continue
 		}
 		seen[string(b)] = true
-		d, err := m.Decode(b)
+		var d rewindState
+		err := m.Decode(b, &d)
 		want := s
 		want.Cap.Dup = 0 // a mark of the step, not part of the state
 		if err != nil || d != want {
 			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, want)
 		}
-		for _, a := range m.Actions(s, nil) {
-			if t2, ok := m.Next(s, a); ok {
+		for _, a := range m.Actions(&s, nil) {
+			if t2, ok := m.Next(&s, a); ok {
 				queue = append(queue, t2)
 			}
 		}

@@ -60,7 +60,7 @@ func init() {
 		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: VersionmaxEngine},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
 			Txn: protocols.MaxTxn, Modes: []string{VersionmaxEngine, VersionmaxClient, VersionmaxNoTombstone}},
-	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] { return versionmax{cfg} }))
+	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] { return &versionmax{cfg} }))
 }
 
 // VersionmaxOrder is version-max's obligation (§6.5).
@@ -113,12 +113,12 @@ type vmAction struct {
 type versionmax struct{ cfg protocols.Config }
 
 // chunk is range i: keys [i·K/C, (i+1)·K/C).
-func (m versionmax) chunk(i int) model.KeySet {
+func (m *versionmax) chunk(i int) model.KeySet {
 	k, c := m.cfg.Keys, m.cfg.Chunks
 	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
 }
 
-func (m versionmax) Init() []vmState {
+func (m *versionmax) Init() []vmState {
 	var out []vmState
 	for _, c := range protocols.InitialCaptures(&m.cfg) {
 		out = append(out, vmState{Cap: c})
@@ -126,7 +126,7 @@ func (m versionmax) Init() []vmState {
 	return out
 }
 
-func (m versionmax) Actions(s vmState, buf []vmAction) []vmAction {
+func (m *versionmax) Actions(s *vmState, buf []vmAction) []vmAction {
 	var tb [128]protocols.Txn
 	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
 		if m.cfg.Mode == VersionmaxClient {
@@ -154,38 +154,39 @@ func (m versionmax) Actions(s vmState, buf []vmAction) []vmAction {
 	return buf
 }
 
-func (m versionmax) Next(s vmState, a vmAction) (vmState, bool) {
-	c := &s.Cap
-	s.Rejected = rejectedNothing
+func (m *versionmax) Next(s *vmState, a vmAction) (vmState, bool) {
+	t := *s
+	c := &t.Cap
+	t.Rejected = rejectedNothing
 	switch a.Kind {
 	case vmCommit:
 		from := c.Log.N
 		c.Log.Commit(a.Txn.Events()...)
 		for p := from; p < c.Log.N; p++ {
-			s.Ver[p] = a.Ver
+			t.Ver[p] = a.Ver
 		}
 	case vmRead:
-		s = m.read(s)
+		m.read(&t)
 	case vmDeliver:
 		k := a.Key
-		s.Flight = s.Flight.Without(k)
-		m.apply(&s, k, c.Plan.Units[c.Plan.Owner(k)].Refresh[k], m.rowVersion(&s, c.ReadAt[k], k), c.ReadAt[k], true)
-		m.closeDelivered(&s)
+		t.Flight = t.Flight.Without(k)
+		m.apply(&t, k, c.Plan.Units[c.Plan.Owner(k)].Refresh[k], m.rowVersion(&t, c.ReadAt[k], k), c.ReadAt[k], true)
+		m.closeDelivered(&t)
 	case vmConsume:
 		c.Pos++
 		e := c.Log.At(c.Pos)
-		m.apply(&s, e.Key, e.Img, s.Ver[c.Pos-1], c.Pos, false)
+		m.apply(&t, e.Key, e.Img, t.Ver[c.Pos-1], c.Pos, false)
 	case vmStartLater:
 		protocols.StartLater(c)
 	default:
-		return s, false
+		return t, false
 	}
-	return s, true
+	return t, true
 }
 
 // read takes the next range at the end of the log and puts its present rows
 // in flight; a range with none closes at once.
-func (m versionmax) read(s vmState) vmState {
+func (m *versionmax) read(s *vmState) {
 	c := &s.Cap
 	d, at := m.chunk(int(c.Plan.N)), c.Log.Len()
 	u := model.Unit{Domain: d, Lo: at, Hi: at, Read: d}
@@ -199,12 +200,11 @@ func (m versionmax) read(s vmState) vmState {
 		}
 	}
 	c.Plan.Add(u)
-	m.closeDelivered(&s)
-	return s
+	m.closeDelivered(s)
 }
 
 // closeDelivered closes every recorded unit with no row in flight.
-func (m versionmax) closeDelivered(s *vmState) {
+func (m *versionmax) closeDelivered(s *vmState) {
 	for i := 0; i < int(s.Cap.Plan.N); i++ {
 		if s.Cap.Plan.Units[i].Domain&s.Flight == 0 {
 			s.Cap.Closed |= 1 << i
@@ -214,7 +214,7 @@ func (m versionmax) closeDelivered(s *vmState) {
 
 // rowVersion is the version of k's row in σ_at: its last event's, or the
 // base row's.
-func (m versionmax) rowVersion(s *vmState, at model.Coord, k model.Key) uint8 {
+func (m *versionmax) rowVersion(s *vmState, at model.Coord, k model.Key) uint8 {
 	if _, p, ok := s.Cap.Log.Last(k, model.Window{Lo: 0, Hi: at}); ok {
 		return s.Ver[p-1]
 	}
@@ -224,7 +224,7 @@ func (m versionmax) rowVersion(s *vmState, at model.Coord, k model.Key) uint8 {
 // apply is the sink's rule: keep the entry of maximal version. A delete
 // leaves a tombstone carrying its version; without tombstones it removes the
 // row and every trace of its version.
-func (m versionmax) apply(s *vmState, k model.Key, v model.Value, ver uint8, tag model.Coord, copied bool) {
+func (m *versionmax) apply(s *vmState, k model.Key, v model.Value, ver uint8, tag model.Coord, copied bool) {
 	if v == model.Absent && m.cfg.Mode == VersionmaxNoTombstone && !copied {
 		s.Cap.Emit(k, v, tag)
 		s.SinkVer[k] = 0
@@ -245,35 +245,34 @@ func (m versionmax) apply(s *vmState, k model.Key, v model.Value, ver uint8, tag
 	s.SinkVer[k] = ver
 }
 
-func (m versionmax) Done(s vmState) bool {
+func (m *versionmax) Done(s *vmState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && protocols.DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
-func (m versionmax) Encode(s vmState, buf []byte) []byte {
+func (m *versionmax) Encode(s *vmState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, s.Ver[:]...)
 	buf = append(buf, s.SinkVer[:]...)
 	return append(buf, byte(s.Flight), byte(s.Flight>>8), byte(s.Rejected))
 }
 
-func (m versionmax) Decode(b []byte) (vmState, error) {
-	var s vmState
+func (m *versionmax) Decode(b []byte, s *vmState) error {
 	c, rest, ok := model.DecodeCapture(b)
 	if !ok || len(rest) != model.MaxLog+model.MaxKeys+3 {
-		return s, fmt.Errorf("versionmax: bad state encoding (%d bytes)", len(b))
+		return fmt.Errorf("versionmax: bad state encoding (%d bytes)", len(b))
 	}
 	s.Cap = c
 	rest = rest[copy(s.Ver[:], rest):]
 	rest = rest[copy(s.SinkVer[:], rest):]
 	s.Flight, s.Rejected = model.KeySet(rest[0])|model.KeySet(rest[1])<<8, rejection(rest[2])
-	return s, nil
+	return nil
 }
 
-func (m versionmax) ActionNames() []string { return vmKindNames }
+func (m *versionmax) ActionNames() []string { return vmKindNames }
 
-func (m versionmax) ActionKind(a vmAction) int { return int(a.Kind) }
+func (m *versionmax) ActionKind(a vmAction) int { return int(a.Kind) }
 
-func (m versionmax) Describe(s vmState, a vmAction) string {
+func (m *versionmax) Describe(s *vmState, a vmAction) string {
 	c := &s.Cap
 	t, _ := m.Next(s, a)
 	switch a.Kind {
@@ -303,11 +302,11 @@ func (m versionmax) Describe(s vmState, a vmAction) string {
 	case vmDeliver:
 		k := a.Key
 		v := c.Plan.Units[c.Plan.Owner(k)].Refresh[k]
-		return fmt.Sprintf("copied %v = %v (v%d, read at %d) reaches the sink: %s", k, v, m.rowVersion(&s, c.ReadAt[k], k), c.ReadAt[k], m.verdict(&s, &t, k))
+		return fmt.Sprintf("copied %v = %v (v%d, read at %d) reaches the sink: %s", k, v, m.rowVersion(s, c.ReadAt[k], k), c.ReadAt[k], m.verdict(s, &t, k))
 	case vmConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
-		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], p, m.verdict(&s, &t, e.Key))
+		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], p, m.verdict(s, &t, e.Key))
 	case vmStartLater:
 		return protocols.DescribeStartLater(c)
 	}
@@ -315,7 +314,7 @@ func (m versionmax) Describe(s vmState, a vmAction) string {
 }
 
 // verdict says what the sink did with an entry for k.
-func (m versionmax) verdict(s, t *vmState, k model.Key) string {
+func (m *versionmax) verdict(s, t *vmState, k model.Key) string {
 	held := m.held(s, k)
 	switch {
 	case t.Rejected != rejectedNothing:
@@ -327,7 +326,7 @@ func (m versionmax) verdict(s, t *vmState, k model.Key) string {
 }
 
 // held renders the sink's entry for k: "k0=1 (v3)", "tombstone (v4)" or "nothing".
-func (m versionmax) held(s *vmState, k model.Key) string {
+func (m *versionmax) held(s *vmState, k model.Key) string {
 	switch {
 	case s.SinkVer[k] == 0:
 		return "nothing"
@@ -337,14 +336,14 @@ func (m versionmax) held(s *vmState, k model.Key) string {
 	return fmt.Sprintf("%v=%v (v%d)", k, s.Cap.Out.Val[k], s.SinkVer[k])
 }
 
-func (m versionmax) Fields(s vmState) []explore.Field {
+func (m *versionmax) Fields(s *vmState) []explore.Field {
 	return append(protocols.CaptureFields(&s.Cap, m.cfg.Keys),
-		explore.Field{Name: "versions", Value: m.versionsField(&s)},
-		explore.Field{Name: "sink versions", Value: m.sinkField(&s)},
+		explore.Field{Name: "versions", Value: m.versionsField(s)},
+		explore.Field{Name: "sink versions", Value: m.sinkField(s)},
 		explore.Field{Name: "in flight", Value: protocols.KeySetString(s.Flight, m.cfg.Keys)})
 }
 
-func (m versionmax) versionsField(s *vmState) string {
+func (m *versionmax) versionsField(s *vmState) string {
 	var out []string
 	for p := 1; p <= int(s.Cap.Log.N); p++ {
 		out = append(out, fmt.Sprintf("%d:v%d", p, s.Ver[p-1]))
@@ -352,7 +351,7 @@ func (m versionmax) versionsField(s *vmState) string {
 	return "[" + strings.Join(out, " ") + "]"
 }
 
-func (m versionmax) sinkField(s *vmState) string {
+func (m *versionmax) sinkField(s *vmState) string {
 	var out []string
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		out = append(out, m.held(s, k))
@@ -360,9 +359,9 @@ func (m versionmax) sinkField(s *vmState) string {
 	return "{" + strings.Join(out, ", ") + "}"
 }
 
-func (m versionmax) View(s vmState) any {
+func (m *versionmax) View(s *vmState) any {
 	v := protocols.CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"versions": m.versionsField(&s), "sink": m.sinkField(&s),
+	v.Control = map[string]string{"versions": m.versionsField(s), "sink": m.sinkField(s),
 		"in flight": protocols.KeySetString(s.Flight, m.cfg.Keys)}
 	return v
 }
@@ -373,24 +372,24 @@ func (m versionmax) View(s vmState) any {
 // consumer reaches the delete: the sink is exact only from the read on, which
 // frontier replay checks) and the contract (point brackets at the reads make
 // O2 hold by construction; version-max has no bracket to check).
-func (m versionmax) Properties() []explore.Property[vmState, vmAction] {
+func (m *versionmax) Properties() []explore.Property[vmState, vmAction] {
 	n := m.cfg.Chunks
 	type P = explore.Property[vmState, vmAction]
 	return []P{
-		invariants.Prop[vmState, vmAction](invariants.FinalReplay, func(s vmState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
-		invariants.StepProp[vmState, vmAction](invariants.NoDuplicate, func(s vmState, _ vmAction, t vmState) string {
+		invariants.Prop[vmState, vmAction](invariants.FinalReplay, func(s *vmState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
+		invariants.StepProp[vmState, vmAction](invariants.NoDuplicate, func(s *vmState, _ vmAction, t *vmState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[vmState, vmAction](invariants.FrontierReplay, func(s vmState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
-		invariants.StepProp[vmState, vmAction](invariants.Monotonic, func(s vmState, _ vmAction, t vmState) string {
+		invariants.Prop[vmState, vmAction](invariants.FrontierReplay, func(s *vmState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
+		invariants.StepProp[vmState, vmAction](invariants.Monotonic, func(s *vmState, _ vmAction, t *vmState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
-		invariants.Prop[vmState, vmAction](invariants.CommittedOnly, func(s vmState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
+		invariants.Prop[vmState, vmAction](invariants.CommittedOnly, func(s *vmState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
 		invariants.Prop[vmState, vmAction](VersionmaxOrder, checkVersionOrder),
 		rejected("stale-copy-rejected", "a copied row reached the sink after a newer event for its key and was rejected", rejectedCopy),
 		rejected("tombstone-rejects-stale-copy", "a copied row reached the sink after its key's delete and the tombstone rejected it", rejectedByTomb),
 		rejected("stale-event-rejected", "an event reached the sink after a newer copied row for its key and was rejected", rejectedEvent),
-		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s vmState) string {
+		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s *vmState) string {
 			return protocols.CopyDecides(&s.Cap, n, false)
 		}},
 	}
@@ -398,7 +397,7 @@ func (m versionmax) Properties() []explore.Property[vmState, vmAction] {
 
 // checkVersionOrder: along the log, each key's versions strictly increase,
 // above the base row's.
-func checkVersionOrder(s vmState) string {
+func checkVersionOrder(s *vmState) string {
 	var last [model.MaxKeys]uint8
 	var at [model.MaxKeys]model.Coord
 	for k := range last {
@@ -420,7 +419,7 @@ func checkVersionOrder(s vmState) string {
 // rejected is the sometimes-property that the last step's entry met case r.
 func rejected(name, what string, r rejection) explore.Property[vmState, vmAction] {
 	return explore.Property[vmState, vmAction]{Name: name, Cite: "§6.5 version-max", Kind: explore.Sometimes,
-		Check: func(s vmState) string {
+		Check: func(s *vmState) string {
 			if s.Rejected == r {
 				return what
 			}
