@@ -124,11 +124,9 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 		}
 	}
 
-	won := func(b *batch) func(j int) bool {
-		return func(j int) bool { return lm.winner(b.fps[j]) == b.keys[j]+1 }
-	}
+	var sink atomic.Uint64
 	forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
-		outs[i].filter(won(outs[i]))
+		sink.Add(outs[i].filter(lm))
 		return nil
 	})
 	if e.disk == nil {
@@ -145,7 +143,7 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 				lm.markSeen(fp)
 			}
 			forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
-				outs[i].refilter(won(outs[i]))
+				outs[i].refilter(lm)
 				return nil
 			})
 		}

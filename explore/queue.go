@@ -72,28 +72,37 @@ func (b *batch) reset() {
 	b.spilled, b.off, b.size = false, 0, 0
 }
 
-// filter keeps the candidates i for which kept(i) is true: it compacts fps
-// and keys in place and lists the kept positions in keep; the encodings stay
-// where they are until compactData (or are written out by position).
-func (b *batch) filter(kept func(i int) bool) {
+// filter keeps the candidates that are their fingerprint's canonical
+// discoverer in lm: it compacts fps and keys in place and lists the kept
+// positions in keep; the encodings stay where they are until compactData
+// (or are written out by position). The map's slots are loaded a group
+// ahead, as in flush; sink keeps those loads.
+func (b *batch) filter(lm *levelMap) (sink uint64) {
 	b.keep = b.keep[:0]
 	w := 0
-	for i := range b.fps {
-		if kept(i) {
-			b.fps[w], b.keys[w] = b.fps[i], b.keys[i]
-			b.keep = append(b.keep, uint32(i))
-			w++
+	for lo := 0; lo < len(b.fps); lo += group {
+		hi := min(lo+group, len(b.fps))
+		for _, fp := range b.fps[lo:hi] {
+			sink += lm.peek(fp) // see group
+		}
+		for i := lo; i < hi; i++ {
+			if lm.winner(b.fps[i]) == b.keys[i]+1 {
+				b.fps[w], b.keys[w] = b.fps[i], b.keys[i]
+				b.keep = append(b.keep, uint32(i))
+				w++
+			}
 		}
 	}
 	b.fps, b.keys = b.fps[:w], b.keys[:w]
+	return sink
 }
 
-// refilter keeps, of the candidates filter kept, those for which kept(i)
-// is true (i counts the candidates kept so far).
-func (b *batch) refilter(kept func(i int) bool) {
+// refilter keeps, of the candidates filter kept, those that still win in
+// lm (fingerprints found in the seen-set since are marked there).
+func (b *batch) refilter(lm *levelMap) {
 	w := 0
 	for i := range b.fps {
-		if kept(i) {
+		if lm.winner(b.fps[i]) == b.keys[i]+1 {
 			b.fps[w], b.keys[w], b.keep[w] = b.fps[i], b.keys[i], b.keep[i]
 			w++
 		}

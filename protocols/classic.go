@@ -183,8 +183,7 @@ func (m *classic) Init() []classicState {
 // Actions: first the source's commits, then the capture loop's next step,
 // then the consumer's.
 func (m *classic) Actions(s *classicState, buf []classicAction) []classicAction {
-	var tb [128]Txn
-	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, classicAction{Kind: classicCommit, Txn: t})
 	}
 	switch s.Phase {

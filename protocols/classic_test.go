@@ -284,13 +284,13 @@ func TestClassicEarlyReleaseTrace(t *testing.T) {
 func TestClassicSingleReadPoint(t *testing.T) {
 	m := newClassicModel(Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1})
 	s := m.Init()[0]
-	s = m.commit(s, Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: 1, Img: 2}}})
-	s = m.writeLow(s)
-	s = m.commit(s, Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: 0, Img: 1}}})
-	s = m.readChunk(s)
-	s = m.writeHigh(s)
+	m.commit(&s, Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: 1, Img: 2}}})
+	m.writeLow(&s)
+	m.commit(&s, Txn{N: 1, Ev: [MaxTxn]model.Event{{Key: 0, Img: 1}}})
+	m.readChunk(&s)
+	m.writeHigh(&s)
 	for s.Cap.Pos < s.Cap.Log.Len() {
-		s = m.consume(s)
+		m.consume(&s)
 	}
 	u := s.Cap.Plan.Units[0]
 	if s.Cap.ReadAt[0] != 3 || s.Cap.ReadAt[1] != 3 || u.Lo != 2 || u.Hi != 4 || !s.Cap.UnitClosed(0) {

@@ -279,8 +279,7 @@ func (m *composite) Actions(s *compositeState, buf []compositeAction) []composit
 			buf = append(buf, compositeAction{Kind: compClose, Unit: uint8(i)})
 		}
 	}
-	var tb [128]Txn
-	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, compositeAction{Kind: compCommit, Txn: t})
 	}
 	if m.consumerMay(s) {

@@ -185,8 +185,7 @@ func (m *dump) Init() []dumpState {
 // Actions: the source's commits, the capture's next step, the rows' arrival,
 // the close, then the consumer's.
 func (m *dump) Actions(s *dumpState, buf []dumpAction) []dumpAction {
-	var tb [128]Txn
-	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, dumpAction{Kind: dumpCommit, Txn: t})
 	}
 	switch s.Phase {

@@ -51,8 +51,7 @@ func (m splice) Init() []spliceState {
 }
 
 func (m splice) Actions(s *spliceState, buf []spliceAction) []spliceAction {
-	var tb [128]protocols.Txn
-	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, spliceAction{Kind: spliceCommit, Txn: t})
 	}
 	c := &s.Cap

@@ -290,8 +290,7 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 			}
 		}
 	}
-	var tb [128]Txn
-	for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
 	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {

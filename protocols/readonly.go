@@ -252,8 +252,7 @@ func (m *readonly) Actions(s *readonlyState, buf []readonlyAction) []readonlyAct
 		// Only the rest of the exposed transaction may commit now.
 		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
 	} else {
-		var tb [128]Txn
-		for _, t := range Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+		for t := range Commits(&m.cfg, &s.Cap.Log) {
 			buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: t})
 		}
 	}

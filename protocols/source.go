@@ -1,6 +1,10 @@
 package protocols
 
-import "github.com/cutcheck/cutcheck/model"
+import (
+	"iter"
+
+	"github.com/cutcheck/cutcheck/model"
+)
 
 // MaxTxn is the largest transaction a source commits.
 const MaxTxn = 3
@@ -27,22 +31,27 @@ func DataEvents(l *model.Log) int {
 	return n
 }
 
-// Commits appends to buf every transaction the source may commit next under
-// cfg (§2.1): 1..T events on distinct keys, in every order, each giving its
-// key a value other than its current one (a delete only of a present key),
-// without exceeding E row events in all.
-func Commits(cfg *Config, l *model.Log, buf []Txn) []Txn {
-	room := min(cfg.Txn, cfg.Events-DataEvents(l), MaxTxn)
-	if room <= 0 {
-		return buf
+// Commits yields every transaction the source may commit next under cfg
+// (§2.1): 1..T events on distinct keys, in every order, each giving its key
+// a value other than its current one (a delete only of a present key),
+// without exceeding E row events in all. It yields rather than returning a
+// slice so that Actions, which ranges over it for every state, needs no
+// buffer of transactions.
+func Commits(cfg *Config, l *model.Log) iter.Seq[Txn] {
+	return func(yield func(Txn) bool) {
+		room := min(cfg.Txn, cfg.Events-DataEvents(l), MaxTxn)
+		if room <= 0 {
+			return
+		}
+		cur := l.State(l.Len())
+		var t Txn
+		commitsFrom(cfg, &cur, &t, 0, room, yield)
 	}
-	cur := l.State(l.Len())
-	var t Txn
-	return commitsFrom(cfg, &cur, &t, 0, room, buf)
 }
 
-// commitsFrom extends t by one more row on a key not in used.
-func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room int, buf []Txn) []Txn {
+// commitsFrom extends t by one more row on a key not in used; false means
+// yield asked to stop.
+func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room int, yield func(Txn) bool) bool {
 	for k := model.Key(0); k < model.Key(cfg.Keys); k++ {
 		if used.Has(k) {
 			continue
@@ -53,14 +62,13 @@ func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room 
 			}
 			t.Ev[t.N] = model.Event{Key: k, Img: v}
 			t.N++
-			buf = append(buf, *t)
-			if int(t.N) < room {
-				buf = commitsFrom(cfg, cur, t, used.With(k), room, buf)
+			if !yield(*t) || int(t.N) < room && !commitsFrom(cfg, cur, t, used.With(k), room, yield) {
+				return false
 			}
 			t.N--
 		}
 	}
-	return buf
+	return true
 }
 
 // InitialCaptures are the captures a run starts from, one per base store b0

@@ -132,8 +132,7 @@ func (m *keyrange) Init() []krState {
 // the consumer's steps. The copy waits for the consumer to finish a
 // transaction it is inside: a read sees whole transactions (§3.3).
 func (m *keyrange) Actions(s *krState, buf []krAction) []krAction {
-	var tb [128]protocols.Txn
-	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, krAction{Kind: krCommit, Txn: t})
 	}
 	if n := int(s.Cap.Plan.N); n < m.cfg.Chunks && s.Cap.Log.Boundary(s.Cap.Pos) {

@@ -196,8 +196,7 @@ func (m *reread) Init() []rereadState {
 
 // Actions: the source, then the loop's next step, then the consumer.
 func (m *reread) Actions(s *rereadState, buf []rereadAction) []rereadAction {
-	var tb [128]protocols.Txn
-	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, rereadAction{Kind: rereadCommit, Txn: t})
 	}
 	c := &s.Cap

@@ -121,8 +121,7 @@ func (m *rewind) Init() []rewindState {
 
 // Actions: the source, then the chunk's next step, then the consumer.
 func (m *rewind) Actions(s *rewindState, buf []rewindAction) []rewindAction {
-	var tb [128]protocols.Txn
-	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, rewindAction{Kind: rewindCommit, Txn: t})
 	}
 	c := &s.Cap

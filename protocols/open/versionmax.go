@@ -127,8 +127,7 @@ func (m *versionmax) Init() []vmState {
 }
 
 func (m *versionmax) Actions(s *vmState, buf []vmAction) []vmAction {
-	var tb [128]protocols.Txn
-	for _, t := range protocols.Commits(&m.cfg, &s.Cap.Log, tb[:0]) {
+	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
 		if m.cfg.Mode == VersionmaxClient {
 			for v := 2; v <= m.cfg.Events+1; v++ { // any of the engine's values
 				buf = append(buf, vmAction{Kind: vmCommit, Txn: t, Ver: uint8(v)})
