@@ -226,26 +226,7 @@ func CheckTrajectory(c *model.Capture, units int, claim model.Coord) string {
 // can decide — brackets within the log, O3 and O2 on closed units, and O1 once
 // all units are recorded (Def. 3.2).
 func CheckContract(c *model.Capture, units int) string {
-	var closed model.Plan // the closed units, numbered as in the whole plan
-	closed.Keys = c.Plan.Keys
-	closed.Frontier = c.Log.Len()
-	var index [model.MaxUnits]int
-	for i := 0; i < int(c.Plan.N); i++ {
-		if c.UnitClosed(i) {
-			index[closed.Add(c.Plan.Units[i])] = i
-		}
-	}
-	err := closed.CheckBrackets()
-	if err == nil {
-		err = closed.CheckO3()
-	}
-	if err == nil {
-		err = closed.CheckO2(&c.Log)
-	}
-	if err != nil {
-		if f, ok := err.(*model.Failure); ok && f.Unit >= 0 {
-			f.Unit = index[f.Unit]
-		}
+	if err := c.Plan.CheckUnits(c.Closed, &c.Log, c.Log.Len()); err != nil {
 		return err.Error()
 	}
 	if int(c.Plan.N) == units {

@@ -63,15 +63,20 @@ func (f *Failure) Error() string {
 }
 
 // CheckBrackets checks lo ⊑ hi ⊑ f for every unit (Def. 3.1).
-func (p *Plan) CheckBrackets() error {
+func (p *Plan) CheckBrackets() error { return p.checkBrackets(all, p.Frontier) }
+
+func (p *Plan) checkBrackets(units uint8, f Coord) error {
 	for i := 0; i < int(p.N); i++ {
 		u := &p.Units[i]
-		if u.Lo > u.Hi || u.Hi > p.Frontier {
-			return &Failure{"bracket", i, NoKey, fmt.Sprintf("bracket %d..%d not within frontier %d", u.Lo, u.Hi, p.Frontier)}
+		if units&(1<<i) != 0 && (u.Lo > u.Hi || u.Hi > f) {
+			return &Failure{"bracket", i, NoKey, fmt.Sprintf("bracket %d..%d not within frontier %d", u.Lo, u.Hi, f)}
 		}
 	}
 	return nil
 }
+
+// all selects every unit of a plan.
+const all = 1<<MaxUnits - 1
 
 // CheckO1 checks that the domains partition the scope (coverage, §3.3).
 func (p *Plan) CheckO1() error {
@@ -94,10 +99,12 @@ func (p *Plan) CheckO1() error {
 }
 
 // CheckO3 checks that every refresh is total on its domain (§3.3).
-func (p *Plan) CheckO3() error {
+func (p *Plan) CheckO3() error { return p.checkO3(all) }
+
+func (p *Plan) checkO3(units uint8) error {
 	for i := 0; i < int(p.N); i++ {
 		u := &p.Units[i]
-		if missing := u.Domain &^ u.Read; missing != 0 {
+		if missing := u.Domain &^ u.Read; units&(1<<i) != 0 && missing != 0 {
 			return &Failure{"O3", i, lowest(missing), "no read result"}
 		}
 	}
@@ -106,9 +113,14 @@ func (p *Plan) CheckO3() error {
 
 // CheckO2 checks bracket-local validity: for every unit and key of its domain
 // some c with lo ⊑ c ⊑ hi has R(k) = σ_c(k) — per key, not one shared c (§3.3).
-func (p *Plan) CheckO2(l *Log) error {
+func (p *Plan) CheckO2(l *Log) error { return p.checkO2(all, l) }
+
+func (p *Plan) checkO2(units uint8, l *Log) error {
 	for i := 0; i < int(p.N); i++ {
 		u := &p.Units[i]
+		if units&(1<<i) == 0 {
+			continue
+		}
 		for k := Key(0); k < Key(MaxKeys); k++ {
 			if !u.Domain.Has(k) || !u.Read.Has(k) {
 				continue
@@ -119,6 +131,19 @@ func (p *Plan) CheckO2(l *Log) error {
 		}
 	}
 	return nil
+}
+
+// CheckUnits checks the brackets (against frontier f), then O3, then O2 of
+// the units whose bit is set in units, as Check would on a plan of those
+// units alone, but in place: a failure names the unit's index in p.
+func (p *Plan) CheckUnits(units uint8, l *Log, f Coord) error {
+	if err := p.checkBrackets(units, f); err != nil {
+		return err
+	}
+	if err := p.checkO3(units); err != nil {
+		return err
+	}
+	return p.checkO2(units, l)
 }
 
 // ValidIn reports whether v = σ_c(k) for some c in [lo, hi].

@@ -344,3 +344,63 @@ func TestValidInAndOwner(t *testing.T) {
 		t.Error("the empty plan over the empty scope")
 	}
 }
+
+// CheckUnits judges a subset of the units in place exactly as the plan of
+// those units alone is judged (brackets, O3, O2; O1 is not its business),
+// naming the failing unit by its index in the whole plan.
+func TestCheckUnitsEqualsSubPlan(t *testing.T) {
+	l := logOf(t, ev(ka, 1), ev(kb, 2), ev(ka, 2), ev(kc, 9))
+	units := []model.Unit{
+		unit(keys(ka), 1, 2, model.Store{ka: 1}),                                          // valid
+		unit(keys(kb), 0, 1, model.Store{kb: 2}),                                          // O2 fails: b=2 only from c2
+		unit(keys(kc), 3, 9, model.Store{kc: bot}),                                        // bracket past the frontier
+		{Domain: keys(ka, kb), Lo: 1, Hi: 3, Refresh: model.Store{ka: 2}, Read: keys(ka)}, // O3 fails: b unread
+	}
+	var whole model.Plan
+	whole.Keys = 3
+	for _, u := range units {
+		whole.Add(u)
+	}
+	for mask := uint8(0); mask < 1<<len(units); mask++ {
+		var sub model.Plan
+		sub.Keys, sub.Frontier = 3, l.Len()
+		var index []int
+		for i, u := range units {
+			if mask&(1<<i) != 0 {
+				sub.Add(u)
+				index = append(index, i)
+			}
+		}
+		want := sub.CheckBrackets()
+		if want == nil {
+			want = sub.CheckO3()
+		}
+		if want == nil {
+			want = sub.CheckO2(&l)
+		}
+		got := whole.CheckUnits(mask, &l, l.Len())
+		if (got == nil) != (want == nil) {
+			t.Fatalf("mask %04b: CheckUnits = %v, sub-plan = %v", mask, got, want)
+		}
+		if got == nil {
+			continue
+		}
+		g, w := got.(*model.Failure), *want.(*model.Failure)
+		w.Unit = index[w.Unit]
+		if *g != w {
+			t.Errorf("mask %04b: CheckUnits = %+v, sub-plan = %+v", mask, *g, w)
+		}
+	}
+	if err := whole.CheckUnits(0b0001, &l, l.Len()); err != nil {
+		t.Errorf("the valid unit alone: %v", err)
+	}
+	for i, want := range []string{"", "O2", "bracket", "O3"} {
+		got := ""
+		if err := whole.CheckUnits(1<<i, &l, l.Len()); err != nil {
+			got = err.(*model.Failure).Obligation
+		}
+		if got != want {
+			t.Errorf("unit %d alone fails %q, want %q", i+1, got, want)
+		}
+	}
+}
