@@ -25,7 +25,7 @@
 //
 //   - Level 0 is m.Init() in order, duplicates dropped (the first wins).
 //   - State i of a level, taking the action at position j of its Actions
-//     (counting only actions; a Next with ok=false makes nothing), discovers
+//     (counting only actions; a Next that returns false makes nothing), discovers
 //     its successor with key i<<16 | j.
 //   - While a level is expanded the seen-set is read-only. Each successor
 //     is offered to a per-level map from fingerprint to the smallest key
@@ -68,8 +68,8 @@
 // counts every state its Init produces (duplicates included) besides the
 // successors: that is TLCGenerated, len(Init()) + Generated. TLC's depth
 // counts the initial state as 1: TLCDepth is Depth + 1. A stuttering step,
-// which TLC counts, is Next returning ok=true with an unchanged state;
-// ok=false is a disabled action, which TLC does not count either.
+// which TLC counts, is Next returning true with t unchanged; false is a
+// disabled action, which TLC does not count either.
 // Constraints count as in TLC (see Constraints). The figures agree for a
 // finished run; after a violation TLC stops part-way through a level, so
 // its counts there depend on its workers and are not comparable.

@@ -61,7 +61,7 @@ type worker[S, A any] struct {
 	full                          bool // the level map overflowed: store every candidate
 	best                          *violation
 	cur                           S      // the state being expanded
-	zero                          S      // a zero state, for clearing cur and new successors
+	zero                          S      // a zero state, for clearing cur
 	scratch                       batch  // a unit read from a spilled frontier
 	spare                         []byte // a data slab freed by spilling, for the next unit
 }
@@ -276,17 +276,12 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		// The successor is made in the next slot of p.ts and dropped by
 		// shortening p.ts again.
 		n := len(p.ts)
-		if n < cap(p.ts) {
-			p.ts = p.ts[:n+1] // Next overwrites the slot
-		} else {
-			p.ts = append(p.ts, w.zero)
-		}
-		var ok bool
-		if p.ts[n], ok = m.Next(s, *a); !ok {
+		p.ts = append(p.ts, *s)
+		t := &p.ts[n]
+		if !m.Next(s, *a, t) {
 			p.ts = p.ts[:n]
 			continue
 		}
-		t := &p.ts[n]
 		succ++
 		start := len(p.enc)
 		var fp uint64

@@ -10,21 +10,23 @@ package explore
 // Every method must be deterministic and free of side effects: the engine calls
 // them from several goroutines at once and re-executes them to rebuild traces.
 // Methods here and in the optional interfaces read a state through a pointer
-// and must not change it: a state is copied only where a successor is made
-// (Next), not once per call and property, which for a state of a few hundred
-// bytes was a third of the time (as in Stateright, whose methods take &State).
+// and must not change it; only Next writes, and only its successor. A state
+// is then copied once per successor, not once per call and property: for a
+// state of a few hundred bytes those copies had been a third of the time.
 type Machine[S, A any] interface {
 	// Init returns every initial state, in a fixed order.
 	Init() []S
 	// Actions appends the actions enabled in s to buf, in a fixed order, and
 	// returns the extended slice. The engine reuses buf across calls.
 	Actions(s *S, buf []A) []A
-	// Next returns the successor of s under a. ok=false means a is disabled
-	// in s: no step, not counted, and not a successor for deadlock. A
-	// stuttering step, which TLC generates and counts, is ok=true with t
-	// equal to s: it is counted in Generated and coverage, and t is then a
-	// state already seen.
-	Next(s *S, a A) (t S, ok bool)
+	// Next makes the successor of s under a in t, which holds a copy of s
+	// on entry: the action changes what it changes, and the rest is
+	// unchanged, as in TLA+. It returns false when a is disabled in s: no
+	// step, not counted, and not a successor for deadlock (t is then
+	// dropped). A stuttering step, which TLC generates and counts, returns
+	// true and leaves t as it was: it is counted in Generated and coverage,
+	// and t is then a state already seen.
+	Next(s *S, a A, t *S) bool
 	// Properties lists what is checked and reported, by name.
 	Properties() []Property[S, A]
 }

@@ -221,7 +221,8 @@ func (e *engine[S, A]) walk(w *simWorker[S, A], inits []S, so SimOptions, i uint
 			x := rng.IntN(n)
 			j = w.idx[x]
 			w.idx[x] = w.idx[n-1]
-			*t, ok = e.m.Next(s, w.acts[j])
+			*t = *s
+			ok = e.m.Next(s, w.acts[j], t)
 		}
 		if !ok {
 			if !e.opts.NoDeadlock && (e.doner == nil || !e.doner.Done(s)) {

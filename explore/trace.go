@@ -248,8 +248,8 @@ func (e *engine[S, A]) step(s *S, j int) (Step[S, A], error) {
 	if j >= len(acts) {
 		return Step[S, A]{}, errNondeterministic
 	}
-	t, ok := e.m.Next(s, acts[j])
-	if !ok {
+	t := *s
+	if !e.m.Next(s, acts[j], &t) {
 		return Step[S, A]{}, errNondeterministic
 	}
 	return Step[S, A]{Action: acts[j], HasAction: true, State: t}, nil
