@@ -59,20 +59,26 @@ func (c *Capture) FinalPlan() Plan {
 	return p
 }
 
-// AppendTo appends a canonical encoding of c to buf: every field, fixed width.
-// It is on the explorer's hot path (every successor is encoded), so it
-// grows buf once and writes by index.
+// AppendTo appends a canonical encoding of c to buf. Per-key fields are
+// written for the keys in scope only (Plan.Keys of them), all of them if a
+// key beyond the scope holds anything, and the width comes first: equal
+// encodings still mean equal captures, and at three keys of eight a state
+// is a third shorter to encode, hash, queue and decode. It is on the
+// explorer's hot path (every successor is encoded), so it grows buf once
+// and writes by index.
 func (c *Capture) AppendTo(buf []byte) []byte {
-	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 4
+	w := c.width()
+	head, unitLen, tail := w+2, 6+w, 3*w+4
 	n, units := int(c.Log.N), int(c.Plan.N)
 	at := len(buf)
 	size := head + 3*n + 3 + unitLen*units + tail
 	buf = slices.Grow(buf, size)[:at+size]
 	b := buf[at:]
-	for k := range MaxKeys {
-		b[k] = byte(c.Log.Init[k])
+	b[0] = byte(w)
+	for k := range w {
+		b[1+k] = byte(c.Log.Init[k])
 	}
-	b[MaxKeys] = c.Log.N
+	b[1+w] = c.Log.N
 	b = b[head:]
 	for i, e := range c.Log.Ev[:n] {
 		b[3*i], b[3*i+1], b[3*i+2] = byte(e.Key), byte(e.Img), e.Txn
@@ -84,21 +90,39 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	for i := range units {
 		u, ub := &p.Units[i], b[i*unitLen:(i+1)*unitLen]
 		ub[0], ub[1], ub[2], ub[3], ub[4], ub[5] = byte(u.Domain), byte(u.Domain>>8), byte(u.Lo), byte(u.Hi), byte(u.Read), byte(u.Read>>8)
-		for k := range MaxKeys {
+		for k := range w {
 			ub[6+k] = byte(u.Refresh[k])
 		}
 	}
 	b = b[unitLen*units:]
-	for k := range MaxKeys {
+	for k := range w {
 		b[3*k], b[3*k+1], b[3*k+2] = byte(c.ReadAt[k]), byte(c.Out.Val[k]), byte(c.Out.Tag[k])
 	}
-	b = b[3*MaxKeys:]
+	b = b[3*w:]
 	var partial byte
 	if c.Partial {
 		partial = 1
 	}
 	b[0], b[1], b[2], b[3] = byte(c.Pos), byte(c.Start), c.Closed, partial
 	return buf
+}
+
+// width is how many keys' fields AppendTo writes: the scope's, unless a
+// key beyond it holds a value, a coordinate or a recorded unit's refresh
+// (only a capture built by hand does), then every key's.
+func (c *Capture) width() int {
+	w := min(int(c.Plan.Keys), MaxKeys)
+	var any Value
+	for k := w; k < MaxKeys; k++ {
+		any |= c.Log.Init[k] | c.Out.Val[k] | Value(c.Out.Tag[k]) | Value(c.ReadAt[k])
+		for i := range c.Plan.N {
+			any |= c.Plan.Units[i].Refresh[k]
+		}
+	}
+	if any != 0 {
+		return MaxKeys
+	}
+	return w
 }
 
 // DecodeCapture reads what AppendTo wrote and returns the rest of b; ok is
@@ -113,14 +137,15 @@ func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
 // false if b is too short. It writes in place: a capture is some 200 bytes,
 // and decoding is on the explorer's hot path.
 func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
-	const head, unitLen, tail = MaxKeys + 1, 6 + MaxKeys, 3*MaxKeys + 4
-	if len(b) < head {
+	if len(b) < 1 || int(b[0]) > MaxKeys || len(b) < int(b[0])+2 {
 		return nil, false
 	}
-	for k := range MaxKeys {
-		c.Log.Init[k] = Value(b[k])
+	w := int(b[0])
+	head, unitLen, tail := w+2, 6+w, 3*w+4
+	for k := range w {
+		c.Log.Init[k] = Value(b[1+k])
 	}
-	n := int(b[MaxKeys])
+	n := int(b[1+w])
 	if n > MaxLog || len(b) < head+3*n+3 {
 		return nil, false
 	}
@@ -142,15 +167,15 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 		u.Domain = KeySet(ub[0]) | KeySet(ub[1])<<8
 		u.Lo, u.Hi = Coord(ub[2]), Coord(ub[3])
 		u.Read = KeySet(ub[4]) | KeySet(ub[5])<<8
-		for k := range MaxKeys {
+		for k := range w {
 			u.Refresh[k] = Value(ub[6+k])
 		}
 	}
 	b = b[unitLen*units:]
-	for k := range MaxKeys {
+	for k := range w {
 		c.ReadAt[k], c.Out.Val[k], c.Out.Tag[k] = Coord(b[3*k]), Value(b[3*k+1]), Coord(b[3*k+2])
 	}
-	b = b[3*MaxKeys:]
+	b = b[3*w:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
 	return b[4:], true
 }

@@ -36,6 +36,11 @@ func TestCaptureRoundTrip(t *testing.T) {
 		t.Fatal("AppendTo overwrote the buffer")
 	}
 	enc := buf[len(prefix):]
+	// 3 keys in scope: width, 3 initial values, length, 5 events, plan
+	// header, 2 units of 6+3 bytes, 3×3 per-key bytes, 4 bytes of consumer.
+	if want := 1 + 3 + 1 + 3*5 + 3 + 2*(6+3) + 3*3 + 4; len(enc) != want {
+		t.Errorf("encoding of a 3-key capture: %d bytes, want %d", len(enc), want)
+	}
 	got, rest, ok := model.DecodeCapture(append(append([]byte(nil), enc...), tail...))
 	if !ok || got != base || !bytes.Equal(rest, tail) {
 		t.Fatalf("round trip: ok=%v rest=%q\n got  %+v\n want %+v", ok, rest, got, base)
@@ -67,6 +72,13 @@ func TestCaptureRoundTrip(t *testing.T) {
 		{"read high byte", func(c *model.Capture) { c.Plan.Units[1].Read = keys(kb, 10) }},
 		{"refresh", func(c *model.Capture) { c.Plan.Units[1].Refresh[kc] = 1 }},
 		{"refresh of the last key", func(c *model.Capture) { c.Plan.Units[1].Refresh[model.MaxKeys-1] = 1 }},
+		// Keys beyond the scope (3 here) are written only when they hold
+		// something: then every key is.
+		{"initial value beyond the scope", func(c *model.Capture) { c.Log.Init[model.MaxKeys-1] = 1 }},
+		{"read at beyond the scope", func(c *model.Capture) { c.ReadAt[3] = 1 }},
+		{"out value beyond the scope", func(c *model.Capture) { c.Out.Val[4] = 1 }},
+		{"out tag beyond the scope", func(c *model.Capture) { c.Out.Tag[5] = 1 }},
+		{"refresh beyond the scope", func(c *model.Capture) { c.Plan.Units[0].Refresh[6] = 1 }},
 		{"read at", func(c *model.Capture) { c.ReadAt[kc] = 3 }},
 		{"out value", func(c *model.Capture) { c.Out.Val[kc] = 3 }},
 		{"out tag", func(c *model.Capture) { c.Out.Tag[kb] = 3 }},
@@ -91,10 +103,13 @@ func TestCaptureRoundTrip(t *testing.T) {
 	}
 
 	// Counts beyond the fixed bounds are refused.
-	if _, _, ok := model.DecodeCapture([]byte{model.MaxLog + 1}); ok {
+	if _, _, ok := model.DecodeCapture([]byte{model.MaxKeys + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); ok {
+		t.Error("a key width beyond MaxKeys decoded")
+	}
+	if _, _, ok := model.DecodeCapture([]byte{0, model.MaxLog + 1}); ok {
 		t.Error("a log longer than MaxLog decoded")
 	}
-	if _, _, ok := model.DecodeCapture([]byte{0, 1, model.MaxUnits + 1, 0}); ok {
+	if _, _, ok := model.DecodeCapture([]byte{0, 0, 1, model.MaxUnits + 1, 0}); ok {
 		t.Error("a plan with more than MaxUnits units decoded")
 	}
 }
