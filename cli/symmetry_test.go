@@ -85,7 +85,7 @@ func (steps) Actions(s *stepsState, buf []int) []int {
 	}
 	return buf
 }
-func (steps) Next(s *stepsState, _ int) (stepsState, bool)    { t := *s; t.N++; return t, true }
+func (steps) Next(s *stepsState, _ int, t *stepsState) bool   { t.N++; return true }
 func (steps) Properties() []explore.Property[stepsState, int] { return nil }
 func (steps) Encode(s *stepsState, buf []byte) []byte         { return append(buf, s.N) }
 func (steps) Decode(b []byte, s *stepsState) error {

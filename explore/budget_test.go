@@ -35,7 +35,7 @@ func (m subsets) Actions(s *uint32, buf []int) []int {
 	}
 	return buf
 }
-func (m subsets) Next(s *uint32, a int) (uint32, bool) { return *s | 1<<a, true }
+func (m subsets) Next(s *uint32, a int, t *uint32) bool { *t = *s | 1<<a; return true }
 func (m subsets) Encode(s *uint32, buf []byte) []byte {
 	return binary.LittleEndian.AppendUint32(buf, *s)
 }

@@ -19,11 +19,11 @@ type cancelling struct {
 	cancel context.CancelFunc
 }
 
-func (m cancelling) Next(s *rotorState, a int) (rotorState, bool) {
+func (m cancelling) Next(s *rotorState, a int, t *rotorState) bool {
 	if m.calls.Add(1) == m.at {
 		m.cancel()
 	}
-	return m.rotor.Next(s, a)
+	return m.rotor.Next(s, a, t)
 }
 
 // A run interrupted, by MaxDepth or by cancellation in the middle of a

@@ -39,14 +39,14 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 type stutter struct{ ring }
 
 func (m stutter) Actions(s *int, buf []int) []int { return append(buf, 0, 1, 2) }
-func (m stutter) Next(s *int, a int) (int, bool) {
+func (m stutter) Next(s *int, a int, t *int) bool {
 	switch a {
 	case 1:
-		return *s, true // stay
+		return true // stay
 	case 2:
-		return *s, false // skip
+		return false // skip
 	}
-	return m.ring.Next(s, a)
+	return m.ring.Next(s, a, t)
 }
 func (m stutter) ActionNames() []string { return []string{"tick", "stay", "skip"} }
 func (m stutter) ActionKind(a int) int  { return a }

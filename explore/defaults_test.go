@@ -28,14 +28,13 @@ func (w walk) Actions(s *walkState, buf []move) []move {
 	}
 	return buf
 }
-func (w walk) Next(s *walkState, a move) (walkState, bool) {
-	t := *s
+func (w walk) Next(s *walkState, a move, t *walkState) bool {
 	if a == 0 {
 		t.X++
 	} else {
 		t.Y++
 	}
-	return t, true
+	return true
 }
 func (w walk) Properties() []Property[walkState, move] {
 	return []Property[walkState, move]{{Name: "not-corner", Kind: Always, Check: func(s *walkState) string {
@@ -86,18 +85,18 @@ type intMachine struct{}
 
 func (intMachine) Init() []int                      { return []int{0} }
 func (intMachine) Actions(s *int, buf []int) []int  { return buf }
-func (intMachine) Next(s *int, a int) (int, bool)   { return *s, false }
+func (intMachine) Next(s *int, a int, t *int) bool  { return false }
 func (intMachine) Properties() []Property[int, int] { return nil }
 
 type hidden struct{ x uint8 }
 
 type hiddenMachine struct{}
 
-func (hiddenMachine) Init() []hidden                       { return []hidden{{}} }
-func (hiddenMachine) Actions(s *hidden, buf []int) []int   { return buf }
-func (hiddenMachine) Next(s *hidden, a int) (hidden, bool) { return *s, false }
-func (hiddenMachine) Properties() []Property[hidden, int]  { return nil }
-func (hiddenMachine) Encode(s *hidden, buf []byte) []byte  { return append(buf, s.x) }
+func (hiddenMachine) Init() []hidden                        { return []hidden{{}} }
+func (hiddenMachine) Actions(s *hidden, buf []int) []int    { return buf }
+func (hiddenMachine) Next(s *hidden, a int, t *hidden) bool { return false }
+func (hiddenMachine) Properties() []Property[hidden, int]   { return nil }
+func (hiddenMachine) Encode(s *hidden, buf []byte) []byte   { return append(buf, s.x) }
 func (hiddenMachine) Decode(b []byte, s *hidden) error {
 	if len(b) != 1 {
 		return errors.New("hidden: bad encoding")
@@ -111,10 +110,10 @@ func (hiddenMachine) ActionKind(a int) int             { return 0 }
 
 type hiddenNoCodec struct{}
 
-func (hiddenNoCodec) Init() []hidden                       { return []hidden{{}} }
-func (hiddenNoCodec) Actions(s *hidden, buf []int) []int   { return buf }
-func (hiddenNoCodec) Next(s *hidden, a int) (hidden, bool) { return *s, false }
-func (hiddenNoCodec) Properties() []Property[hidden, int]  { return nil }
+func (hiddenNoCodec) Init() []hidden                        { return []hidden{{}} }
+func (hiddenNoCodec) Actions(s *hidden, buf []int) []int    { return buf }
+func (hiddenNoCodec) Next(s *hidden, a int, t *hidden) bool { return false }
+func (hiddenNoCodec) Properties() []Property[hidden, int]   { return nil }
 
 // Without Encode and Decode, a state type the default codec cannot handle
 // is an error naming the type, not a failure mid-run.

@@ -16,7 +16,7 @@ func (c lockConcrete) Init() []lockState { return c.m.Init() }
 func (c lockConcrete) Actions(s *lockState, buf []lockStep) []lockStep {
 	return c.m.Actions(s, buf)
 }
-func (c lockConcrete) Next(s *lockState, a lockStep) (lockState, bool) { return c.m.Next(s, a) }
+func (c lockConcrete) Next(s *lockState, a lockStep, t *lockState) bool { return c.m.Next(s, a, t) }
 func (c lockConcrete) Properties() []explore.Property[lockState, lockStep] {
 	return c.m.Properties()
 }

@@ -87,8 +87,8 @@ func (m lock) Actions(s *lockState, buf []lockStep) []lockStep {
 	return buf
 }
 
-func (m lock) Next(s *lockState, a lockStep) (lockState, bool) {
-	t, p := *s, a.P
+func (m lock) Next(s *lockState, a lockStep, t *lockState) bool {
+	p := a.P
 	switch a.Op {
 	case opRequest:
 		t.PC[p] = waiting
@@ -99,7 +99,7 @@ func (m lock) Next(s *lockState, a lockStep) (lockState, bool) {
 	case opRelease:
 		t.PC[p], t.Locked = idle, false
 	}
-	return t, true
+	return true
 }
 
 func (m lock) Properties() []explore.Property[lockState, lockStep] {
@@ -219,7 +219,8 @@ func TestLockCounts(t *testing.T) {
 		var next []lockState
 		for _, s := range front {
 			for _, a := range m.Actions(&s, nil) {
-				t, _ := m.Next(&s, a)
+				t := s
+				m.Next(&s, a, &t)
 				generated++
 				if m.StateConstraint(&t) && !seen[t] {
 					seen[t] = true

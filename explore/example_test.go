@@ -31,11 +31,13 @@ func (buffer) Actions(items *int, buf []putTake) []putTake {
 	return buf
 }
 
-func (buffer) Next(items *int, a putTake) (int, bool) {
+func (buffer) Next(items *int, a putTake, next *int) bool {
 	if a == put {
-		return *items + 1, true
+		*next = *items + 1
+	} else {
+		*next = *items - 1
 	}
-	return *items - 1, true
+	return true
 }
 
 func (buffer) Encode(items *int, buf []byte) []byte { return append(buf, byte(*items)) }

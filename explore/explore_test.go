@@ -273,7 +273,8 @@ func firstViolation(m rotor) []rotorState {
 	for i := 0; i < len(nodes); i++ {
 		s := nodes[i].s
 		for _, a := range m.Actions(&s, nil) {
-			u, ok := m.Next(&s, a)
+			u := s
+			ok := m.Next(&s, a, &u)
 			if !ok || seen[u] {
 				continue
 			}

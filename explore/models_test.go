@@ -33,8 +33,7 @@ func (jugs) Actions(s *jugState, buf []jugAction) []jugAction {
 	return append(buf, fillSmall, fillBig, emptySmall, emptyBig, pourSmallBig, pourBigSmall)
 }
 
-func (jugs) Next(s *jugState, a jugAction) (jugState, bool) {
-	t := *s
+func (jugs) Next(s *jugState, a jugAction, t *jugState) bool {
 	switch a {
 	case fillSmall:
 		t.Small = 3
@@ -51,7 +50,7 @@ func (jugs) Next(s *jugState, a jugAction) (jugState, bool) {
 		n := min(s.Big, 3-s.Small)
 		t.Small, t.Big = s.Small+n, s.Big-n
 	}
-	return t, t != *s
+	return *t != *s
 }
 
 func (jugs) Encode(s *jugState, buf []byte) []byte { return append(buf, byte(s.Small), byte(s.Big)) }
@@ -106,7 +105,7 @@ func (c counters) Actions(s *uint64, buf []int) []int {
 	return buf
 }
 
-func (c counters) Next(s *uint64, a int) (uint64, bool) { return *s + 1<<(8*a), true }
+func (c counters) Next(s *uint64, a int, t *uint64) bool { *t = *s + 1<<(8*a); return true }
 
 func (c counters) Encode(s *uint64, buf []byte) []byte {
 	return binary.LittleEndian.AppendUint64(buf, *s)
@@ -154,7 +153,7 @@ func (c chain) Actions(s *int, buf []int) []int {
 	}
 	return buf
 }
-func (c chain) Next(s *int, a int) (int, bool)   { return *s + 1, *s < c.n }
+func (c chain) Next(s *int, a int, t *int) bool  { *t = *s + 1; return *s < c.n }
 func (c chain) Encode(s *int, buf []byte) []byte { return binary.AppendUvarint(buf, uint64(*s)) }
 func (c chain) Decode(b []byte, s *int) error    { v, _ := binary.Uvarint(b); *s = int(v); return nil }
 func (c chain) Properties() []Property[int, int] { return nil }
@@ -173,7 +172,7 @@ type ring struct{ n int }
 
 func (r ring) Init() []int                      { return []int{0} }
 func (r ring) Actions(s *int, buf []int) []int  { return append(buf, 0) }
-func (r ring) Next(s *int, a int) (int, bool)   { return (*s + 1) % r.n, true }
+func (r ring) Next(s *int, a int, t *int) bool  { *t = (*s + 1) % r.n; return true }
 func (r ring) Encode(s *int, buf []byte) []byte { return binary.AppendUvarint(buf, uint64(*s)) }
 func (r ring) Decode(b []byte, s *int) error    { v, _ := binary.Uvarint(b); *s = int(v); return nil }
 func (r ring) Describe(s *int, a int) string    { return "tick" }
@@ -210,14 +209,13 @@ func (r rotor) Actions(s *rotorState, buf []int) []int {
 	}
 	return append(buf, 3)
 }
-func (r rotor) Next(s *rotorState, a int) (rotorState, bool) {
+func (r rotor) Next(s *rotorState, a int, t *rotorState) bool {
 	if a == 3 {
-		t := rotorState{s[1], s[2], s[0]}
-		return t, t != *s
+		*t = rotorState{s[1], s[2], s[0]}
+		return *t != *s
 	}
-	t := *s
 	t[a]++
-	return t, true
+	return true
 }
 func (r rotor) Encode(s *rotorState, buf []byte) []byte { return append(buf, s[:]...) }
 func (r rotor) Decode(b []byte, s *rotorState) error {
@@ -293,7 +291,8 @@ func bruteBFS[S, A any](m Model[S, A]) brute {
 		var next []S
 		for _, s := range front {
 			for _, a := range m.Actions(&s, nil) {
-				t, ok := m.Next(&s, a)
+				t := s
+				ok := m.Next(&s, a, &t)
 				if !ok {
 					continue
 				}

@@ -39,15 +39,14 @@ func (m tape) Actions(s *tapeState, buf []int) []int {
 	return buf
 }
 
-func (m tape) Next(s *tapeState, a int) (tapeState, bool) {
-	t := *s
+func (m tape) Next(s *tapeState, a int, t *tapeState) bool {
 	if a == 0 {
 		t.R++
-		return t, true
+		return true
 	}
 	t.Cells[t.N] = uint8(a)
 	t.N++
-	return t, true
+	return true
 }
 
 func (m tape) Encode(s *tapeState, buf []byte) []byte {

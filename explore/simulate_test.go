@@ -35,7 +35,9 @@ func TestSimulateFindsViolation(t *testing.T) {
 	}
 	s := m.Init()[r1.Violation.Path[0]]
 	for i, j := range r1.Violation.Path[1:] {
-		s, _ = m.Next(&s, m.Actions(&s, nil)[j])
+		u := s
+		m.Next(&s, m.Actions(&s, nil)[j], &u)
+		s = u
 		if s != tr[i+1].State {
 			t.Fatalf("replay step %d: %+v, trace has %+v", i+1, s, tr[i+1].State)
 		}

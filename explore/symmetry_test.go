@@ -24,9 +24,9 @@ func (tokens) Actions(s *tokensState, buf []int) []int {
 	}
 	return buf
 }
-func (tokens) Next(s *tokensState, a int) (tokensState, bool) { t := *s; t[a]++; return t, true }
-func (tokens) Canonical(s *tokensState) tokensState           { t := *s; slices.Sort(t[:]); return t }
-func (tokens) Done(*tokensState) bool                         { return true }
+func (tokens) Next(s *tokensState, a int, t *tokensState) bool { t[a]++; return true }
+func (tokens) Canonical(s *tokensState) tokensState            { t := *s; slices.Sort(t[:]); return t }
+func (tokens) Done(*tokensState) bool                          { return true }
 func (m tokens) Properties() []Property[tokensState, int] {
 	if !m.allDistinct {
 		return nil
@@ -83,7 +83,9 @@ func TestSymmetryTrace(t *testing.T) {
 		// Replay the path by hand: initial state, then actions by position.
 		s := m.Init()[r.Violation.Path[0]]
 		for i, j := range r.Violation.Path[1:] {
-			s, _ = m.Next(&s, m.Actions(&s, nil)[j])
+			u := s
+			m.Next(&s, m.Actions(&s, nil)[j], &u)
+			s = u
 			if s != r.Violation.Trace[i+1].State {
 				t.Fatalf("replay step %d gives %v, trace has %v", i+1, s, r.Violation.Trace[i+1].State)
 			}

@@ -225,26 +225,26 @@ func (m *classic) startBound(s *classicState) model.Coord {
 	return s.Cap.Plan.Units[0].Lo - 1
 }
 
-// Next applies a to a copy of s; each step below changes that copy in place.
-func (m *classic) Next(s *classicState, a classicAction) (classicState, bool) {
-	t := *s
+// Next makes the successor in t, a copy of s on entry, which each step below
+// changes in place.
+func (m *classic) Next(s *classicState, a classicAction, t *classicState) bool {
 	switch a.Kind {
 	case classicCommit:
-		m.commit(&t, a.Txn)
+		m.commit(t, a.Txn)
 	case classicWriteLow:
-		m.writeLow(&t)
+		m.writeLow(t)
 	case classicReadChunk:
-		m.readChunk(&t)
+		m.readChunk(t)
 	case classicWriteHigh:
-		m.writeHigh(&t)
+		m.writeHigh(t)
 	case classicConsume:
-		m.consume(&t)
+		m.consume(t)
 	case classicStartLater:
-		m.startLater(&t)
+		m.startLater(t)
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 // commit appends one whole transaction (S-LOG).
@@ -421,7 +421,8 @@ func (m *classic) Describe(s *classicState, a classicAction) string {
 	case classicWriteLow:
 		return fmt.Sprintf("write low watermark for chunk %d at position %d", s.Cap.Plan.N+1, next)
 	case classicReadChunk:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		u := &t.Cap.Plan.Units[t.Cap.Plan.N-1]
 		var rs []string
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
@@ -440,12 +441,14 @@ func (m *classic) Describe(s *classicState, a classicAction) string {
 			d += ", the select's rows enter the open window's buffer " + bufferString(&s.Cap.Plan.Units[i], presentReads(&s.Cap.Plan.Units[i]), m.cfg.Keys)
 		}
 		if m.parts.ReleaseAtHighWrite {
-			t, _ := m.Next(s, a)
+			t := *s
+			m.Next(s, a, &t)
 			d += ", release chunk: emit " + DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys)
 		}
 		return d
 	case classicConsume:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		return "consume " + m.describeConsume(s, &t)
 	case classicStartLater:
 		d := DescribeStartLater(&s.Cap)

@@ -330,7 +330,8 @@ func TestClassicEncodeDecode(t *testing.T) {
 			return
 		}
 		for _, a := range m.Actions(&s, nil) {
-			t2, _ := m.Next(&s, a)
+			t2 := s
+			m.Next(&s, a, &t2)
 			walk(t2, depth-1)
 		}
 	}

@@ -298,33 +298,33 @@ func (m *composite) Actions(s *compositeState, buf []compositeAction) []composit
 	return buf
 }
 
-// Next applies a to a copy of s, which each step below changes in place.
-func (m *composite) Next(s *compositeState, a compositeAction) (compositeState, bool) {
-	t := *s
+// Next makes the successor in t, a copy of s on entry, which each step below
+// changes in place.
+func (m *composite) Next(s *compositeState, a compositeAction, t *compositeState) bool {
 	switch a.Kind {
 	case compCommit:
 		ok := t.Cap.Log.Commit(a.Txn.Events()...)
-		return t, ok
+		return ok
 	case compRecordLo:
-		m.recordLo(&t)
+		m.recordLo(t)
 	case compRead:
-		m.readChunk(&t)
+		m.readChunk(t)
 	case compRecordHi:
-		m.recordHi(&t)
+		m.recordHi(t)
 	case compSplice:
-		m.splice(&t, int(a.Unit))
+		m.splice(t, int(a.Unit))
 	case compClose:
-		m.closeUnit(&t, int(a.Unit))
+		m.closeUnit(t, int(a.Unit))
 	case compConsume:
-		m.consume(&t)
+		m.consume(t)
 	case compStartLater:
 		StartLater(&t.Cap)
 	case compClaim:
 		t.Onset = a.At + 1
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 // addUnit records a unit for chunk ch with its bracket at the log's length.
@@ -493,7 +493,8 @@ func (m *composite) Describe(s *compositeState, a compositeAction) string {
 	case compRecordLo:
 		return fmt.Sprintf("record lo for chunk 1 (chunked scan) %s at %d", KeySetString(m.domain[0], m.cfg.Keys), n)
 	case compRead:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		i := m.scanUnit(&t)
 		return fmt.Sprintf("read chunk 1 at position %d: %s, buffer %s", n, m.readsText(&c.Log, m.domain[0], n), bufferString(&t.Cap.Plan.Units[i], t.Buf&m.domain[0], m.cfg.Keys))
 	case compRecordHi:

@@ -226,7 +226,7 @@ func TestCompositeStartBound(t *testing.T) {
 				beyond++
 			}
 			for _, a := range m.Actions(&s, nil) {
-				if t2, ok := m.Next(&s, a); ok {
+				if t2 := s; m.Next(&s, a, &t2) {
 					walk(t2)
 				}
 			}
@@ -257,7 +257,8 @@ func TestCompositeBufferIsSurvivors(t *testing.T) {
 			}
 			seen[s] = true
 			for _, a := range m.Actions(&s, nil) {
-				t2, ok := m.Next(&s, a)
+				t2 := s
+				ok := m.Next(&s, a, &t2)
 				if !ok {
 					continue
 				}
@@ -464,7 +465,7 @@ func TestCompositeEncodeDecode(t *testing.T) {
 				return
 			}
 			for _, a := range m.Actions(&s, nil) {
-				if t2, ok := m.Next(&s, a); ok {
+				if t2 := s; m.Next(&s, a, &t2) {
 					walk(t2, depth-1)
 				}
 			}

@@ -244,37 +244,37 @@ func (m *dump) startBound(s *dumpState) model.Coord {
 	return EarliestLow(&s.Cap.Plan)
 }
 
-// Next applies a to a copy of s, which each step below changes in place.
-func (m *dump) Next(s *dumpState, a dumpAction) (dumpState, bool) {
-	t := *s
+// Next makes the successor in t, a copy of s on entry, which each step below
+// changes in place.
+func (m *dump) Next(s *dumpState, a dumpAction, t *dumpState) bool {
 	switch a.Kind {
 	case dumpCommit:
-		ok := m.commit(&t, a.Txn)
-		return t, ok
+		ok := m.commit(t, a.Txn)
+		return ok
 	case dumpSplice:
-		m.splice(&t)
+		m.splice(t)
 	case dumpReadAt:
-		m.readView(&t)
+		m.readView(t)
 	case dumpRecordR:
-		m.recordR(&t)
+		m.recordR(t)
 	case dumpRecordB:
-		m.recordB(&t)
+		m.recordB(t)
 	case dumpRestore:
-		m.restore(&t)
+		m.restore(t)
 	case dumpArrive:
-		m.arrive(&t)
+		m.arrive(t)
 	case dumpRecordE:
-		m.recordE(&t)
+		m.recordE(t)
 	case dumpClose:
-		m.closeUnit(&t)
+		m.closeUnit(t)
 	case dumpConsume:
-		m.consume(&t)
+		m.consume(t)
 	case dumpStartLater:
 		StartLater(&t.Cap)
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 func (m *dump) commit(s *dumpState, t Txn) bool {
@@ -443,10 +443,12 @@ func (m *dump) Describe(s *dumpState, a dumpAction) string {
 	case dumpCommit:
 		return DescribeCommit(&c.Log, a.Txn)
 	case dumpSplice:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		return fmt.Sprintf("dump every key at recorded r = %d (point bracket): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
 	case dumpReadAt:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		return fmt.Sprintf("dump reads every key at view %d (r not recorded yet): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
 	case dumpRecordR:
 		return fmt.Sprintf("record recovery point r = %d (the dump's view was %d)", n, c.ReadAt[0])
@@ -455,7 +457,8 @@ func (m *dump) Describe(s *dumpState, a dumpAction) string {
 	case dumpRestore:
 		return fmt.Sprintf("the backup's consistent view, at latent v = %d: %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys))
 	case dumpArrive:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		u := &c.Plan.Units[0]
 		d := "the restored rows arrive: buffer " + bufferString(u, t.Buf, m.cfg.Keys)
 		if dropped := presentReads(u) & s.Gone; dropped != 0 {
@@ -471,7 +474,8 @@ func (m *dump) Describe(s *dumpState, a dumpAction) string {
 		}
 		return fmt.Sprintf("close the unit at %d: emit %s", u.Hi, dumpEmitText(u, s.Buf, m.cfg.Keys))
 	case dumpConsume:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		return "consume " + m.describeConsume(s, &t)
 	case dumpStartLater:
 		return DescribeStartLater(c)

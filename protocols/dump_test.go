@@ -233,10 +233,11 @@ func (d *dumpStepper) do(a dumpAction) {
 		d.t.Fatalf("%s is not enabled after\n%s", dumpKindNames[a.Kind], strings.Join(d.lines, "\n"))
 	}
 	d.lines = append(d.lines, d.m.Describe(&d.s, a))
-	var ok bool
-	if d.s, ok = d.m.Next(&d.s, a); !ok {
+	next := d.s
+	if !d.m.Next(&d.s, a, &next) {
 		d.t.Fatalf("%s changed nothing", dumpKindNames[a.Kind])
 	}
+	d.s = next
 }
 
 // holds checks every always-property on the current state.
@@ -359,7 +360,7 @@ func TestDumpEncodeDecode(t *testing.T) {
 				return
 			}
 			for _, a := range m.Actions(&s, nil) {
-				if t2, ok := m.Next(&s, a); ok {
+				if t2 := s; m.Next(&s, a, &t2) {
 					walk(t2, depth-1)
 				}
 			}

@@ -74,13 +74,12 @@ func (m splice) Actions(s *spliceState, buf []spliceAction) []spliceAction {
 	return buf
 }
 
-func (m splice) Next(s *spliceState, a spliceAction) (spliceState, bool) {
-	t := *s
+func (m splice) Next(s *spliceState, a spliceAction, t *spliceState) bool {
 	c := &t.Cap
 	switch a.Kind {
 	case spliceCommit:
 		ok := c.Log.Commit(a.Txn.Events()...)
-		return t, ok
+		return ok
 	case spliceDump: // the point bracket (r, r] and R(k) = σ_r(k) for every key
 		r := c.Log.Len()
 		u := model.Unit{Domain: model.Range(0, model.Key(m.cfg.Keys)), Lo: r, Hi: r}
@@ -107,7 +106,7 @@ func (m splice) Next(s *spliceState, a spliceAction) (spliceState, bool) {
 	case spliceStartLater:
 		protocols.StartLater(c)
 	}
-	return t, true
+	return true
 }
 
 // Properties: the shared invariants a point splice should satisfy, each
@@ -168,7 +167,8 @@ func (m splice) Describe(s *spliceState, a spliceAction) string {
 	case spliceDump:
 		return fmt.Sprintf("dump every key at r = %d", s.Cap.Log.Len())
 	case spliceClose:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		return "close: emit " + protocols.DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys)
 	case spliceConsume:
 		return "consume " + protocols.EventString(&s.Cap.Log, s.Cap.Pos+1)

@@ -325,29 +325,29 @@ func (m *parallel) highAllowed(u *model.Unit) bool {
 	return u.Read&need == need
 }
 
-// Next applies a to a copy of s, which each step below changes in place.
-func (m *parallel) Next(s *parallelState, a parallelAction) (parallelState, bool) {
-	t := *s
+// Next makes the successor in t, a copy of s on entry, which each step below
+// changes in place.
+func (m *parallel) Next(s *parallelState, a parallelAction, t *parallelState) bool {
 	i := int(a.Chunk)
 	switch a.Kind {
 	case parallelCommit:
-		m.commit(&t, a.Txn)
+		m.commit(t, a.Txn)
 	case parallelLow:
-		m.recordLow(&t, i)
+		m.recordLow(t, i)
 	case parallelRead:
-		m.readKey(&t, i)
+		m.readKey(t, i)
 	case parallelHigh:
-		m.recordHigh(&t, i)
+		m.recordHigh(t, i)
 	case parallelClose:
-		m.backfillAndEmit(&t, i)
+		m.backfillAndEmit(t, i)
 	case parallelConsume:
-		m.consume(&t)
+		m.consume(t)
 	case parallelStartLater:
 		StartLater(&t.Cap)
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 // commit appends the source's transaction to the log (S-LOG: whole).
@@ -492,7 +492,8 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 	case parallelLow:
 		return fmt.Sprintf("chunk %d records low offset %d", i+1, c.Log.Len())
 	case parallelRead:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		k := m.nextUnread(u)
 		late := ""
 		if s.Phase[i] == chunkHigh {
@@ -515,7 +516,9 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 			what = "drops merged"
 		}
 		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, m.parts.window(u), what, strings.Join(out, " "), u.Hi)
-		if t, _ := m.Next(s, a); t.Cap.AllClosed(m.cfg.Chunks) {
+		t := *s
+		m.Next(s, a, &t)
+		if t.Cap.AllClosed(m.cfg.Chunks) {
 			if h := m.parts.readerStart(&t.Cap.Plan); h == 0 {
 				d += "; the live reader starts at s0 = 0 (the minimum high)"
 			} else {

@@ -176,7 +176,7 @@ func TestParallelStartRule(t *testing.T) {
 			if a.Kind == parallelStartLater && c.Pos != c.Start {
 				t.Fatalf("start-later offered after the reader consumed position %d", c.Pos)
 			}
-			if next, ok := m.Next(&s, a); ok {
+			if next := s; m.Next(&s, a, &next) {
 				queue = append(queue, next)
 			}
 		}
@@ -375,7 +375,7 @@ func TestParallelEncoding(t *testing.T) {
 		}
 		buf = m.Actions(&s, buf[:0])
 		for _, a := range buf {
-			if next, ok := m.Next(&s, a); ok {
+			if next := s; m.Next(&s, a, &next) {
 				queue = append(queue, next)
 			}
 		}

@@ -296,28 +296,28 @@ func (m *readonly) consumerMay(s *readonlyState) bool {
 	return s.Phase != readonlyReading || m.parts.ConsumeDuringRead || !m.inWindow(s, p)
 }
 
-// Next applies a to a copy of s, which each step below changes in place.
-func (m *readonly) Next(s *readonlyState, a readonlyAction) (readonlyState, bool) {
-	t := *s
+// Next makes the successor in t, a copy of s on entry, which each step below
+// changes in place.
+func (m *readonly) Next(s *readonlyState, a readonlyAction, t *readonlyState) bool {
 	switch a.Kind {
 	case readonlyCommit:
-		m.commit(&t, a.Txn)
+		m.commit(t, a.Txn)
 	case readonlySampleLow:
-		m.sampleLow(&t)
+		m.sampleLow(t)
 	case readonlyReadKey:
-		m.readKey(&t, a.At)
+		m.readKey(t, a.At)
 	case readonlySampleHigh:
-		m.sampleHigh(&t)
+		m.sampleHigh(t)
 	case readonlyConsume:
-		m.consume(&t)
+		m.consume(t)
 	case readonlyRelease:
-		m.release(&t)
+		m.release(t)
 	case readonlyStartLater:
 		StartLater(&t.Cap)
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 // commit appends one whole transaction (S-LOG). Under split-transaction a
@@ -537,7 +537,8 @@ func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
 	case readonlyConsume:
 		p := s.Cap.Pos + 1
 		e := l.At(p)
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		d := fmt.Sprintf("consume position %d: %v := %v (t%d)", p, e.Key, e.Img, e.Txn)
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
@@ -547,7 +548,8 @@ func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
 		}
 		return d + ", emitted"
 	case readonlyRelease:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		return fmt.Sprintf("release chunk %d: emit survivors %s", i+1, DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys))
 	case readonlyStartLater:
 		return DescribeStartLater(&s.Cap)

@@ -526,7 +526,9 @@ func TestReadonlyStartLater(t *testing.T) {
 			t.Fatalf("start %d: start-later %v, want %v", s.Cap.Start, !want, want)
 		}
 		if want {
-			s, _ = m.Next(&s, readonlyAction{Kind: readonlyStartLater})
+			u := s
+			m.Next(&s, readonlyAction{Kind: readonlyStartLater}, &u)
+			s = u
 		}
 	}
 	if s.Cap.Start != 2 || s.Cap.Pos != 2 || s.Cap.Out != (model.Replayed{}) {
@@ -565,7 +567,8 @@ func TestReadonlyEncodeDecode(t *testing.T) {
 				return
 			}
 			for _, a := range m.Actions(&s, nil) {
-				t2, _ := m.Next(&s, a)
+				t2 := s
+				m.Next(&s, a, &t2)
 				walk(t2, depth-1)
 			}
 		}

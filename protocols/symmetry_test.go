@@ -92,7 +92,7 @@ func reachable[S comparable, A any](m explore.Machine[S, A]) (states []S, depth 
 		var next []S
 		for _, s := range front {
 			for _, a := range m.Actions(&s, nil) {
-				if t, ok := m.Next(&s, a); ok && !seen[t] {
+				if t := s; m.Next(&s, a, &t) && !seen[t] {
 					seen[t] = true
 					next = append(next, t)
 				}
@@ -107,7 +107,7 @@ func reachable[S comparable, A any](m explore.Machine[S, A]) (states []S, depth 
 func successors[S comparable, A any](m explore.Machine[S, A], s S) map[S]bool {
 	out := map[S]bool{}
 	for _, a := range m.Actions(&s, nil) {
-		if t, ok := m.Next(&s, a); ok {
+		if t := s; m.Next(&s, a, &t) {
 			out[t] = true
 		}
 	}
@@ -319,7 +319,9 @@ func TestSymmetryViolationReplays(t *testing.T) {
 				}
 				for i, j := range v.Path[1:] {
 					acts := m.Actions(&s, nil)
-					s, _ = m.Next(&s, acts[j])
+					u := s
+					m.Next(&s, acts[j], &u)
+					s = u
 					if s != v.Trace[i+1].State || !v.Trace[i+1].HasAction || fmt.Sprint(acts[j]) != fmt.Sprint(v.Trace[i+1].Action) {
 						t.Fatalf("symmetry %v: replay step %d differs from the trace", sym, i+1)
 					}

@@ -157,18 +157,17 @@ func (m *keyrange) Actions(s *krState, buf []krAction) []krAction {
 	return buf
 }
 
-func (m *keyrange) Next(s *krState, a krAction) (krState, bool) {
-	t := *s
+func (m *keyrange) Next(s *krState, a krAction, t *krState) bool {
 	switch a.Kind {
 	case krCommit:
 		t.Cap.Log.Commit(a.Txn.Events()...)
 	case krCopy:
-		m.copyRange(&t, int(a.Chunk))
+		m.copyRange(t, int(a.Chunk))
 	case krConsume:
 		t.Cap.Pos++
 		p := t.Cap.Pos
 		e := t.Cap.Log.At(p)
-		if m.ahead(&t, e.Key) {
+		if m.ahead(t, e.Key) {
 			t.Disc[e.Key] = p // the later copy will read this row
 		} else {
 			t.Cap.Emit(e.Key, e.Img, p)
@@ -176,9 +175,9 @@ func (m *keyrange) Next(s *krState, a krAction) (krState, bool) {
 	case krStartLater:
 		protocols.StartLater(&t.Cap)
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 // ahead: k lies beyond the cursor, so the gate discards its events.
@@ -251,7 +250,8 @@ func (m *keyrange) Describe(s *krState, a krAction) string {
 	case krCommit:
 		return protocols.DescribeCommit(&c.Log, a.Txn)
 	case krCopy:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		u := &t.Cap.Plan.Units[c.Plan.N]
 		var rows []string
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {

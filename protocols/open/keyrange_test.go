@@ -127,7 +127,7 @@ func kvReachable[S comparable, A any](m explore.Model[S, A]) []S {
 			seen[s] = true
 			all = append(all, s)
 			for _, a := range m.Actions(&s, nil) {
-				if u, ok := m.Next(&s, a); ok {
+				if u := s; m.Next(&s, a, &u) {
 					next = append(next, u)
 				}
 			}

@@ -241,8 +241,7 @@ func (m *reread) consumerMay(s *rereadState) bool {
 	return true
 }
 
-func (m *reread) Next(s *rereadState, a rereadAction) (rereadState, bool) {
-	t := *s
+func (m *reread) Next(s *rereadState, a rereadAction, t *rereadState) bool {
 	c := &t.Cap
 	switch a.Kind {
 	case rereadCommit:
@@ -251,7 +250,7 @@ func (m *reread) Next(s *rereadState, a rereadAction) (rereadState, bool) {
 		c.Plan.Add(model.Unit{Domain: c.Plan.Scope(), Lo: c.Log.Len()})
 		t.Phase = rereadLow
 	case rereadReadKeys:
-		u, at := m.open(&t), c.Log.Len()
+		u, at := m.open(t), c.Log.Len()
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 			if u.Domain.Has(k) {
 				u.Refresh[k], u.Read, c.ReadAt[k] = c.Log.Sigma(at, k), u.Read.With(k), at
@@ -262,20 +261,20 @@ func (m *reread) Next(s *rereadState, a rereadAction) (rereadState, bool) {
 		}
 		t.Phase = rereadRead
 	case rereadRecordHigh:
-		m.open(&t).Hi = c.Log.Len()
+		m.open(t).Hi = c.Log.Len()
 		t.Phase = rereadHigh
 	case rereadConsume:
-		m.consume(&t)
+		m.consume(t)
 	case rereadClose:
-		m.close(&t)
+		m.close(t)
 	case rereadStaleRead:
-		m.staleReread(&t)
+		m.staleReread(t)
 	case rereadStartLater:
 		protocols.StartLater(c)
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 // consume processes the next position. A full event is emitted as it is; a
@@ -436,7 +435,8 @@ func (m *reread) Describe(s *rereadState, a rereadAction) string {
 	case rereadConsume:
 		return m.describeConsume(s)
 	case rereadClose:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		u := m.open(s)
 		d := fmt.Sprintf("close bracket %d (%d, %d]: emit survivors %s", c.Plan.N, u.Lo, u.Hi, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 		switch need := s.Collide &^ s.Known; t.Phase {
@@ -450,7 +450,8 @@ func (m *reread) Describe(s *rereadState, a rereadAction) string {
 			return d + fmt.Sprintf("; %s collided again and all %d brackets are used: the re-reads have not finished", keys(need), m.cfg.Chunks)
 		}
 	case rereadStaleRead:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		return fmt.Sprintf("re-read %s at position %d as if inside (%d, %d], folding that window's events onto it: emit %s",
 			keys(s.Collide), c.Log.Len(), m.open(s).Lo, m.open(s).Hi, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 	case rereadStartLater:
@@ -468,7 +469,8 @@ func (m *reread) describeConsume(s *rereadState) string {
 	if e.Key == model.NoKey {
 		return fmt.Sprintf("consume position %d", p)
 	}
-	t, _ := m.Next(s, rereadAction{Kind: rereadConsume})
+	t := *s
+	m.Next(s, rereadAction{Kind: rereadConsume}, &t)
 	d := fmt.Sprintf("consume position %d: %v %v", p, e.Key, rrSee(&c.Log, p))
 	if t.Cap.Out != c.Out || t.Cap.Dup != c.Dup {
 		d += ", emits " + protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys)

@@ -425,7 +425,7 @@ func TestRereadEncodeDecode(t *testing.T) {
 			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, want)
 		}
 		for _, a := range m.Actions(&s, nil) {
-			if t2, ok := m.Next(&s, a); ok {
+			if t2 := s; m.Next(&s, a, &t2) {
 				queue = append(queue, t2)
 			}
 		}

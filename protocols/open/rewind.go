@@ -152,8 +152,7 @@ func (m *rewind) consumerMay(s *rewindState) bool {
 	return p <= s.Cap.Log.Len() && (s.Phase == rewindIdle || p <= m.open(s).Lo)
 }
 
-func (m *rewind) Next(s *rewindState, a rewindAction) (rewindState, bool) {
-	t := *s
+func (m *rewind) Next(s *rewindState, a rewindAction, t *rewindState) bool {
 	c := &t.Cap
 	switch a.Kind {
 	case rewindCommit:
@@ -164,7 +163,7 @@ func (m *rewind) Next(s *rewindState, a rewindAction) (rewindState, bool) {
 		c.Plan.Add(model.Unit{Domain: rwDomain(i, m.cfg.Keys, m.cfg.Chunks), Lo: lo, Hi: lo})
 		t.Phase = rewindLow
 	case rewindRead:
-		m.readAndRewind(&t)
+		m.readAndRewind(t)
 	case rewindConsume:
 		p := c.Pos + 1
 		if e := c.Log.At(p); e.Key != model.NoKey {
@@ -184,9 +183,9 @@ func (m *rewind) Next(s *rewindState, a rewindAction) (rewindState, bool) {
 	case rewindStartLater:
 		protocols.StartLater(c)
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 // rwDomain is chunk i's key range [i*K/C, (i+1)*K/C).
@@ -281,7 +280,8 @@ func (m *rewind) Describe(s *rewindState, a rewindAction) string {
 		}
 		return fmt.Sprintf("consume position %d", p)
 	case rewindSplice:
-		t, _ := m.Next(s, a)
+		t := *s
+		m.Next(s, a, &t)
 		return fmt.Sprintf("splice chunk %d at lo = %d: emit %s", c.Plan.N, m.open(s).Lo, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 	case rewindStartLater:
 		return protocols.DescribeStartLater(c)

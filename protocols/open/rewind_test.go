@@ -378,10 +378,11 @@ func TestRewindRollbackReached(t *testing.T) {
 	var s rewindState
 	s.Cap = protocols.InitialCaptures(&cfg)[0]
 	for _, a := range []rewindAction{{Kind: rewindRecordLow}, {Kind: rewindCommit, Txn: protocols.Txn{N: 1, Ev: [3]model.Event{{Key: 0, Img: 1}}}}, {Kind: rewindRead}} {
-		var ok bool
-		if s, ok = m.Next(&s, a); !ok {
+		u := s
+		if !m.Next(&s, a, &u) {
 			t.Fatal("step disabled")
 		}
+		s = u
 	}
 	want := "chunk 1: k0 read 1 at r = 1 > lo = 0, rolled back across 1:k0=1/t1 to ⊥"
 	if got := m.rolledBackAcrossOwnKey(&s); got != want {
@@ -490,7 +491,7 @@ func TestRewindEncodeDecode(t *testing.T) {
 			t.Fatalf("Decode(Encode(s)) = %+v, %v; want %+v", d, err, want)
 		}
 		for _, a := range m.Actions(&s, nil) {
-			if t2, ok := m.Next(&s, a); ok {
+			if t2 := s; m.Next(&s, a, &t2) {
 				queue = append(queue, t2)
 			}
 		}

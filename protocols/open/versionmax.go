@@ -153,8 +153,7 @@ func (m *versionmax) Actions(s *vmState, buf []vmAction) []vmAction {
 	return buf
 }
 
-func (m *versionmax) Next(s *vmState, a vmAction) (vmState, bool) {
-	t := *s
+func (m *versionmax) Next(s *vmState, a vmAction, t *vmState) bool {
 	c := &t.Cap
 	t.Rejected = rejectedNothing
 	switch a.Kind {
@@ -165,22 +164,22 @@ func (m *versionmax) Next(s *vmState, a vmAction) (vmState, bool) {
 			t.Ver[p] = a.Ver
 		}
 	case vmRead:
-		m.read(&t)
+		m.read(t)
 	case vmDeliver:
 		k := a.Key
 		t.Flight = t.Flight.Without(k)
-		m.apply(&t, k, c.Plan.Units[c.Plan.Owner(k)].Refresh[k], m.rowVersion(&t, c.ReadAt[k], k), c.ReadAt[k], true)
-		m.closeDelivered(&t)
+		m.apply(t, k, c.Plan.Units[c.Plan.Owner(k)].Refresh[k], m.rowVersion(t, c.ReadAt[k], k), c.ReadAt[k], true)
+		m.closeDelivered(t)
 	case vmConsume:
 		c.Pos++
 		e := c.Log.At(c.Pos)
-		m.apply(&t, e.Key, e.Img, t.Ver[c.Pos-1], c.Pos, false)
+		m.apply(t, e.Key, e.Img, t.Ver[c.Pos-1], c.Pos, false)
 	case vmStartLater:
 		protocols.StartLater(c)
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }
 
 // read takes the next range at the end of the log and puts its present rows
@@ -273,7 +272,8 @@ func (m *versionmax) ActionKind(a vmAction) int { return int(a.Kind) }
 
 func (m *versionmax) Describe(s *vmState, a vmAction) string {
 	c := &s.Cap
-	t, _ := m.Next(s, a)
+	t := *s
+	m.Next(s, a, &t)
 	switch a.Kind {
 	case vmCommit:
 		who := "version"
