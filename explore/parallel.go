@@ -105,6 +105,7 @@ func (s *seenSet) insertAll(lists [][]uint64, workers int) (uint64, []uint64) {
 		for sh := lo; sh < hi; sh++ {
 			shard := &s.shards[sh]
 			bucket := buf[count[sh]:count[sh+1]]
+			shard.reserve(uint64(len(bucket)), &s.pool)
 			for len(bucket) > 0 {
 				// A few inserts into a large shard still go to memory:
 				// load a group's home slots first (see group).

@@ -203,9 +203,28 @@ func tailRoom(n uint64) uint64 { return n/128 + 32 }
 
 // grow rebuilds the shard with 5/4 the home slots. The old table is
 // sorted, so each element goes to max(its new home, the slot after the
-// previous one): linear time, no probing.
+// previous one) (growTo): linear time, no probing.
 func (sh *seenShard) grow(pool *pagePool) {
-	n := sh.n * seenGrowNum / seenGrowDen
+	sh.growTo(sh.n*seenGrowNum/seenGrowDen, pool)
+}
+
+// reserve grows the shard, once, so that add more fingerprints keep it
+// within the load limit: to the size growing by 5/4 at a time would reach,
+// but rebuilt once instead of once per step.
+func (sh *seenShard) reserve(add uint64, pool *pagePool) {
+	need := sh.count + add
+	if need <= sh.n*seenMaxLoadNum/seenMaxLoadDen {
+		return
+	}
+	n := max(sh.n, seenMinSlots)
+	for need > n*seenMaxLoadNum/seenMaxLoadDen {
+		n = n * seenGrowNum / seenGrowDen
+	}
+	sh.growTo(n, pool)
+}
+
+// growTo rebuilds the shard with n home slots.
+func (sh *seenShard) growTo(n uint64, pool *pagePool) {
 	if n < seenMinSlots {
 		n = seenMinSlots
 	}

@@ -156,10 +156,7 @@ func CheckClosedUnitCut(c *model.Capture) string {
 		}
 		u := &c.Plan.Units[i]
 		g := max(c.Pos, u.Hi)
-		for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
-			if !u.Domain.Has(k) {
-				continue
-			}
+		for k := range u.Domain.Keys() {
 			if want := c.Log.Sigma(g, k); c.Out.Val[k] != want {
 				return fmt.Sprintf("key %v of closed unit %d: replayed %v, expected σ_%d = %v", k, i+1, c.Out.Val[k], g, want)
 			}
@@ -199,8 +196,8 @@ func CheckCommittedOnly(c *model.Capture) string {
 	}
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
-		for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
-			if u.Read.Has(k) && !c.Log.Boundary(c.ReadAt[k]) {
+		for k := range u.Read.Keys() {
+			if !c.Log.Boundary(c.ReadAt[k]) {
 				return fmt.Sprintf("key %v was read at position %d, inside transaction %d", k, c.ReadAt[k], c.Log.At(c.ReadAt[k]).Txn)
 			}
 		}

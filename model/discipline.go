@@ -4,8 +4,8 @@ package model
 // (Def. 6.2): the buffered rows window-discard emits at the close.
 func (u *Unit) Survivors(l *Log) KeySet {
 	var s KeySet
-	for k := Key(0); k < Key(MaxKeys); k++ {
-		if u.Domain.Has(k) && u.Refresh[k] != Absent && !l.Touches(k, u.Window()) {
+	for k := range u.Domain.Keys() {
+		if u.Refresh[k] != Absent && !l.Touches(k, u.Window()) {
 			s = s.With(k)
 		}
 	}
@@ -93,10 +93,7 @@ func Emission(p *Plan, l *Log, s0, f Coord, pass Pass, close CloseEntry) Stream 
 				continue
 			}
 			closed[i] = true
-			for k := Key(0); k < Key(MaxKeys); k++ {
-				if !u.Domain.Has(k) {
-					continue
-				}
+			for k := range u.Domain.Keys() {
 				if v, ok := close(u, k); ok {
 					out = append(out, Entry{k, v, u.Hi})
 				}

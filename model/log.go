@@ -1,6 +1,10 @@
 package model
 
-import "strconv"
+import (
+	"iter"
+	"math/bits"
+	"strconv"
+)
 
 // Bounds of the fixed-size types. They exceed every bound a model is run at.
 const (
@@ -184,6 +188,19 @@ func (s KeySet) With(k Key) KeySet { return s | 1<<k }
 
 // Without returns the set with k removed.
 func (s KeySet) Without(k Key) KeySet { return s &^ (1 << k) }
+
+// Keys yields the keys of the set below MaxKeys in increasing order. The
+// checks on the explorer's hot path range over a unit's keys this way
+// rather than over every key there could be.
+func (s KeySet) Keys() iter.Seq[Key] {
+	return func(yield func(Key) bool) {
+		for s &= 1<<MaxKeys - 1; s != 0; s &= s - 1 {
+			if !yield(Key(bits.TrailingZeros16(uint16(s)))) {
+				return
+			}
+		}
+	}
+}
 
 // Range returns {lo..hi-1}.
 func Range(lo, hi Key) KeySet {

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/model"
@@ -269,5 +270,26 @@ func TestStrings(t *testing.T) {
 	s := model.Range(1, 4)
 	if s != keys(1, 2, 3) || !s.Has(2) || s.Has(0) || s.Without(2).Has(2) || s.Without(2) != keys(1, 3) {
 		t.Errorf("Range(1,4) = %b", s)
+	}
+}
+
+// Keys yields a set's keys in order, only those below MaxKeys, and stops
+// when asked to.
+func TestKeySetKeys(t *testing.T) {
+	var got []model.Key
+	for k := range (model.KeySet(0b1_0000_0010_0101) | 1<<15).Keys() {
+		got = append(got, k)
+	}
+	if want := []model.Key{0, 2, 5}; !slices.Equal(got, want) {
+		t.Errorf("Keys = %v, want %v", got, want)
+	}
+	for k := range model.KeySet(0b110).Keys() {
+		if k != 1 {
+			t.Errorf("first key %v, want k1", k)
+		}
+		break
+	}
+	for range model.KeySet(0).Keys() {
+		t.Error("the empty set yields a key")
 	}
 }

@@ -121,10 +121,7 @@ func (p *Plan) checkO2(units uint8, l *Log) error {
 		if units&(1<<i) == 0 {
 			continue
 		}
-		for k := Key(0); k < Key(MaxKeys); k++ {
-			if !u.Domain.Has(k) || !u.Read.Has(k) {
-				continue
-			}
+		for k := range (u.Domain & u.Read).Keys() {
 			if !ValidIn(l, k, u.Refresh[k], u.Lo, u.Hi) {
 				return &Failure{"O2", i, k, fmt.Sprintf("read %v matches σ_c(%v) at no c in [%d, %d]", u.Refresh[k], k, u.Lo, u.Hi)}
 			}
@@ -232,8 +229,8 @@ func (p *Plan) witness(l *Log, c Coord) bool {
 		if c < u.Lo || c > u.Hi {
 			return false
 		}
-		for k := Key(0); k < Key(MaxKeys); k++ {
-			if u.Domain.Has(k) && u.Refresh[k] != l.Sigma(c, k) {
+		for k := range u.Domain.Keys() {
+			if u.Refresh[k] != l.Sigma(c, k) {
 				return false
 			}
 		}
