@@ -44,13 +44,13 @@ const (
 // table when its size fits.
 func (lm *levelMap) reset(want int, workers int) {
 	n := uint64(float64(want)/0.6) + levelMinSlots
-	if lm.n >= n && lm.n <= 4*n {
-		clearParallel(lm.slots, workers)
-	} else {
+	if lm.n < n || lm.n > 4*n {
 		lm.slots = nil
 		lm.slots = make([]levelSlot, n)
 		lm.n = n
 	}
+	// Zeroed by writing even when new (see written).
+	clearParallel(lm.slots, workers)
 	lm.limit = int64(float64(lm.n) * levelMaxLoad)
 	lm.claimed.Store(0)
 	lm.overflow.Store(false)
