@@ -56,12 +56,21 @@ func (lm *levelMap) reset(want int, workers int) {
 	lm.overflow.Store(false)
 }
 
+// clearParallel zeroes s, split among the workers, a megabyte at a time: a
+// single clear of a large table cannot be preempted, and the collector
+// would spin waiting for it to end.
 func clearParallel(s []levelSlot, workers int) {
-	if len(s) < 1<<16 || workers < 2 {
-		clear(s)
+	const chunk = 1 << 16
+	clearRange := func(_, lo, hi int) {
+		for ; lo < hi; lo += chunk {
+			clear(s[lo:min(lo+chunk, hi)])
+		}
+	}
+	if len(s) < chunk || workers < 2 {
+		clearRange(0, 0, len(s))
 		return
 	}
-	forEachRange(len(s), workers, func(_, lo, hi int) { clear(s[lo:hi]) })
+	forEachRange(len(s), workers, clearRange)
 }
 
 func (lm *levelMap) home(fp uint64) uint64 {

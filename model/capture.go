@@ -1,6 +1,9 @@
 package model
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // Capture is the part of a running capture's state that the paper's claims are
 // about, shared by every protocol model: the committed log, the plan recorded
@@ -64,47 +67,44 @@ func (c *Capture) FinalPlan() Plan {
 // key beyond the scope holds anything, and the width comes first: equal
 // encodings still mean equal captures, and at three keys of eight a state
 // is a third shorter to encode, hash, queue and decode. It is on the
-// explorer's hot path (every successor is encoded), so it grows buf once
-// and writes by index.
+// explorer's hot path (every successor is encoded): it grows buf once and
+// writes a per-key field as one 8-byte word, the next field overwriting
+// what lies past the width (hence 8 bytes of slack).
 func (c *Capture) AppendTo(buf []byte) []byte {
 	w := c.width()
-	head, unitLen, tail := w+2, 6+w, 3*w+4
 	n, units := int(c.Log.N), int(c.Plan.N)
 	at := len(buf)
-	size := head + 3*n + 3 + unitLen*units + tail
-	buf = slices.Grow(buf, size)[:at+size]
+	size := 1 + w + 1 + 3*n + 3 + (6+w)*units + 3*w + 4
+	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
 	b[0] = byte(w)
-	for k := range w {
-		b[1+k] = byte(c.Log.Init[k])
+	putWord(b[1:], word((*[MaxKeys]Value)(&c.Log.Init)))
+	o := 1 + w
+	b[o] = c.Log.N
+	o++
+	for _, e := range c.Log.Ev[:n] {
+		b[o], b[o+1], b[o+2] = byte(e.Key), byte(e.Img), e.Txn
+		o += 3
 	}
-	b[1+w] = c.Log.N
-	b = b[head:]
-	for i, e := range c.Log.Ev[:n] {
-		b[3*i], b[3*i+1], b[3*i+2] = byte(e.Key), byte(e.Img), e.Txn
-	}
-	b = b[3*n:]
 	p := &c.Plan
-	b[0], b[1], b[2] = p.Keys, p.N, byte(p.Frontier)
-	b = b[3:]
+	b[o], b[o+1], b[o+2] = p.Keys, p.N, byte(p.Frontier)
+	o += 3
 	for i := range units {
-		u, ub := &p.Units[i], b[i*unitLen:(i+1)*unitLen]
-		ub[0], ub[1], ub[2], ub[3], ub[4], ub[5] = byte(u.Domain), byte(u.Domain>>8), byte(u.Lo), byte(u.Hi), byte(u.Read), byte(u.Read>>8)
-		for k := range w {
-			ub[6+k] = byte(u.Refresh[k])
-		}
+		u := &p.Units[i]
+		b[o], b[o+1], b[o+2], b[o+3], b[o+4], b[o+5] = byte(u.Domain), byte(u.Domain>>8), byte(u.Lo), byte(u.Hi), byte(u.Read), byte(u.Read>>8)
+		putWord(b[o+6:], word((*[MaxKeys]Value)(&u.Refresh)))
+		o += 6 + w
 	}
-	b = b[unitLen*units:]
-	for k := range w {
-		b[3*k], b[3*k+1], b[3*k+2] = byte(c.ReadAt[k]), byte(c.Out.Val[k]), byte(c.Out.Tag[k])
-	}
-	b = b[3*w:]
+	putWord(b[o:], word(&c.ReadAt))
+	putWord(b[o+w:], word((*[MaxKeys]Value)(&c.Out.Val)))
+	putWord(b[o+2*w:], word(&c.Out.Tag))
+	o += 3 * w
 	var partial byte
 	if c.Partial {
 		partial = 1
 	}
-	b[0], b[1], b[2], b[3] = byte(c.Pos), byte(c.Start), c.Closed, partial
-	return buf
+	b[o], b[o+1], b[o+2], b[o+3] = byte(c.Pos), byte(c.Start), c.Closed, partial
+	return buf[:at+size]
 }
 
 // width is how many keys' fields AppendTo writes: the scope's, unless a
@@ -112,18 +112,34 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 // (only a capture built by hand does), then every key's.
 func (c *Capture) width() int {
 	w := min(int(c.Plan.Keys), MaxKeys)
-	var any Value
-	for k := w; k < MaxKeys; k++ {
-		any |= c.Log.Init[k] | c.Out.Val[k] | Value(c.Out.Tag[k]) | Value(c.ReadAt[k])
-		for i := range c.Plan.N {
-			any |= c.Plan.Units[i].Refresh[k]
-		}
+	if w == MaxKeys {
+		return w
 	}
-	if any != 0 {
+	any := word((*[MaxKeys]Value)(&c.Log.Init)) | word((*[MaxKeys]Value)(&c.Out.Val)) | word(&c.Out.Tag) | word(&c.ReadAt)
+	for i := range c.Plan.N {
+		any |= word((*[MaxKeys]Value)(&c.Plan.Units[i].Refresh))
+	}
+	if any>>(8*w) != 0 {
 		return MaxKeys
 	}
 	return w
 }
+
+// word is a per-key array as one little-endian word (MaxKeys is 8: key k
+// is byte k). The compiler turns it into one load.
+func word[T ~uint8](a *[MaxKeys]T) uint64 {
+	return uint64(a[0]) | uint64(a[1])<<8 | uint64(a[2])<<16 | uint64(a[3])<<24 |
+		uint64(a[4])<<32 | uint64(a[5])<<40 | uint64(a[6])<<48 | uint64(a[7])<<56
+}
+
+// putWord writes x little-endian into b[:8], as one store.
+func putWord(b []byte, x uint64) {
+	binary.LittleEndian.PutUint64(b, x)
+}
+
+// A per-key array is one word.
+var _ [MaxKeys - 8]struct{}
+var _ [8 - MaxKeys]struct{}
 
 // DecodeCapture reads what AppendTo wrote and returns the rest of b; ok is
 // false if b is too short.
@@ -173,7 +189,7 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	}
 	b = b[unitLen*units:]
 	for k := range w {
-		c.ReadAt[k], c.Out.Val[k], c.Out.Tag[k] = Coord(b[3*k]), Value(b[3*k+1]), Coord(b[3*k+2])
+		c.ReadAt[k], c.Out.Val[k], c.Out.Tag[k] = Coord(b[k]), Value(b[w+k]), Coord(b[2*w+k])
 	}
 	b = b[3*w:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
