@@ -67,44 +67,56 @@ func forEachIndex(n, workers int, stop func() bool, f func(w, i int) error) erro
 // cannot drop them.
 var prefetchSink atomic.Uint64
 
-// insertAll adds every fingerprint of lists to s. Workers own disjoint
-// ranges of shards and each scans all lists, so no locks are needed. A
-// worker first sorts its fingerprints into buckets by shard (a counting
-// sort), then fills one shard at a time: a shard's table is a small part
-// of the set, so its slots stay in the cache while its bucket goes in,
-// where inserting in list order would visit the whole range at random.
+// insertAll adds every fingerprint of lists to s. The fingerprints are
+// first sorted into buckets by shard (a counting sort, each worker counting
+// and placing a range of the lists), then the workers fill disjoint ranges
+// of shards, one shard at a time, so no locks are needed: a shard's table
+// is a small part of the set, so its slots stay in the cache while its
+// bucket goes in, where inserting in list order would visit the whole
+// range at random.
 //
 // It returns how many were added, and the fingerprints that were in the
 // set already.
 func (s *seenSet) insertAll(lists [][]uint64, workers int) (uint64, []uint64) {
+	workers = max(1, min(workers, len(lists)))
+	counts := make([][seenShards]int, workers)
+	forEachRange(len(lists), workers, func(w, lo, hi int) {
+		c := &counts[w]
+		for _, l := range lists[lo:hi] {
+			for _, fp := range l {
+				c[shardOf(fp)]++
+			}
+		}
+	})
+	// Bucket sh holds worker 0's fingerprints of shard sh, then worker 1's,
+	// and so on: counts[w][sh] becomes where worker w writes them.
+	var start [seenShards + 1]int
+	for sh := range seenShards {
+		start[sh+1] = start[sh]
+		for w := range counts {
+			n := counts[w][sh]
+			counts[w][sh] = start[sh+1]
+			start[sh+1] += n
+		}
+	}
+	buf := make([]uint64, start[seenShards])
+	forEachRange(len(lists), workers, func(w, lo, hi int) {
+		next := &counts[w]
+		for _, l := range lists[lo:hi] {
+			for _, fp := range l {
+				sh := shardOf(fp)
+				buf[next[sh]] = fp
+				next[sh]++
+			}
+		}
+	})
 	var added atomic.Uint64
-	present := make([][]uint64, max(workers, 1))
+	present := make([][]uint64, workers)
 	forEachRange(seenShards, workers, func(w, lo, hi int) {
-		var count [seenShards + 1]int
-		for _, l := range lists {
-			for _, fp := range l {
-				if sh := shardOf(fp); sh >= lo && sh < hi {
-					count[sh+1]++
-				}
-			}
-		}
-		for sh := lo; sh < hi; sh++ {
-			count[sh+1] += count[sh]
-		}
-		buf := make([]uint64, count[hi])
-		next := count
-		for _, l := range lists {
-			for _, fp := range l {
-				if sh := shardOf(fp); sh >= lo && sh < hi {
-					buf[next[sh]] = fp
-					next[sh]++
-				}
-			}
-		}
 		var n, sink uint64
 		for sh := lo; sh < hi; sh++ {
 			shard := &s.shards[sh]
-			bucket := buf[count[sh]:count[sh+1]]
+			bucket := buf[start[sh]:start[sh+1]]
 			shard.reserve(uint64(len(bucket)), &s.pool)
 			for len(bucket) > 0 {
 				// A few inserts into a large shard still go to memory:
