@@ -204,9 +204,8 @@ func (s KeySet) Keys() iter.Seq[Key] {
 
 // Range returns {lo..hi-1}.
 func Range(lo, hi Key) KeySet {
-	var s KeySet
-	for k := lo; k < hi; k++ {
-		s = s.With(k)
+	if lo >= hi {
+		return 0
 	}
-	return s
+	return KeySet(1<<hi - 1<<lo)
 }

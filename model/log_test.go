@@ -271,6 +271,17 @@ func TestStrings(t *testing.T) {
 	if s != keys(1, 2, 3) || !s.Has(2) || s.Has(0) || s.Without(2).Has(2) || s.Without(2) != keys(1, 3) {
 		t.Errorf("Range(1,4) = %b", s)
 	}
+	for lo := model.Key(0); lo < 18; lo++ {
+		for hi := model.Key(0); hi < 18; hi++ {
+			var want model.KeySet // {lo..hi-1}, as many as a KeySet holds
+			for k := lo; k < hi && k < 16; k++ {
+				want = want.With(k)
+			}
+			if got := model.Range(lo, hi); got != want {
+				t.Errorf("Range(%d, %d) = %b, want %b", lo, hi, got, want)
+			}
+		}
+	}
 }
 
 // Keys yields a set's keys in order, only those below MaxKeys, and stops
