@@ -132,6 +132,25 @@ func word[T ~uint8](a *[MaxKeys]T) uint64 {
 		uint64(a[4])<<32 | uint64(a[5])<<40 | uint64(a[6])<<48 | uint64(a[7])<<56
 }
 
+// setWord sets a per-key array from a word, as one store.
+func setWord[T ~uint8](a *[MaxKeys]T, x uint64) {
+	a[0], a[1], a[2], a[3] = T(x), T(x>>8), T(x>>16), T(x>>24)
+	a[4], a[5], a[6], a[7] = T(x>>32), T(x>>40), T(x>>48), T(x>>56)
+}
+
+// getWord reads the w bytes of a per-key field at the start of b as a word,
+// zero past w: one load when b holds 8 bytes.
+func getWord(b []byte, w int) uint64 {
+	if len(b) >= 8 {
+		return binary.LittleEndian.Uint64(b) & (1<<(8*w) - 1)
+	}
+	var x uint64
+	for k := range w {
+		x |= uint64(b[k]) << (8 * k)
+	}
+	return x
+}
+
 // putWord writes x little-endian into b[:8], as one store.
 func putWord(b []byte, x uint64) {
 	binary.LittleEndian.PutUint64(b, x)
@@ -158,9 +177,7 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	}
 	w := int(b[0])
 	head, unitLen, tail := w+2, 6+w, 3*w+4
-	for k := range w {
-		c.Log.Init[k] = Value(b[1+k])
-	}
+	setWord((*[MaxKeys]Value)(&c.Log.Init), getWord(b[1:], w))
 	n := int(b[1+w])
 	if n > MaxLog || len(b) < head+3*n+3 {
 		return nil, false
@@ -183,14 +200,12 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 		u.Domain = KeySet(ub[0]) | KeySet(ub[1])<<8
 		u.Lo, u.Hi = Coord(ub[2]), Coord(ub[3])
 		u.Read = KeySet(ub[4]) | KeySet(ub[5])<<8
-		for k := range w {
-			u.Refresh[k] = Value(ub[6+k])
-		}
+		setWord((*[MaxKeys]Value)(&u.Refresh), getWord(ub[6:], w))
 	}
 	b = b[unitLen*units:]
-	for k := range w {
-		c.ReadAt[k], c.Out.Val[k], c.Out.Tag[k] = Coord(b[k]), Value(b[w+k]), Coord(b[2*w+k])
-	}
+	setWord(&c.ReadAt, getWord(b, w))
+	setWord((*[MaxKeys]Value)(&c.Out.Val), getWord(b[w:], w))
+	setWord(&c.Out.Tag, getWord(b[2*w:], w))
 	b = b[3*w:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
 	return b[4:], true
