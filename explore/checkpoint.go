@@ -72,6 +72,9 @@ func (e *engine[S, A]) modelID() string {
 	h := xxhash.New()
 	var buf []byte
 	for _, s := range e.m.Init() {
+		if e.sym != nil {
+			s = e.sym.Canonical(&s)
+		}
 		buf = e.fpenc.Encode(&s, buf[:0])
 		h.Write(binary.AppendUvarint(nil, uint64(len(buf))))
 		h.Write(buf)

@@ -8,13 +8,14 @@ import (
 
 // parts are the optional parts of a Machine, from the model or by default.
 type parts[S, A any] struct {
-	fpenc  Encoder[S] // the bytes a state is identified by (fingerprint input)
+	fpenc  Encoder[S] // the bytes a state is identified by (fingerprint input; of its canonical form with a symmetry, see fpEncode)
 	qcodec Codec[S]   // the bytes a state waits in the queue as
 	// same: fpenc and qcodec write the same bytes, so one encoding serves both.
 	same bool
 	// mem: qcodec is the memory codec, which expansion applies inline.
 	mem      bool
-	symmetry bool // fpenc encodes canonical forms (symmetry.go)
+	symmetry bool         // states are identified by their canonical forms (symmetry.go)
+	sym      Symmetric[S] // the model's symmetry, when symmetry is set
 	describe Describer[S, A]
 	kinds    ActionNamer[A]
 }

@@ -61,7 +61,7 @@ type worker[S, A any] struct {
 	full                          bool // the level map overflowed: store every candidate
 	best                          *violation
 	cur                           S      // the state being expanded
-	zero                          S      // a zero state, for clearing cur
+	canon                         S      // its successor's canonical form, with a symmetry
 	scratch                       batch  // a unit read from a spilled frontier
 	spare                         []byte // a data slab freed by spilling, for the next unit
 }
@@ -187,6 +187,14 @@ type pending[S any] struct {
 	ptrs bool // S holds pointers
 }
 
+// drop forgets the successor in p.ts[n] and its encoding from start on.
+func (p *pending[S]) drop(n, start int) {
+	if p.ptrs {
+		clear(p.ts[n : n+1]) // drop references held by the S value
+	}
+	p.enc, p.ts = p.enc[:start], p.ts[:n]
+}
+
 func (p *pending[S]) reset() {
 	if p.ptrs {
 		clear(p.ts) // drop references held by S values
@@ -245,7 +253,8 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	depth := e.depth
 	p := &w.pend
 	s := &w.cur
-	*s = w.zero
+	var zero S
+	*s = zero // Decode fills a zero state
 	var err error
 	if e.mem {
 		err = memDecode(enc, s)
@@ -279,7 +288,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		p.ts = append(p.ts, *s)
 		t := &p.ts[n]
 		if !m.Next(s, *a, t) {
-			p.ts = p.ts[:n]
+			p.drop(n, len(p.enc))
 			continue
 		}
 		succ++
@@ -289,10 +298,10 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			// A level in passes (passes.go): a successor belongs to the
 			// pass its fingerprint names, which counts, checks and keeps
 			// it. Its encoding stays for the pass that keeps it.
-			p.enc = e.fpenc.Encode(t, p.enc)
+			p.enc = w.fpEncode(t, p.enc)
 			fp = fingerprint(p.enc[start:])
 			if fp%uint64(e.npass) != uint64(e.pass) {
-				p.enc, p.ts = p.enc[:start], p.ts[:n]
+				p.drop(n, start)
 				continue
 			}
 		}
@@ -313,20 +322,20 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		if e.sharder != nil {
 			if _, mine := e.owns(t); !mine {
-				p.enc, p.ts = p.enc[:start], p.ts[:n]
+				p.drop(n, start)
 				continue // another shard's state: it explores it
 			}
 		}
 		if e.cons.any && !e.cons.inStep(s, *a, t) {
 			w.checkState(t, depth+1, key) // checked every time, never kept
-			p.enc, p.ts = p.enc[:start], p.ts[:n]
+			p.drop(n, start)
 			continue
 		}
 		if e.npass == 1 {
 			if memEnc {
 				p.enc = memAppend(p.enc, t)
 			} else {
-				p.enc = e.fpenc.Encode(t, p.enc)
+				p.enc = w.fpEncode(t, p.enc)
 			}
 			fp = fingerprint(p.enc[start:])
 		}

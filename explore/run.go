@@ -312,7 +312,7 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 			w.checkInit(s, idx) // checked, not kept
 			continue
 		}
-		w.enc = e.fpenc.Encode(s, w.enc[:0])
+		w.enc = w.fpEncode(s, w.enc[:0])
 		fp := fingerprint(w.enc)
 		if !e.same {
 			w.enc = e.qcodec.Encode(s, w.enc[:0])

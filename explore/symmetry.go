@@ -33,17 +33,6 @@ type Symmetric[S any] interface {
 	Canonical(s *S) S
 }
 
-// canonicalEncoder identifies a state by its canonical form's encoding.
-type canonicalEncoder[S any] struct {
-	sym   Symmetric[S]
-	inner Encoder[S]
-}
-
-func (c canonicalEncoder[S]) Encode(s *S, buf []byte) []byte {
-	t := c.sym.Canonical(s)
-	return c.inner.Encode(&t, buf)
-}
-
 // ErrNoSymmetry is returned by Run when Options.Symmetry asks for the
 // symmetry of a model that has none: counting its concrete states instead
 // would pass off the full count as a reduced one.
@@ -62,8 +51,21 @@ func (e *engine[S, A]) useSymmetry() error {
 	if e.opts.Shard.Count != 0 {
 		return fmt.Errorf("explore: a sharded run cannot use the model's symmetry (its shard key is of concrete states): unset Symmetry")
 	}
-	e.fpenc = canonicalEncoder[S]{sym, e.fpenc}
+	e.sym = sym
 	e.same = false
 	e.symmetry = true
 	return nil
+}
+
+// fpEncode appends the encoding s is identified by: with a symmetry, its
+// canonical form's. The form is made in the worker, which lives on the
+// heap already: a local handed to the model's Encode would be moved there,
+// one allocation per successor.
+func (w *worker[S, A]) fpEncode(s *S, buf []byte) []byte {
+	e := w.e
+	if e.sym == nil {
+		return e.fpenc.Encode(s, buf)
+	}
+	w.canon = e.sym.Canonical(s)
+	return e.fpenc.Encode(&w.canon, buf)
 }
