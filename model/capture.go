@@ -115,11 +115,11 @@ func (c *Capture) width() int {
 	if w == MaxKeys {
 		return w
 	}
-	any := word((*[MaxKeys]Value)(&c.Log.Init)) | word((*[MaxKeys]Value)(&c.Out.Val)) | word(&c.Out.Tag) | word(&c.ReadAt)
+	held := word((*[MaxKeys]Value)(&c.Log.Init)) | word((*[MaxKeys]Value)(&c.Out.Val)) | word(&c.Out.Tag) | word(&c.ReadAt)
 	for i := range c.Plan.N {
-		any |= word((*[MaxKeys]Value)(&c.Plan.Units[i].Refresh))
+		held |= word((*[MaxKeys]Value)(&c.Plan.Units[i].Refresh))
 	}
-	if any>>(8*w) != 0 {
+	if held>>(8*w) != 0 {
 		return MaxKeys
 	}
 	return w
