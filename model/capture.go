@@ -160,13 +160,6 @@ func putWord(b []byte, x uint64) {
 var _ [MaxKeys - 8]struct{}
 var _ [8 - MaxKeys]struct{}
 
-// DecodeCapture reads what AppendTo wrote and returns the rest of b; ok is
-// false if b is too short.
-func DecodeCapture(b []byte) (c Capture, rest []byte, ok bool) {
-	rest, ok = c.DecodeFrom(b)
-	return c, rest, ok
-}
-
 // DecodeFrom reads what AppendTo wrote into c, which must be the zero
 // Capture (a model's Decode target is), and returns the rest of b; ok is
 // false if b is too short. It writes in place: a capture is some 200 bytes,

@@ -41,12 +41,13 @@ func TestCaptureRoundTrip(t *testing.T) {
 	if want := 1 + 3 + 1 + 3*5 + 3 + 2*(6+3) + 3*3 + 4; len(enc) != want {
 		t.Errorf("encoding of a 3-key capture: %d bytes, want %d", len(enc), want)
 	}
-	got, rest, ok := model.DecodeCapture(append(append([]byte(nil), enc...), tail...))
+	var got model.Capture
+	rest, ok := got.DecodeFrom(append(append([]byte(nil), enc...), tail...))
 	if !ok || got != base || !bytes.Equal(rest, tail) {
 		t.Fatalf("round trip: ok=%v rest=%q\n got  %+v\n want %+v", ok, rest, got, base)
 	}
 	for n := 0; n < len(enc); n++ {
-		if _, _, ok := model.DecodeCapture(enc[:n]); ok {
+		if _, ok := new(model.Capture).DecodeFrom(enc[:n]); ok {
 			t.Errorf("decoding %d of %d bytes succeeded", n, len(enc))
 		}
 	}
@@ -96,20 +97,21 @@ func TestCaptureRoundTrip(t *testing.T) {
 			t.Errorf("%q and %q encode identically", v.name, prev)
 		}
 		seen[e] = v.name
-		d, rest, ok := model.DecodeCapture([]byte(e))
+		var d model.Capture
+		rest, ok := d.DecodeFrom([]byte(e))
 		if !ok || len(rest) != 0 || d != c {
 			t.Errorf("%s: round trip ok=%v rest=%d\n got  %+v\n want %+v", v.name, ok, len(rest), d, c)
 		}
 	}
 
 	// Counts beyond the fixed bounds are refused.
-	if _, _, ok := model.DecodeCapture([]byte{model.MaxKeys + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); ok {
+	if _, ok := new(model.Capture).DecodeFrom([]byte{model.MaxKeys + 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); ok {
 		t.Error("a key width beyond MaxKeys decoded")
 	}
-	if _, _, ok := model.DecodeCapture([]byte{0, model.MaxLog + 1}); ok {
+	if _, ok := new(model.Capture).DecodeFrom([]byte{0, model.MaxLog + 1}); ok {
 		t.Error("a log longer than MaxLog decoded")
 	}
-	if _, _, ok := model.DecodeCapture([]byte{0, 0, 1, model.MaxUnits + 1, 0}); ok {
+	if _, ok := new(model.Capture).DecodeFrom([]byte{0, 0, 1, model.MaxUnits + 1, 0}); ok {
 		t.Error("a plan with more than MaxUnits units decoded")
 	}
 }

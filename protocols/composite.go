@@ -458,13 +458,13 @@ func (m *composite) Encode(s *compositeState, buf []byte) []byte {
 }
 
 func (m *composite) Decode(b []byte, s *compositeState) error {
-	c, rest, ok := model.DecodeCapture(b)
-	if !ok || len(rest) != int(c.Plan.N)+4 {
+	rest, ok := s.Cap.DecodeFrom(b)
+	n := s.Cap.Plan.N
+	if !ok || len(rest) != int(n)+4 {
 		return fmt.Errorf("composite: bad state encoding (%d bytes)", len(b))
 	}
-	s.Cap = c
-	copy(s.Chunk[:], rest[:c.Plan.N])
-	rest = rest[c.Plan.N:]
+	copy(s.Chunk[:], rest[:n])
+	rest = rest[n:]
 	s.Scan = compScan(rest[0])
 	s.Buf = model.KeySet(rest[1]) | model.KeySet(rest[2])<<8
 	s.Onset = model.Coord(rest[3])

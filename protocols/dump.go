@@ -422,17 +422,13 @@ func (m *dump) Encode(s *dumpState, buf []byte) []byte {
 }
 
 func (m *dump) Decode(b []byte, s *dumpState) error {
-	c, rest, ok := model.DecodeCapture(b)
+	rest, ok := s.Cap.DecodeFrom(b)
 	if !ok || len(rest) != 6 {
 		return fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
 	}
-	*s = dumpState{
-		Cap:     c,
-		Phase:   dumpPhase(rest[0]),
-		Arrived: rest[1] == 1,
-		Buf:     model.KeySet(rest[2]) | model.KeySet(rest[3])<<8,
-		Gone:    model.KeySet(rest[4]) | model.KeySet(rest[5])<<8,
-	}
+	s.Phase, s.Arrived = dumpPhase(rest[0]), rest[1] == 1
+	s.Buf = model.KeySet(rest[2]) | model.KeySet(rest[3])<<8
+	s.Gone = model.KeySet(rest[4]) | model.KeySet(rest[5])<<8
 	return nil
 }
 

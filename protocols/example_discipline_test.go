@@ -152,11 +152,11 @@ func (m splice) Encode(s *spliceState, buf []byte) []byte {
 }
 
 func (m splice) Decode(b []byte, s *spliceState) error {
-	c, rest, ok := model.DecodeCapture(b)
+	rest, ok := s.Cap.DecodeFrom(b)
 	if !ok || len(rest) < 3 {
 		return errors.New("splice: short state")
 	}
-	s.Cap, s.Dumped, s.Buf = c, rest[0] == 1, model.KeySet(rest[1])|model.KeySet(rest[2])<<8
+	s.Dumped, s.Buf = rest[0] == 1, model.KeySet(rest[1])|model.KeySet(rest[2])<<8
 	return nil
 }
 

@@ -470,11 +470,10 @@ var errParallelShort = errors.New("parallel: encoded state too short")
 
 // Decode is the inverse of Encode.
 func (m *parallel) Decode(b []byte, s *parallelState) error {
-	c, rest, ok := model.DecodeCapture(b)
+	rest, ok := s.Cap.DecodeFrom(b)
 	if !ok || len(rest) < 1 {
 		return errParallelShort
 	}
-	s.Cap = c
 	for i := 0; i < model.MaxUnits; i++ {
 		s.Phase[i] = chunkPhase(rest[0]>>(2*i)) & 3
 	}

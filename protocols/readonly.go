@@ -488,11 +488,11 @@ func (m *readonly) Encode(s *readonlyState, buf []byte) []byte {
 }
 
 func (m *readonly) Decode(b []byte, s *readonlyState) error {
-	c, rest, ok := model.DecodeCapture(b)
+	rest, ok := s.Cap.DecodeFrom(b)
 	if n := 3 + 2*model.MaxUnits + 1 + 2*MaxTxn; !ok || len(rest) < n {
 		return fmt.Errorf("readonly: short state encoding (%d bytes)", len(b))
 	}
-	s.Cap, s.Phase, s.Buf = c, readonlyPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
+	s.Phase, s.Buf = readonlyPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
 	rest = rest[3:]
 	for i := 0; i < model.MaxUnits; i++ {
 		s.LowAt[i], s.HighAt[i] = model.Coord(rest[2*i]), model.Coord(rest[2*i+1])

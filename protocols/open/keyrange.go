@@ -229,11 +229,11 @@ func (m *keyrange) Encode(s *krState, buf []byte) []byte {
 }
 
 func (m *keyrange) Decode(b []byte, s *krState) error {
-	c, rest, ok := model.DecodeCapture(b)
+	rest, ok := s.Cap.DecodeFrom(b)
 	if !ok || len(rest) != 1+model.MaxKeys {
 		return fmt.Errorf("keyrange: bad state encoding (%d bytes)", len(b))
 	}
-	s.Cap, s.Upto = c, rest[0]
+	s.Upto = rest[0]
 	for k := range s.Disc {
 		s.Disc[k] = model.Coord(rest[1+k])
 	}

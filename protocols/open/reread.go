@@ -400,12 +400,12 @@ func (m *reread) Encode(s *rereadState, buf []byte) []byte {
 }
 
 func (m *reread) Decode(b []byte, s *rereadState) error {
-	c, r, ok := model.DecodeCapture(b)
+	r, ok := s.Cap.DecodeFrom(b)
 	if !ok || len(r) != 7 {
 		return fmt.Errorf("reread: bad state encoding (%d bytes)", len(b))
 	}
 	set := func(i int) model.KeySet { return model.KeySet(r[i]) | model.KeySet(r[i+1])<<8 }
-	s.Cap, s.Phase, s.Buf, s.Known, s.Collide = c, rereadPhase(r[0]), set(1), set(3), set(5)
+	s.Phase, s.Buf, s.Known, s.Collide = rereadPhase(r[0]), set(1), set(3), set(5)
 	return nil
 }
 

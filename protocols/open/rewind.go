@@ -252,11 +252,11 @@ func (m *rewind) Encode(s *rewindState, buf []byte) []byte {
 }
 
 func (m *rewind) Decode(b []byte, s *rewindState) error {
-	c, rest, ok := model.DecodeCapture(b)
+	rest, ok := s.Cap.DecodeFrom(b)
 	if !ok || len(rest) != 1 {
 		return fmt.Errorf("rewind: bad state encoding (%d bytes)", len(b))
 	}
-	s.Cap, s.Phase = c, rewindPhase(rest[0])
+	s.Phase = rewindPhase(rest[0])
 	return nil
 }
 

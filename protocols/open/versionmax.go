@@ -255,11 +255,10 @@ func (m *versionmax) Encode(s *vmState, buf []byte) []byte {
 }
 
 func (m *versionmax) Decode(b []byte, s *vmState) error {
-	c, rest, ok := model.DecodeCapture(b)
+	rest, ok := s.Cap.DecodeFrom(b)
 	if !ok || len(rest) != model.MaxLog+model.MaxKeys+3 {
 		return fmt.Errorf("versionmax: bad state encoding (%d bytes)", len(b))
 	}
-	s.Cap = c
 	rest = rest[copy(s.Ver[:], rest):]
 	rest = rest[copy(s.SinkVer[:], rest):]
 	s.Flight, s.Rejected = model.KeySet(rest[0])|model.KeySet(rest[1])<<8, rejection(rest[2])
