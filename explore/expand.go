@@ -60,10 +60,11 @@ type worker[S, A any] struct {
 	covShared                     []uint64
 	full                          bool // the level map overflowed: store every candidate
 	best                          *violation
-	cur                           S      // the state being expanded
-	canon                         S      // its successor's canonical form, with a symmetry
-	scratch                       batch  // a unit read from a spilled frontier
-	spare                         []byte // a data slab freed by spilling, for the next unit
+	open                          []check[S] // Sometimes properties not yet reached
+	cur                           S          // the state being expanded
+	canon                         S          // its successor's canonical form, with a symmetry
+	scratch                       batch      // a unit read from a spilled frontier
+	spare                         []byte     // a data slab freed by spilling, for the next unit
 }
 
 func (w *worker[S, A]) violate(depth int, step bool, index uint64, prop int, reason string) {
@@ -227,6 +228,7 @@ func hasPointers(t reflect.Type) bool {
 func (w *worker[S, A]) expandUnit(u unit, out *batch) error {
 	e := w.e
 	w.full = e.lm.overflow.Load()
+	w.openSometimes()
 	var gen uint64
 	idx := u.base
 	for _, seg := range u.segs {
@@ -453,19 +455,39 @@ func (p *pending[S]) start(k int) uint32 {
 	return p.ends[k-1]
 }
 
+// check is a property's index and its state check, kept apart from the
+// Property so that the loop over every explored state reads a short slice.
+type check[S any] struct {
+	p  int
+	fn func(*S) string
+}
+
 // checkState checks the Always and Sometimes properties on a state first
 // reached at depth with the given key (an index at depth 0). t is not
 // copied until a check takes it.
 func (w *worker[S, A]) checkState(t *S, depth int, key uint64) {
 	e := w.e
-	for _, p := range e.always {
-		if r := e.props[p].Check(t); r != "" {
-			w.violate(depth, depth > 0, key, p, r)
+	for _, c := range e.checks {
+		if r := c.fn(t); r != "" {
+			w.violate(depth, depth > 0, key, c.p, r)
 		}
 	}
+	for _, c := range w.open {
+		if !e.reached[c.p].Load() && c.fn(t) != "" {
+			e.reached[c.p].Store(true)
+		}
+	}
+}
+
+// openSometimes lists the Sometimes properties not yet reached, so that a
+// property is no longer evaluated once a state has shown it: a run's
+// sometimes-properties are usually reached within its first levels.
+func (w *worker[S, A]) openSometimes() {
+	e := w.e
+	w.open = w.open[:0]
 	for _, p := range e.sometimes {
-		if !e.reached[p].Load() && e.props[p].Check(t) != "" {
-			e.reached[p].Store(true)
+		if !e.reached[p].Load() {
+			w.open = append(w.open, check[S]{p, e.props[p].Check})
 		}
 	}
 }
@@ -474,9 +496,9 @@ func (w *worker[S, A]) checkState(t *S, depth int, key uint64) {
 // state at position idx of Init.
 func (w *worker[S, A]) checkInit(s *S, idx int) {
 	e := w.e
-	for _, p := range e.always {
-		if r := e.props[p].Check(s); r != "" {
-			v := violation{init: true, index: uint64(idx), prop: p, reason: r}
+	for _, c := range e.checks {
+		if r := c.fn(s); r != "" {
+			v := violation{init: true, index: uint64(idx), prop: c.p, reason: r}
 			if v.less(w.best) {
 				w.best = &v
 			}

@@ -65,6 +65,7 @@ type engine[S, A any] struct {
 	always      []int // indexes into props, by kind
 	transition  []int
 	sometimes   []int
+	checks      []check[S] // the Always checks, in order (checkState)
 	doner       Doner[S]
 	cons        constraints[S, A]
 	sharder     Sharder[S]   // set when the run is one shard of a search
@@ -148,6 +149,9 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 		default:
 			return nil, fmt.Errorf("explore: property %q (%v) has no check function", p.Name, p.Kind)
 		}
+	}
+	for _, p := range e.always {
+		e.checks = append(e.checks, check[S]{p, e.props[p].Check})
 	}
 	if err := e.useSymmetry(); err != nil {
 		return nil, err
