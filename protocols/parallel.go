@@ -116,33 +116,58 @@ func MinHigh(plan *model.Plan) model.Coord {
 	return h
 }
 
-// withFault is parts with f applied where f is a choice of a part.
+// withFault is parts with f applied where f is a choice of a part. The
+// fault is the same mistake made on top of the part the variant already
+// has (the published one when it has none), so a variant keeps its own
+// gate and window under every mutation; on the published parts each fault
+// is exactly the gate or window it names.
 func (pp ParallelParts) withFault(f Fault) ParallelParts {
+	g, w := pp.Gate, pp.Window
+	if g == nil {
+		g = func(plan model.Plan, o int, pos model.Coord) bool { return PublishedGate(&plan, o, pos) }
+	}
+	if w == nil {
+		w = func(u model.Unit) model.Window { return u.Window() }
+	}
 	switch f {
-	case WindowOnlyWithholding: // Prop 3's narrowed gate: pre-low events stream
-		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return !plan.Units[o].Window().Contains(pos) }
-	case GateDropsBoundary:
-		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Hi+1 }
-	case GateRepeatsWindow: // the minimum high instead of the owner's
-		pp.Gate = func(plan model.Plan, _ int, pos model.Coord) bool { return pos > MinHigh(&plan) }
+	case WindowOnlyWithholding: // Prop 3's narrowed gate: pre-low events stream too
+		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return g(plan, o, pos) || pos <= plan.Units[o].Lo }
+	case GateDropsBoundary: // the event just past the high edge is withheld too
+		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool {
+			return g(plan, o, pos) && pos != plan.Units[o].Hi+1
+		}
+	case GateRepeatsWindow: // the gate of the chunk with the minimum high instead of the owner's
+		pp.Gate = func(plan model.Plan, _ int, pos model.Coord) bool { return g(plan, minHighUnit(&plan), pos) }
 	case GatePassesHigh: // the event at hi streams although the merged block holds it
-		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }
+		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return g(plan, o, pos) || pos == plan.Units[o].Hi }
 	case ReaderBeforeBackfill:
 		pp.Concurrent = true
 	case SkippedBackfill: // no backfill: the raw read is emitted
-		pp.Window = func(u model.Unit) model.Window { return model.Window{Lo: u.Lo, Hi: u.Lo} }
+		pp.Window = func(u model.Unit) model.Window { x := w(u); x.Hi = x.Lo; return x }
 	case LowEdgeOffByOne: // (lo+1, hi]: misses the event just after the low edge
-		pp.Window = func(u model.Unit) model.Window { return model.Window{Lo: u.Lo + 1, Hi: u.Hi} }
+		pp.Window = func(u model.Unit) model.Window { x := w(u); x.Lo++; return x }
 	case HighEdgeOffByOne: // (lo, hi-1]: misses the event at the high edge
 		pp.Window = func(u model.Unit) model.Window {
-			w := u.Window()
-			if w.Hi > w.Lo {
-				w.Hi--
+			x := w(u)
+			if x.Hi > x.Lo {
+				x.Hi--
 			}
-			return w
+			return x
 		}
 	}
 	return pp
+}
+
+// minHighUnit is the index of the first unit with the smallest high offset
+// (MinHigh).
+func minHighUnit(plan *model.Plan) int {
+	i := 0
+	for j := 1; j < int(plan.N); j++ {
+		if plan.Units[j].Hi < plan.Units[i].Hi {
+			i = j
+		}
+	}
+	return i
 }
 
 // Parts take their arguments by value: a pointer into the state handed to

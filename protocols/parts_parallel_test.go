@@ -2,6 +2,7 @@ package protocols
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -42,6 +43,54 @@ func TestParallelFaultsAreParts(t *testing.T) {
 			if a.Violation.Property != b.Violation.Property || a.Stats.Distinct != b.Stats.Distinct || len(a.Violation.Steps) != len(b.Violation.Steps) {
 				t.Fatalf("fault: %s in %d steps (%d states); parts: %s in %d steps (%d states)",
 					a.Violation.Property, len(a.Violation.Steps), a.Stats.Distinct, b.Violation.Property, len(b.Violation.Steps), b.Stats.Distinct)
+			}
+		})
+	}
+}
+
+// A fault that is a choice of a part is made on top of the variant's own
+// part, not in place of it: a variant whose gate and window are the
+// published ones written by hand gets, under each such fault, exactly what
+// the published protocol gets, and its own part is still the one called.
+func TestParallelFaultsKeepVariantParts(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1}
+	for _, tc := range []struct {
+		f    Fault
+		gate bool // the fault is a gate's, else a window's
+	}{
+		{WindowOnlyWithholding, true}, {GateDropsBoundary, true}, {GateRepeatsWindow, true}, {GatePassesHigh, true},
+		{SkippedBackfill, false}, {LowEdgeOffByOne, false}, {HighEdgeOffByOne, false},
+	} {
+		f := tc.f
+		t.Run(f.String(), func(t *testing.T) {
+			var gateCalls, windowCalls atomic.Int64
+			own := Parallel(ParallelParts{
+				Gate: func(plan model.Plan, o int, pos model.Coord) bool {
+					gateCalls.Add(1)
+					return PublishedGate(&plan, o, pos)
+				},
+				Window: func(u model.Unit) model.Window {
+					windowCalls.Add(1)
+					return u.Window()
+				},
+			})
+			faulty := cfg
+			faulty.Fault = f
+			a := checkVariant(t, Parallel(ParallelParts{}), faulty, explore.Options{})
+			b := checkVariant(t, own, faulty, explore.Options{})
+			calls := windowCalls.Load()
+			if tc.gate {
+				calls = gateCalls.Load()
+			}
+			if calls == 0 {
+				t.Fatal("the variant's own part was replaced: never called")
+			}
+			if b.Verdict != a.Verdict || b.Stats.Distinct != a.Stats.Distinct {
+				t.Fatalf("published: %v, %d states; variant: %v, %d states", a.Verdict, a.Stats.Distinct, b.Verdict, b.Stats.Distinct)
+			}
+			if a.Violation != nil && (b.Violation.Property != a.Violation.Property || len(b.Violation.Steps) != len(a.Violation.Steps)) {
+				t.Fatalf("published: %s in %d steps; variant: %s in %d steps",
+					a.Violation.Property, len(a.Violation.Steps), b.Violation.Property, len(b.Violation.Steps))
 			}
 		})
 	}
