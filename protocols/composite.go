@@ -125,10 +125,15 @@ type CompositeParts struct {
 	Onset func(c model.Capture, at model.Coord) bool
 }
 
-// withFault maps the faults that are choices of a part onto it.
+// withFault maps the faults that are choices of a part onto it, on top of
+// the variant's own part.
 func (p CompositeParts) withFault(f Fault) CompositeParts {
-	if f == EarlyCommonOnset { // any c* strictly below the frontier
-		p.Onset = func(c model.Capture, at model.Coord) bool { return at < c.Pos }
+	if f == EarlyCommonOnset { // any c* strictly below the frontier, besides the variant's own
+		onset := p.Onset
+		if onset == nil {
+			onset = func(model.Capture, model.Coord) bool { return false }
+		}
+		p.Onset = func(c model.Capture, at model.Coord) bool { return onset(c, at) || at < c.Pos }
 	}
 	return p
 }

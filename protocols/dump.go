@@ -133,13 +133,18 @@ type DumpParts struct {
 	Claim func(u model.Unit) model.Coord
 }
 
-// withFault maps the faults that are choices of a part onto it.
+// withFault maps the faults that are choices of a part onto it, on top of
+// the variant's own part.
 func (p DumpParts) withFault(f Fault) DumpParts {
 	switch f {
 	case FalseRecoveryPoint:
 		p.RecordRAfterView = true
-	case ClaimInsideUncertainty: // b+1: strictly inside (b, e) whenever b+1 < e
-		p.Claim = func(u model.Unit) model.Coord { return min(u.Lo+1, u.Hi) }
+	case ClaimInsideUncertainty: // no later than b+1: strictly inside (b, e) whenever b+1 < e
+		claim := p.Claim
+		if claim == nil {
+			claim = func(u model.Unit) model.Coord { return u.Hi }
+		}
+		p.Claim = func(u model.Unit) model.Coord { return min(claim(u), u.Lo+1) }
 	}
 	return p
 }

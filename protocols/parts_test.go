@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -170,4 +171,24 @@ func TestCompositeParts(t *testing.T) {
 		p := Composite(CompositeParts{Onset: func(c model.Capture, at model.Coord) bool { return at == EarliestLow(&c.Plan) }})
 		mustViolate(t, partsCheck(t, p, cfg), "latest-high-trajectory")
 	})
+}
+
+// The dump's and the composition's faults are made on top of a variant's
+// own part too (see TestParallelFaultsKeepVariantParts): the variant's part
+// is still called, and the fault is still caught.
+func TestFaultsKeepVariantParts(t *testing.T) {
+	var claims, onsets atomic.Int64
+	dumpCfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain, Fault: ClaimInsideUncertainty}
+	published := partsCheck(t, Dump(DumpParts{}), dumpCfg)
+	own := partsCheck(t, Dump(DumpParts{Claim: func(u model.Unit) model.Coord { claims.Add(1); return u.Hi }}), dumpCfg)
+	if claims.Load() == 0 || own.Verdict != explore.Violated || published.Verdict != explore.Violated ||
+		own.Violation.Property != published.Violation.Property || own.Stats.Distinct != published.Stats.Distinct ||
+		len(own.Violation.Steps) != len(published.Violation.Steps) {
+		t.Errorf("dump: the variant's claim was called %d times; variant %v, published %v", claims.Load(), own.Verdict, published.Verdict)
+	}
+	compCfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeTablesync, Fault: EarlyCommonOnset}
+	onset := func(c model.Capture, at model.Coord) bool { onsets.Add(1); return at == c.Plan.LatestHigh() }
+	if r := partsCheck(t, Composite(CompositeParts{Onset: onset}), compCfg); onsets.Load() == 0 || r.Verdict != explore.Violated || r.Violation.Property != "latest-high-trajectory" {
+		t.Errorf("composite: the variant's onset was called %d times; verdict %v", onsets.Load(), r.Verdict)
+	}
 }
