@@ -131,6 +131,12 @@ type DumpParts struct {
 	// mode uncertain (Theorem 8(1), Lemma 4.2: the view inside (b, e] is
 	// unknown, so nothing earlier is guaranteed).
 	Claim func(u model.Unit) model.Coord
+	// ConsumeDuringRead, in mode uncertain, lets the consumer take window
+	// events before the dump's rows have arrived without holding them
+	// against those rows: a key updated in (b, e] before arrival keeps its
+	// stale dumped row (A-discard broken). As published the consumer marks
+	// the key, and its row is dropped when the rows arrive (Thm 8).
+	ConsumeDuringRead bool
 }
 
 // withFault maps the faults that are choices of a part onto it, on top of
@@ -139,6 +145,8 @@ func (p DumpParts) withFault(f Fault) DumpParts {
 	switch f {
 	case FalseRecoveryPoint:
 		p.RecordRAfterView = true
+	case ConsumerRunsDuringRead:
+		p.ConsumeDuringRead = true
 	case ClaimInsideUncertainty: // no later than b+1: strictly inside (b, e) whenever b+1 < e
 		claim := p.Claim
 		if claim == nil {
@@ -393,7 +401,7 @@ func (m *dump) consume(s *dumpState) {
 		switch {
 		case s.Arrived:
 			s.Buf = s.Buf.Without(e.Key)
-		case m.cfg.Fault != ConsumerRunsDuringRead:
+		case !m.parts.ConsumeDuringRead:
 			s.Gone = s.Gone.With(e.Key)
 		}
 	}

@@ -150,6 +150,9 @@ func TestDumpParts(t *testing.T) {
 	t.Run("r recorded after the view is false-recovery-point", func(t *testing.T) {
 		samePart(t, Dump(DumpParts{RecordRAfterView: true}), "dump", trusted, FalseRecoveryPoint, "contract")
 	})
+	t.Run("consume during the read is consumer-runs-during-read", func(t *testing.T) {
+		samePart(t, Dump(DumpParts{ConsumeDuringRead: true}), "dump", uncertain, ConsumerRunsDuringRead, "final-replay")
+	})
 	// Claiming the trajectory from b, the backup's start, claims what only a
 	// known view could give (Thm 8: the view is somewhere in (b, e]). In
 	// mode trusted b is r: the same claim is the published one.
