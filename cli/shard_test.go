@@ -43,10 +43,13 @@ func asProcess(t *testing.T, args ...string) (int, string) {
 // Reference: explore/shard.go — a spec split into N shards, each run as a
 // separate process, merges into exactly the single run: distinct,
 // generated, depth, queue peak, coverage, sometimes-properties, verdict and
-// the same shortest counterexample; for every protocol at two bounds and a
-// mutated spec, N = 1, 2, 4, 7.
+// the same shortest counterexample; for every shipped protocol at two
+// bounds, a mutated spec and four specs of the open disciplines, N = 1, 2,
+// 4, 7.
 func TestShardsAsProcesses(t *testing.T) {
-	files := []string{"mut-late-start-classic.json"}
+	files := []string{"mut-late-start-classic.json",
+		// the open disciplines (§6.5), passing and failing
+		"open-rewind-preimage.json", "open-reread-racing.json", "open-versionmax-client.json", "open-keyrange-nonmonotone.json"}
 	for _, p := range []string{"classic", "readonly", "parallel", "dump", "composite"} {
 		files = append(files, p+"-1.json", p+"-2.json")
 	}

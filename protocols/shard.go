@@ -6,14 +6,17 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-// shardKey is every protocol's shard key (explore.Sharder): the base store
+// ShardKey is every protocol's shard key (explore.Sharder): the base store
 // and the row events of the first d row transactions of the log. The source
 // only appends whole transactions (§2.1, S-LOG), so once d of them exist —
 // and the d-th is no longer exposed in part — the key never changes along
 // any path, which is what makes a sharded search exact (explore/shard.go).
 // Watermark rows are left out: they are the capture's writes, and keying on
 // them would put most states of a run in the shard of its first marker.
-func shardKey(c *model.Capture, d int) (uint64, bool) {
+//
+// A discipline of its own whose source only commits through Log.Commit
+// (Commits) gets an exact sharded search by returning ShardKey(&s.Cap, d).
+func ShardKey(c *model.Capture, d int) (uint64, bool) {
 	var buf [model.MaxKeys + 3*model.MaxLog]byte
 	b := buf[:0]
 	for k := range model.MaxKeys {
@@ -41,8 +44,8 @@ func shardKey(c *model.Capture, d int) (uint64, bool) {
 
 // ShardKey makes each protocol model an explore.Sharder.
 
-func (m *classic) ShardKey(s *classicState, d int) (uint64, bool)     { return shardKey(&s.Cap, d) }
-func (m *readonly) ShardKey(s *readonlyState, d int) (uint64, bool)   { return shardKey(&s.Cap, d) }
-func (m *parallel) ShardKey(s *parallelState, d int) (uint64, bool)   { return shardKey(&s.Cap, d) }
-func (m *dump) ShardKey(s *dumpState, d int) (uint64, bool)           { return shardKey(&s.Cap, d) }
-func (m *composite) ShardKey(s *compositeState, d int) (uint64, bool) { return shardKey(&s.Cap, d) }
+func (m *classic) ShardKey(s *classicState, d int) (uint64, bool)     { return ShardKey(&s.Cap, d) }
+func (m *readonly) ShardKey(s *readonlyState, d int) (uint64, bool)   { return ShardKey(&s.Cap, d) }
+func (m *parallel) ShardKey(s *parallelState, d int) (uint64, bool)   { return ShardKey(&s.Cap, d) }
+func (m *dump) ShardKey(s *dumpState, d int) (uint64, bool)           { return ShardKey(&s.Cap, d) }
+func (m *composite) ShardKey(s *compositeState, d int) (uint64, bool) { return ShardKey(&s.Cap, d) }
