@@ -178,3 +178,62 @@ func firstLine(b []byte) []byte {
 	}
 	return b
 }
+
+// bursts is a tree whose branching alternates between 16 and 4: level d
+// holds 16, 64, 1024, 4096, 65536 states for d = 1..5. A level that
+// branches 16 follows one that branched 4, so an estimate from the last
+// level's ratios is four times too low there. A state is its level in the
+// low 3 bits and its index in the level above them.
+type bursts struct{}
+
+func burstBranching(depth uint32) uint32 { return 16 >> (2 * (depth & 1)) }
+
+func (bursts) Init() []uint32 { return []uint32{0} }
+func (bursts) Actions(s *uint32, buf []int) []int {
+	if d := *s & 7; d < 5 {
+		for a := range burstBranching(d) {
+			buf = append(buf, int(a))
+		}
+	}
+	return buf
+}
+func (bursts) Next(s *uint32, a int, t *uint32) bool {
+	d, id := *s&7, *s>>3
+	*t = (id*burstBranching(d)+uint32(a))<<3 | (d + 1)
+	return true
+}
+func (bursts) Properties() []Property[uint32, int] { return nil }
+func (bursts) Done(s *uint32) bool                 { return *s&7 == 5 }
+
+// Reference: passes.go. A level several times wider than its estimate is
+// measured on a small first slice and cut by what it measured, so no pass
+// holds more than the room planned for it; and the result is the single
+// run's.
+func TestPassesMeasureTheLevel(t *testing.T) {
+	want, err := Run(context.Background(), Machine[uint32, int](bursts{}), Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const budget = 1 << 20
+	e, err := newEngine(Machine[uint32, int](bursts{}), Options{Workers: 2, MemBudget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.run(context.Background())
+	if cerr := e.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Distinct != 1+16+64+1024+4096+65536 || got.Stats.Generated != want.Stats.Generated {
+		t.Errorf("%d distinct, %d generated; single run %d, %d", got.Stats.Distinct, got.Stats.Generated, want.Stats.Distinct, want.Stats.Generated)
+	}
+	t.Logf("at most %d passes a level; a pass held at most %.2f times the room planned for it", e.mostPasses, e.passOver)
+	if e.mostPasses < 2 {
+		t.Fatalf("no level took passes")
+	}
+	if e.passOver > 1 {
+		t.Errorf("a pass held %.2f times the room planned for it", e.passOver)
+	}
+}

@@ -105,7 +105,7 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 			return nil
 		})
 		if e.front.n > 0 {
-			e.lmRatio = 1.25 * float64(total) * float64(e.npass) / float64(e.front.n)
+			e.lmRatio = 1.25 * float64(total) / e.part() / float64(e.front.n)
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -219,14 +219,26 @@ func bucketHas(b []byte, fp uint64) bool {
 	return lo < len(b)/8 && binary.BigEndian.Uint64(b[8*lo:]) == fp
 }
 
-// remember adds a level's new fingerprints, writing the cache out when it
-// has outgrown its limit.
+// remember adds a level's new fingerprints, writing the cache out each
+// time it reaches its limit: a wide level goes in a part at a time, so the
+// cache never holds much more than its limit.
 func (d *diskSeen) remember(ctx context.Context, fps [][]uint64, workers int) error {
-	d.cache.insertAll(fps, workers)
-	if d.cache.bytes() <= d.cacheLimit {
-		return nil
+	for len(fps) > 0 {
+		room := max(0, d.cacheLimit-d.cache.bytes()) / maxSeenBytes
+		n, take := 1, int64(len(fps[0]))
+		for n < len(fps) && take+int64(len(fps[n])) <= room {
+			take += int64(len(fps[n]))
+			n++
+		}
+		d.cache.insertAll(fps[:n], workers)
+		fps = fps[n:]
+		if d.cache.bytes() >= d.cacheLimit {
+			if err := d.flush(ctx); err != nil {
+				return err
+			}
+		}
 	}
-	return d.flush(ctx)
+	return nil
 }
 
 // flush writes the cache out as a new run and empties the cache. Past

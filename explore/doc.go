@@ -182,14 +182,14 @@
 // A level's own tables grow with the level and cannot go to disk: its
 // level map and its candidates' fingerprints and keys, about 60 bytes per
 // successor kept. A level that would not fit is expanded in passes, each
-// keeping the successors of one part of the fingerprint space (see
+// keeping the successors of one slice of the fingerprint space (see
 // passes.go): the result is the same, the cost is one expansion of the
-// frontier per pass. A level takes at most maxPasses passes, so a budget
-// far too small for a level is exceeded rather than take hours. Measured on
-// parallel at its defaults (62.5M states, levels of up to 11.3M): 525 MiB
-// resident at a 512 MiB budget, 2,061 MiB at 2 GiB, but 184 MiB at
-// 128 MiB, most likely because the widest levels hit the cap (an earlier
-// version of the model, levels of up to 6.5M, stayed at 124 MiB).
+// frontier per pass. The first pass is thin and measures the level, which
+// may branch far more than the last one did; the rest are cut by what it
+// measured. A level takes at most maxPasses passes, so a budget far too
+// small for a level is exceeded rather than take hours. Measured on
+// parallel at its defaults (62.5M states, levels of up to 11.3M): 121 MiB
+// resident at a 128 MiB budget, 500 MiB at 512 MiB, 2,010 MiB at 2 GiB.
 //
 // # Limits
 //

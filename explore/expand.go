@@ -83,7 +83,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	}
 	nu := src.numUnits()
 	outs := make([]*batch, nu)
-	e.lm.reset(int(float64(e.front.n)*e.lmRatio/float64(e.npass)), e.nw)
+	e.lm.reset(int(float64(e.front.n)*e.lmRatio*e.part()), e.nw)
 	e.levelBytes.Store(0)
 	e.memBase = e.memEstimate()
 	e.budgetShare = e.share()
@@ -101,7 +101,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		if cap(out.data) == 0 && w.spare != nil {
 			out.data, w.spare = w.spare, nil
 		}
-		out.reserve(int(e.candRatio/float64(e.npass)*float64(u.len()))+16, e.encLen)
+		out.reserve(int(e.candRatio*e.part()*float64(u.len()))+16, e.encLen)
 		outs[u.ord] = out
 		if err := w.expandUnit(u, out); err != nil {
 			return err
@@ -157,14 +157,14 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		}
 	}
 	if e.front.n > 0 {
-		// Per frontier state over the whole level: a pass sees 1/npass.
-		e.lmRatio = 1.25 * float64(claimed) * float64(e.npass) / float64(e.front.n)
+		// Per frontier state over the whole level: a pass sees its part.
+		e.lmRatio = 1.25 * float64(claimed) / e.part() / float64(e.front.n)
 		var cands, bytes int
 		for _, b := range outs {
 			cands += b.len()
 			bytes += len(b.data)
 		}
-		e.candRatio = 1.1 * float64(cands) * float64(e.npass) / float64(e.front.n)
+		e.candRatio = 1.1 * float64(cands) / e.part() / float64(e.front.n)
 		if cands > 0 {
 			e.encLen = bytes/cands + 1
 		}
@@ -296,13 +296,13 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		succ++
 		start := len(p.enc)
 		var fp uint64
-		if e.npass > 1 {
+		if e.inPasses {
 			// A level in passes (passes.go): a successor belongs to the
-			// pass its fingerprint names, which counts, checks and keeps
-			// it. Its encoding stays for the pass that keeps it.
+			// pass whose slice holds its fingerprint, which counts, checks
+			// and keeps it. Its encoding stays for the pass that keeps it.
 			p.enc = w.fpEncode(t, p.enc)
 			fp = fingerprint(p.enc[start:])
-			if fp%uint64(e.npass) != uint64(e.pass) {
+			if sl := fp & (sliceEnd - 1); sl < e.sliceLo || sl >= e.sliceHi {
 				p.drop(n, start)
 				continue
 			}
@@ -333,7 +333,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			p.drop(n, start)
 			continue
 		}
-		if e.npass == 1 {
+		if !e.inPasses {
 			if memEnc {
 				p.enc = memAppend(p.enc, t)
 			} else {

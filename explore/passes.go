@@ -17,14 +17,21 @@ import (
 // encodings can go to a file (afterUnit), these cannot. When they would not
 // fit the budget beside what the run already holds, the level is expanded
 // in passes: every pass expands the whole frontier but keeps only the
-// successors whose fingerprint is its own modulo the number of passes, and
-// writes the states it keeps, with their keys, to a file of its own; the
-// files are then merged by key into the next frontier. Each pass needs a
-// share of the memory, and the result is the one a single pass gives:
-// every successor is counted, checked and kept in exactly one pass, the
-// canonical discoverer of a fingerprint is found among the candidates of
-// its pass (which are all of them), and the merge restores level order.
-// The cost is time: the frontier is expanded once per pass.
+// successors whose fingerprint lies in its own slice of the fingerprints
+// (a range of their low 32 bits), and writes the states it keeps, with
+// their keys, to a file of its own; the files are then merged by key into
+// the next frontier. Each pass needs a share of the memory, and the result
+// is the one a single pass gives: every successor is counted, checked and
+// kept in exactly one pass, the canonical discoverer of a fingerprint is
+// found among the candidates of its pass (which are all of them), and the
+// merge restores level order. The cost is time: the frontier is expanded
+// once per pass.
+//
+// How many passes a level needs is known only once it is expanded: the
+// estimate rests on the last level's ratios, and a level may branch three
+// times as much as the one before. So the first pass takes a small slice
+// and measures the level on it (fingerprints are uniform, so a slice is a
+// fair sample); the rest is cut into as many passes as that measure asks.
 
 const (
 	// bytesPerClaim is what each fingerprint the level map holds costs
@@ -50,11 +57,7 @@ func (e *engine[S, A]) passes(ctx context.Context) (int, error) {
 		// records a level's fingerprints as one commit writes them.
 		return 1, nil
 	}
-	// Half as much again: the ratios are the last level's, and settling
-	// the level (disk lookups, trace keys) needs room of its own.
-	need := 1.5 * float64(e.front.n) * (e.lmRatio*bytesPerClaim + e.candRatio*bytesPerCand)
-	avail := func() int64 { return e.share() - (e.memEstimate() - e.lm.bytes() - e.pool.bytes()) }
-	if need <= float64(avail()) {
+	if e.levelNeed() <= float64(e.avail()) {
 		return 1, nil
 	}
 	if !e.spilled {
@@ -64,31 +67,84 @@ func (e *engine[S, A]) passes(ctx context.Context) (int, error) {
 	}
 	e.pool.drop()
 	e.lm = levelMap{} // its table is rebuilt at the size of a pass
-	a := max(avail(), e.share()/4)
-	return min(maxPasses, max(1, int(math.Ceil(need/float64(a))))), nil
+	return e.passCount(e.levelNeed()), nil
 }
 
-// levelInPasses expands the frontier in n passes and installs the next
-// level, or returns the level's first violation (in single-pass order).
+// passCount is how many passes share need bytes within what the budget
+// leaves for a level, at least 1 and at most maxPasses.
+func (e *engine[S, A]) passCount(need float64) int {
+	a := max(e.avail(), e.share()/4)
+	e.passRoom = a
+	return min(maxPasses, max(1, int(math.Ceil(need/float64(a)))))
+}
+
+// avail is what the budget's share leaves for a level's own tables.
+func (e *engine[S, A]) avail() int64 {
+	return e.share() - (e.memEstimate() - e.lm.bytes() - e.pool.bytes())
+}
+
+// levelNeed is what the level being expanded is estimated to need in one
+// pass, from the ratios of the last expansion, with half as much again:
+// the ratios are an estimate, and settling the level (disk lookups, trace
+// keys) needs room of its own.
+func (e *engine[S, A]) levelNeed() float64 {
+	return 1.5 * float64(e.front.n) * (e.lmRatio*bytesPerClaim + e.candRatio*bytesPerCand)
+}
+
+// sliceEnd is the number of slices of the fingerprint space: a fingerprint's
+// slice is its low 32 bits, independent of the high bits that choose its
+// seen-set shard and table slot.
+const sliceEnd = 1 << 32
+
+// part is the share of the fingerprints the current pass keeps.
+func (e *engine[S, A]) part() float64 { return float64(e.sliceHi-e.sliceLo) / sliceEnd }
+
+// cut splits the slices [lo, sliceEnd) into n passes of equal width.
+func cut(lo uint64, n int) [][2]uint64 {
+	out := make([][2]uint64, n)
+	for i := range out {
+		out[i] = [2]uint64{lo + (sliceEnd-lo)*uint64(i)/uint64(n), lo + (sliceEnd-lo)*uint64(i+1)/uint64(n)}
+	}
+	return out
+}
+
+// levelInPasses expands the frontier in passes, n of them by the estimate,
+// and installs the next level, or returns the level's first violation (in
+// single-pass order). The first pass takes a sixteenth of an estimated
+// pass's slice, so that an estimate up to sixteen times too low still
+// fits; the rest of the slices are then cut by the ratios it measured.
 func (e *engine[S, A]) levelInPasses(ctx context.Context, n int) (*violation, error) {
-	parts := make([]*os.File, n)
-	counts := make([]uint64, n)
+	var parts []*os.File
+	var counts []uint64
 	defer func() {
-		e.pass, e.npass = 0, 1
+		e.inPasses, e.pass, e.sliceLo, e.sliceHi = false, 0, 0, sliceEnd
 		for _, f := range parts {
 			if f != nil {
 				e.dir.removeFile(f)
 			}
 		}
 	}()
-	e.mostPasses = max(e.mostPasses, n)
+	e.inPasses = true
+	cuts := [][2]uint64{{0, sliceEnd / uint64(16*n)}}
 	var best *violation
-	for p := range n {
-		e.pass, e.npass = p, n
+	for p := 0; p < len(cuts); p++ {
+		e.pass, e.sliceLo, e.sliceHi = p, cuts[p][0], cuts[p][1]
 		outs, v, err := e.expand(ctx)
 		if err != nil {
 			return nil, err
 		}
+		var held int64
+		for _, b := range outs {
+			held += b.bytes()
+		}
+		e.passOver = max(e.passOver, float64(held+e.lm.bytes())/float64(e.passRoom))
+		if p == 0 {
+			// expand has measured the level's ratios on this slice.
+			rest := min(maxPasses-1, e.passCount(e.levelNeed()*(1-e.part())))
+			cuts = append(cuts, cut(e.sliceHi, rest)...)
+			e.mostPasses = max(e.mostPasses, len(cuts))
+		}
+		parts, counts = append(parts, nil), append(counts, 0)
 		if v != nil && v.less(best) {
 			best = v
 		}

@@ -86,10 +86,16 @@ type engine[S, A any] struct {
 	depth int // level of the frontier
 	// spilled: the frontier lives in files (the budget was exceeded).
 	spilled bool
-	// The level is expanded in npass passes; this is pass number pass
-	// (see passes.go).
-	pass, npass int
-	mostPasses  int // the most passes a level took (for tests)
+	// A level in passes (passes.go) is expanded once per pass, and a pass
+	// keeps the successors whose fingerprint's slice (its low 32 bits) is
+	// in [sliceLo, sliceHi). pass numbers the passes of the level; the
+	// first counts the level's states.
+	inPasses         bool
+	pass             int
+	sliceLo, sliceHi uint64
+	mostPasses       int     // the most passes a level took (for tests)
+	passRoom         int64   // the memory planned for each pass of this level
+	passOver         float64 // the most a pass's tables held over its plan (for tests)
 
 	lmRatio     float64 // level map entries per frontier state, last level
 	candRatio   float64 // candidates kept per frontier state, last level
@@ -192,7 +198,7 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 	e.seen = new(seenSet)
 	e.look = e.seen
 	e.lmRatio = 4
-	e.npass = 1
+	e.sliceHi = sliceEnd
 	e.candRatio, e.encLen = 1, 16
 	return e, nil
 }

@@ -32,6 +32,8 @@ const (
 	seenGrowNum    = 5
 	seenGrowDen    = 4
 	seenMinSlots   = 64
+	// maxSeenBytes bounds what a fingerprint costs in a table just grown.
+	maxSeenBytes = 12
 
 	// Large tables are made of pages of pageSlots slots. A shard that grows
 	// returns its old pages to the set's pool and the next shard to grow

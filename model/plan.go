@@ -15,6 +15,18 @@ type Unit struct {
 // Window is the unit's window (lo, hi].
 func (u *Unit) Window() Window { return Window{u.Lo, u.Hi} }
 
+// Present is the keys the unit read present (a read result, not ⊥): the
+// rows its copy holds, which a window-discard buffer keeps (Def. 6.2).
+func (u *Unit) Present() KeySet {
+	var s KeySet
+	for k := range u.Read.Keys() {
+		if u.Refresh[k] != Absent {
+			s = s.With(k)
+		}
+	}
+	return s
+}
+
 // Plan is a capture plan for scope {0..Keys-1} at a frontier (Def. 3.1).
 type Plan struct {
 	Keys     uint8

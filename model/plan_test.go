@@ -404,3 +404,18 @@ func TestCheckUnitsEqualsSubPlan(t *testing.T) {
 		}
 	}
 }
+
+// Example 4.1's refresh reads a present and b, c absent; a key never read
+// is not present whatever its refresh holds (O3 may fail, Present does not
+// invent a row).
+func TestUnitPresent(t *testing.T) {
+	_, p := example41(t)
+	u := p.Units[0]
+	if got := u.Present(); got != keys(ka) {
+		t.Errorf("Present = %v, want {a}", got)
+	}
+	u.Read = keys(kb, kc)
+	if got := u.Present(); got != 0 {
+		t.Errorf("a unread: Present = %v, want {}", got)
+	}
+}

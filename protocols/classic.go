@@ -255,7 +255,7 @@ func (m *classic) commit(s *classicState, t Txn) {
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
 func (m *classic) domain(i int) model.KeySet {
 	k, c := m.cfg.Keys, m.cfg.Chunks
-	d := model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
+	d := ChunkKeys(i, k, c)
 	if m.cfg.Fault == OverlappingChunks && i+1 < c {
 		d = d.With(model.Key((i + 1) * k / c)) // also the first key of the next chunk
 	}
@@ -297,7 +297,7 @@ func (m *classic) readChunk(s *classicState) {
 func (m *classic) writeHigh(s *classicState) {
 	i := int(s.Cap.Plan.N) - 1
 	if m.openUnit(s) == i {
-		s.Buf = presentReads(&s.Cap.Plan.Units[i])
+		s.Buf = s.Cap.Plan.Units[i].Present()
 	}
 	s.Cap.Log.Commit(Marker(i, true))
 	u := &s.Cap.Plan.Units[i]
@@ -306,7 +306,7 @@ func (m *classic) writeHigh(s *classicState) {
 	if m.parts.ReleaseAtHighWrite {
 		// Released on writing the high watermark: the consumer has not yet
 		// processed the window, so every present read "survives".
-		s.Buf = presentReads(u)
+		s.Buf = u.Present()
 		m.close(s, i, u.Hi)
 	}
 }
@@ -340,7 +340,7 @@ func (m *classic) consumeAt(s *classicState, p model.Coord) {
 		}
 		if !high {
 			if s.Phase == classicHighWritten {
-				s.Buf = presentReads(&s.Cap.Plan.Units[i]) // the window opens
+				s.Buf = s.Cap.Plan.Units[i].Present() // the window opens
 			}
 			return
 		}
@@ -438,7 +438,7 @@ func (m *classic) Describe(s *classicState, a classicAction) string {
 	case classicWriteHigh:
 		d := fmt.Sprintf("write high watermark for chunk %d at position %d", s.Cap.Plan.N, next)
 		if i := int(s.Cap.Plan.N) - 1; m.openUnit(s) == i {
-			d += ", the select's rows enter the open window's buffer " + bufferString(&s.Cap.Plan.Units[i], presentReads(&s.Cap.Plan.Units[i]), m.cfg.Keys)
+			d += ", the select's rows enter the open window's buffer " + bufferString(&s.Cap.Plan.Units[i], s.Cap.Plan.Units[i].Present(), m.cfg.Keys)
 		}
 		if m.parts.ReleaseAtHighWrite {
 			t := *s
@@ -561,17 +561,6 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 // is the high one.
 func markerChunk(e model.Event) (chunk int, high bool) {
 	return (int(e.Img) - 1) / 2, e.Img%2 == 0
-}
-
-// presentReads is the keys of u read present: the rows a buffer holds.
-func presentReads(u *model.Unit) model.KeySet {
-	var s model.KeySet
-	for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
-		if u.Read.Has(k) && u.Refresh[k] != model.Absent {
-			s = s.With(k)
-		}
-	}
-	return s
 }
 
 // bufferString renders buffered rows with their read values: "{k0=1 k2=2}".

@@ -153,7 +153,7 @@ func newComposite(cfg Config) *composite { return CompositeParts{}.model(cfg) }
 func (p CompositeParts) model(cfg Config) *composite {
 	m := &composite{cfg: cfg, parts: p.withFault(cfg.Fault), tablesync: cfg.Mode == CompositeTablesync}
 	for c := 0; c < cfg.Chunks; c++ {
-		m.domain[c] = model.Range(model.Key(c*cfg.Keys/cfg.Chunks), model.Key((c+1)*cfg.Keys/cfg.Chunks))
+		m.domain[c] = ChunkKeys(c, cfg.Keys, cfg.Chunks)
 	}
 	m.kinds = []compositeKind{compCommit}
 	if !m.tablesync {

@@ -318,7 +318,7 @@ func (m *dump) addUnit(s *dumpState) {
 func (m *dump) splice(s *dumpState) {
 	m.addUnit(s)
 	m.view(s)
-	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
+	s.Buf, s.Arrived = s.Cap.Plan.Units[0].Present(), true
 	s.Phase = dumpRecorded
 }
 
@@ -328,7 +328,7 @@ func (m *dump) splice(s *dumpState) {
 func (m *dump) readView(s *dumpState) {
 	m.addUnit(s)
 	m.view(s)
-	s.Buf, s.Arrived = presentReads(&s.Cap.Plan.Units[0]), true
+	s.Buf, s.Arrived = s.Cap.Plan.Units[0].Present(), true
 	s.Phase = dumpViewed
 }
 
@@ -358,7 +358,7 @@ func (m *dump) restore(s *dumpState) {
 // whose key already had a window event (Def. 6.2: a key with an event in the
 // window is no survivor, whenever its row arrives).
 func (m *dump) arrive(s *dumpState) {
-	s.Buf = presentReads(&s.Cap.Plan.Units[0]) &^ s.Gone
+	s.Buf = s.Cap.Plan.Units[0].Present() &^ s.Gone
 	s.Gone, s.Arrived = 0, true
 }
 
@@ -470,7 +470,7 @@ func (m *dump) Describe(s *dumpState, a dumpAction) string {
 		m.Next(s, a, &t)
 		u := &c.Plan.Units[0]
 		d := "the restored rows arrive: buffer " + bufferString(u, t.Buf, m.cfg.Keys)
-		if dropped := presentReads(u) & s.Gone; dropped != 0 {
+		if dropped := u.Present() & s.Gone; dropped != 0 {
 			d += ", dropped " + bufferString(u, dropped, m.cfg.Keys) + " (window event already met)"
 		}
 		return d
@@ -650,14 +650,14 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 		}),
 		sometimes("window-event-before-arrival", "Def. 6.2, Thm 8(2)", func(s *dumpState) string {
 			u := &s.Cap.Plan.Units[0]
-			if s.Phase >= dumpViewed && !s.Arrived && presentReads(u)&s.Gone != 0 {
+			if s.Phase >= dumpViewed && !s.Arrived && u.Present()&s.Gone != 0 {
 				return "a window event was met before its key's restored row arrived"
 			}
 			return ""
 		}),
 		sometimes("restored-row-discarded", "Example 7.1, Def. 6.2", func(s *dumpState) string {
 			c := &s.Cap
-			if s.Arrived && !c.UnitClosed(0) && presentReads(&c.Plan.Units[0])&^s.Buf != 0 {
+			if s.Arrived && !c.UnitClosed(0) && c.Plan.Units[0].Present()&^s.Buf != 0 {
 				return "an in-window event discarded a restored row"
 			}
 			return ""

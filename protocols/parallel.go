@@ -267,7 +267,7 @@ func newParallel(cfg Config, parts ParallelParts) *parallel {
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
 func (m *parallel) domain(i int) model.KeySet {
 	k, c := m.cfg.Keys, m.cfg.Chunks
-	d := model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
+	d := ChunkKeys(i, k, c)
 	if m.cfg.Fault == OverlappingChunks && i+1 < c {
 		d = d.With(model.Key((i + 1) * k / c)) // also the first key of chunk i+1
 	}
@@ -392,7 +392,7 @@ func (m *parallel) readKey(s *parallelState, i int) {
 	k := m.nextUnread(u)
 	at := s.Cap.Log.Len()
 	v := s.Cap.Log.Sigma(at, k)
-	if m.cfg.Fault == ScanSkipsRow && v != model.Absent && !m.readPresent(u) {
+	if m.cfg.Fault == ScanSkipsRow && v != model.Absent && u.Present() == 0 {
 		v = model.Absent // the scan silently drops the first row it would return (§9.1)
 	}
 	u.Refresh[k] = v
@@ -454,16 +454,6 @@ func (m *parallel) nextUnread(u *model.Unit) model.Key {
 		}
 	}
 	return model.NoKey
-}
-
-// readPresent reports whether the unit has read some key present.
-func (m *parallel) readPresent(u *model.Unit) bool {
-	for k := model.Key(0); k < model.MaxKeys; k++ {
-		if u.Read.Has(k) && u.Refresh[k] != model.Absent {
-			return true
-		}
-	}
-	return false
 }
 
 func (m *parallel) lastKey(s model.KeySet) model.Key {

@@ -195,3 +195,28 @@ func TestFaultsKeepVariantParts(t *testing.T) {
 		t.Errorf("composite: the variant's onset was called %d times; verdict %v", onsets.Load(), r.Verdict)
 	}
 }
+
+// ChunkKeys cuts the scope into contiguous ranges that partition it, sizes
+// differing by at most one, in key order, at every bound the protocols take.
+func TestChunkKeys(t *testing.T) {
+	for keys := 1; keys <= model.MaxKeys; keys++ {
+		for chunks := 1; chunks <= min(keys, model.MaxUnits); chunks++ {
+			var all model.KeySet
+			small, large := keys, 0
+			next := model.Key(0)
+			for i := range chunks {
+				d := ChunkKeys(i, keys, chunks)
+				if d == 0 || d&all != 0 || d != model.Range(next, next+model.Key(bits.OnesCount16(uint16(d)))) {
+					t.Fatalf("%d keys, %d chunks: chunk %d is %v after %v", keys, chunks, i, d, all)
+				}
+				n := bits.OnesCount16(uint16(d))
+				small, large = min(small, n), max(large, n)
+				all |= d
+				next += model.Key(n)
+			}
+			if all != model.Range(0, model.Key(keys)) || large-small > 1 {
+				t.Errorf("%d keys, %d chunks: cover %v, sizes %d..%d", keys, chunks, all, small, large)
+			}
+		}
+	}
+}

@@ -345,10 +345,7 @@ func (m *readonly) commit(s *readonlyState, t Txn) {
 }
 
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
-func (m *readonly) domain(i int) model.KeySet {
-	k, c := m.cfg.Keys, m.cfg.Chunks
-	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
-}
+func (m *readonly) domain(i int) model.KeySet { return ChunkKeys(i, m.cfg.Keys, m.cfg.Chunks) }
 
 // sampleLow installs the low sample before the chunk's read (A-discard) and
 // records the unit; its lo is the log length when sampled.
@@ -685,7 +682,7 @@ func readonlyDiscarded(s *readonlyState) string {
 	i := int(s.Cap.Plan.N) - 1
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(s.Cap.Plan.Keys); k++ {
-		if !presentReads(u).Has(k) || s.Buf.Has(k) {
+		if !u.Present().Has(k) || s.Buf.Has(k) {
 			continue
 		}
 		return fmt.Sprintf("chunk %d: buffered %v=%v (read at %d) discarded by a window event", i+1, k, u.Refresh[k], s.Cap.ReadAt[k])

@@ -124,3 +124,10 @@ func EarliestLow(p *model.Plan) model.Coord {
 	}
 	return b
 }
+
+// ChunkKeys is chunk i of chunks over keys keys: the contiguous key range
+// [i·K/C, (i+1)·K/C). Every protocol here cuts its table so, as a chunked
+// scan reads by primary-key range (§7.2).
+func ChunkKeys(i, keys, chunks int) model.KeySet {
+	return model.Range(model.Key(i*keys/chunks), model.Key((i+1)*keys/chunks))
+}

@@ -105,10 +105,7 @@ type krAction struct {
 type keyrange struct{ cfg protocols.Config }
 
 // chunk is range i: keys [i·K/C, (i+1)·K/C).
-func (m *keyrange) chunk(i int) model.KeySet {
-	k, c := m.cfg.Keys, m.cfg.Chunks
-	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
-}
+func (m *keyrange) chunk(i int) model.KeySet { return protocols.ChunkKeys(i, m.cfg.Keys, m.cfg.Chunks) }
 
 // copied reports whether range i has been copied (a unit with its domain).
 func (m *keyrange) copied(c *model.Capture, i int) bool {

@@ -160,7 +160,7 @@ func (m *rewind) Next(s *rewindState, a rewindAction, t *rewindState) bool {
 	case rewindRecordLow:
 		i := int(c.Plan.N)
 		lo := c.Log.Len()
-		c.Plan.Add(model.Unit{Domain: rwDomain(i, m.cfg.Keys, m.cfg.Chunks), Lo: lo, Hi: lo})
+		c.Plan.Add(model.Unit{Domain: protocols.ChunkKeys(i, m.cfg.Keys, m.cfg.Chunks), Lo: lo, Hi: lo})
 		t.Phase = rewindLow
 	case rewindRead:
 		m.readAndRewind(t)
@@ -186,11 +186,6 @@ func (m *rewind) Next(s *rewindState, a rewindAction, t *rewindState) bool {
 		return false
 	}
 	return true
-}
-
-// rwDomain is chunk i's key range [i*K/C, (i+1)*K/C).
-func rwDomain(i, keys, chunks int) model.KeySet {
-	return model.Range(model.Key(i*keys/chunks), model.Key((i+1)*keys/chunks))
 }
 
 // readAndRewind reads every key of the chunk at r, the log's end, and rolls

@@ -114,8 +114,7 @@ type versionmax struct{ cfg protocols.Config }
 
 // chunk is range i: keys [i·K/C, (i+1)·K/C).
 func (m *versionmax) chunk(i int) model.KeySet {
-	k, c := m.cfg.Keys, m.cfg.Chunks
-	return model.Range(model.Key(i*k/c), model.Key((i+1)*k/c))
+	return protocols.ChunkKeys(i, m.cfg.Keys, m.cfg.Chunks)
 }
 
 func (m *versionmax) Init() []vmState {
