@@ -59,7 +59,14 @@ func (m subsets) ActionNames() []string {
 }
 
 // runEngine runs m and reports the most passes a level took.
-func runEngine[S, A any](t *testing.T, m Model[S, A], opts Options) (*Result[S, A], int) {
+func runEngine[S, A any](t *testing.T, m Machine[S, A], opts Options) (*Result[S, A], int) {
+	t.Helper()
+	res, e := runEngineOf(t, m, opts)
+	return res, e.mostPasses
+}
+
+// runEngineOf runs m and returns the engine, closed, for its statistics.
+func runEngineOf[S, A any](t *testing.T, m Machine[S, A], opts Options) (*Result[S, A], *engine[S, A]) {
 	t.Helper()
 	e, err := newEngine(m, opts)
 	if err != nil {
@@ -72,7 +79,7 @@ func runEngine[S, A any](t *testing.T, m Model[S, A], opts Options) (*Result[S, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, e.mostPasses
+	return res, e
 }
 
 // Reference: issue 10, finding 5. A budget too small for a level's tables
@@ -214,18 +221,7 @@ func TestPassesMeasureTheLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const budget = 1 << 20
-	e, err := newEngine(Machine[uint32, int](bursts{}), Options{Workers: 2, MemBudget: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := e.run(context.Background())
-	if cerr := e.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, e := runEngineOf(t, Machine[uint32, int](bursts{}), Options{Workers: 2, MemBudget: 1 << 20})
 	if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Distinct != 1+16+64+1024+4096+65536 || got.Stats.Generated != want.Stats.Generated {
 		t.Errorf("%d distinct, %d generated; single run %d, %d", got.Stats.Distinct, got.Stats.Generated, want.Stats.Distinct, want.Stats.Generated)
 	}
