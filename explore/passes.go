@@ -71,7 +71,8 @@ func (e *engine[S, A]) passes(ctx context.Context) (int, error) {
 }
 
 // passCount is how many passes share need bytes within what the budget
-// leaves for a level, at least 1 and at most maxPasses.
+// leaves for a level, at least 1 and at most maxPasses; it records the room
+// each of them is planned to hold in passRoom.
 func (e *engine[S, A]) passCount(need float64) int {
 	a := max(e.avail(), e.share()/4)
 	e.passRoom = a

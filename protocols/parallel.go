@@ -108,12 +108,17 @@ func PublishedGate(plan *model.Plan, owner int, pos model.Coord) bool {
 
 // MinHigh is the smallest high offset of plan's units: the latest start
 // Def. 6.4 allows, where Flink's binlog split starts.
-func MinHigh(plan *model.Plan) model.Coord {
-	h := plan.Units[0].Hi
-	for i := 1; i < int(plan.N); i++ {
-		h = min(h, plan.Units[i].Hi)
+func MinHigh(plan *model.Plan) model.Coord { return plan.Units[minHighUnit(plan)].Hi }
+
+// minHighUnit is the index of the first unit with the smallest high offset.
+func minHighUnit(plan *model.Plan) int {
+	i := 0
+	for j := 1; j < int(plan.N); j++ {
+		if plan.Units[j].Hi < plan.Units[i].Hi {
+			i = j
+		}
 	}
-	return h
+	return i
 }
 
 // withFault is parts with f applied where f is a choice of a part. The
@@ -156,18 +161,6 @@ func (pp ParallelParts) withFault(f Fault) ParallelParts {
 		}
 	}
 	return pp
-}
-
-// minHighUnit is the index of the first unit with the smallest high offset
-// (MinHigh).
-func minHighUnit(plan *model.Plan) int {
-	i := 0
-	for j := 1; j < int(plan.N); j++ {
-		if plan.Units[j].Hi < plan.Units[i].Hi {
-			i = j
-		}
-	}
-	return i
 }
 
 // Parts take their arguments by value: a pointer into the state handed to
