@@ -16,6 +16,7 @@ type Options struct {
 	OnProgress func(Stats)   // called from one goroutine, never concurrently
 	Shard      Shard         // explore only this shard's part (the model must be a Sharder); zero = all
 	Symmetry   bool          // apply the model's symmetry (Symmetric), as TLC's SYMMETRY: count classes of states
+	NoGrade    bool          // keep a seen-set even when the model is Graded (to compare the two)
 	// Simulate, when set, replaces the exhaustive search with random walks
 	// (see SimOptions); Dir, MemBudget, ForceDisk and MaxDepth do not apply.
 	Simulate *SimOptions
@@ -65,6 +66,9 @@ type Stats struct {
 	// Symmetry: the model's symmetry was used, so Distinct, Generated and
 	// the rest count classes of states (see Symmetric).
 	Symmetry bool `json:"symmetry,omitempty"`
+	// Graded: the model's grade (Graded) was used, so the run kept no
+	// seen-set; the counts are the same as with one.
+	Graded bool `json:"graded,omitempty"`
 }
 
 // Rate is distinct states per second.

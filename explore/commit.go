@@ -129,7 +129,7 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 		sink.Add(outs[i].filter(lm))
 		return nil
 	})
-	if e.disk == nil {
+	if e.disk == nil && e.grade == nil {
 		// The level's fingerprints, one per candidate kept, go into the
 		// seen-set now (see flush); those already there were seen at an
 		// earlier level, and their candidates are dropped.
@@ -172,14 +172,18 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 // levelSeen adds a settled level's fingerprints to the seen-set: the disk
 // tier's, since in memory settle has inserted them already.
 func (e *engine[S, A]) levelSeen(ctx context.Context, lists [][]uint64) error {
-	if e.disk == nil {
+	if e.disk == nil || e.grade != nil {
 		return nil
 	}
 	return e.addSeen(ctx, lists)
 }
 
-// addSeen inserts a level's new fingerprints into the seen-set.
+// addSeen inserts a level's new fingerprints into the seen-set; a graded
+// run keeps none (grade.go).
 func (e *engine[S, A]) addSeen(ctx context.Context, lists [][]uint64) error {
+	if e.grade != nil {
+		return nil
+	}
 	if e.disk == nil {
 		e.seen.insertAll(lists, e.nw)
 		return nil
@@ -284,10 +288,11 @@ func (e *engine[S, A]) trim() {
 	}
 }
 
-// toDisk moves the seen-set to the disk tier and the trace keys to a file,
-// and with queue also the frontier. Each move happens once.
+// toDisk moves the seen-set to the disk tier (a graded run has none) and the
+// trace keys to a file, and with queue also the frontier. Each move happens
+// once.
 func (e *engine[S, A]) toDisk(ctx context.Context, queue bool) error {
-	if e.disk == nil {
+	if e.disk == nil && e.grade == nil {
 		dir, err := e.dir.sub("seen")
 		if err != nil {
 			return err
@@ -305,8 +310,8 @@ func (e *engine[S, A]) toDisk(ctx context.Context, queue bool) error {
 		}
 		e.seen = nil
 		e.look = d.cache
-		e.onDisk.Store(true)
 	}
+	e.onDisk.Store(true)
 	if !e.trace.onDisk() {
 		f, err := e.dir.create("trace")
 		if err != nil {

@@ -18,6 +18,7 @@ type parts[S, A any] struct {
 	sym      Symmetric[S] // the model's symmetry, when symmetry is set
 	describe Describer[S, A]
 	kinds    ActionNamer[A]
+	grade    Graded[S] // the model's grade, unless Options.NoGrade (grade.go)
 }
 
 func newParts[S, A any](m Machine[S, A]) (parts[S, A], error) {

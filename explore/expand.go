@@ -281,6 +281,10 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			}
 		}
 	}
+	var gs uint64 // s's grade, when the model is Graded
+	if e.grade != nil {
+		gs = e.grade.Grade(s)
+	}
 	succ, counted := 0, 0
 	for j := range w.acts {
 		a := &w.acts[j]
@@ -294,6 +298,11 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			continue
 		}
 		succ++
+		if e.grade != nil {
+			if g := e.grade.Grade(t); g != gs+1 {
+				return e.gradeError(s, *a, gs, g)
+			}
+		}
 		start := len(p.enc)
 		var fp uint64
 		if e.inPasses {
@@ -340,6 +349,11 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 				p.enc = w.fpEncode(t, p.enc)
 			}
 			fp = fingerprint(p.enc[start:])
+		}
+		if e.grade != nil {
+			if err := e.canonGrade(w, gs+1); err != nil {
+				return err
+			}
 		}
 		p.fps = append(p.fps, fp)
 		p.ends = append(p.ends, uint32(len(p.enc)))

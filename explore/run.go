@@ -162,6 +162,7 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 	if err := e.useSymmetry(); err != nil {
 		return nil, err
 	}
+	e.useGrade()
 	e.doner, _ = m.(Doner[S])
 	e.cons = newConstraints[S, A](m)
 	if sh := opts.Shard; sh.Count != 0 {
@@ -310,6 +311,7 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	b := e.pool.get()
 	dup := make(map[uint64]bool)
 	var level0 ShardLevel
+	var grade0 uint64
 	inits := e.m.Init()
 	e.initGen.Store(uint64(len(inits)))
 	for idx := range inits {
@@ -329,6 +331,16 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 		}
 		if dup[fp] {
 			continue
+		}
+		if e.grade != nil {
+			g := e.grade.Grade(s)
+			if b.len() > 0 && g != grade0 {
+				return nil, fmt.Errorf("explore: the model is Graded, but its initial states have grades %d and %d (all must have the same)", grade0, g)
+			}
+			if err := e.canonGrade(w, g); err != nil {
+				return nil, err
+			}
+			grade0 = g
 		}
 		dup[fp] = true
 		level0.States++
@@ -426,6 +438,7 @@ func (e *engine[S, A]) stats() Stats {
 		Elapsed:   time.Since(e.start),
 	}
 	s.Symmetry = e.symmetry
+	s.Graded = e.grade != nil
 	s.Initial = e.initial.Load()
 	s.TLCGenerated = e.initGen.Load() + s.Generated
 	s.TLCDepth = tlcDepth(s.Depth, s.Distinct)

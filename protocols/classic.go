@@ -394,6 +394,17 @@ func (m *classic) Done(s *classicState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
+// Grade counts the steps behind s (explore.Graded): each commits a
+// transaction (a watermark is one), moves the consumer one position on, or
+// selects a chunk, whose unit is recorded at its low watermark.
+func (m *classic) Grade(s *classicState) uint64 {
+	g := uint64(s.Cap.Log.Txns()) + uint64(s.Cap.Pos) + uint64(s.Cap.Plan.N)
+	if s.Phase == classicLowWritten {
+		g-- // its select is still to come
+	}
+	return g
+}
+
 func (m *classic) Encode(s *classicState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	return append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
