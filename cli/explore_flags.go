@@ -25,6 +25,7 @@ type engineFlags struct {
 	noDeadlock bool
 	maxDepth   int
 	symmetry   bool
+	noGrade    bool
 }
 
 func (e *engineFlags) register(fs *pflag.FlagSet) {
@@ -35,12 +36,13 @@ func (e *engineFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&e.progress, "progress", 10*time.Second, "interval between progress lines on stderr (0 = none)")
 	fs.BoolVar(&e.noDeadlock, "no-deadlock", false, "do not report states without successors")
 	fs.IntVar(&e.maxDepth, "max-depth", 0, "stop after this many BFS levels (0 = no limit)")
+	fs.BoolVar(&e.noGrade, "no-grade", false, "keep a seen-set even when the model is graded (every step one grade up, so no state recurs across levels and none is needed); to compare counts")
 	fs.BoolVar(&e.symmetry, "symmetry", false, "count states up to the model's symmetry (value renaming for the shipped protocols), as TLC's SYMMETRY; fewer states, same verdicts, concrete traces")
 }
 
 // options turns the flags into explorer options; progress lines go to stderr.
 func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
-	o := explore.Options{Workers: e.workers, Dir: e.dir, NoDeadlock: e.noDeadlock, MaxDepth: e.maxDepth, Progress: e.progress, Symmetry: e.symmetry}
+	o := explore.Options{Workers: e.workers, Dir: e.dir, NoDeadlock: e.noDeadlock, MaxDepth: e.maxDepth, Progress: e.progress, Symmetry: e.symmetry, NoGrade: e.noGrade}
 	if e.workers < 0 {
 		return o, fmt.Errorf("--workers must be ≥ 0, got %d", e.workers)
 	}

@@ -287,20 +287,20 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	}
 	succ, counted := 0, 0
 	for j := range w.acts {
-		a := &w.acts[j]
+		a := w.acts[j] // one copy: the calls below read it, not the slice
 		// The successor is made in the next slot of p.ts and dropped by
 		// shortening p.ts again.
 		n := len(p.ts)
 		p.ts = append(p.ts, *s)
 		t := &p.ts[n]
-		if !m.Next(s, *a, t) {
+		if !m.Next(s, a, t) {
 			p.drop(n, len(p.enc))
 			continue
 		}
 		succ++
 		if e.grade != nil {
 			if g := e.grade.Grade(t); g != gs+1 {
-				return e.gradeError(s, *a, gs, g)
+				return e.gradeError(s, a, gs, g)
 			}
 		}
 		start := len(p.enc)
@@ -318,7 +318,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		}
 		counted++
 		key := idx<<16 | uint64(j)
-		k := e.kinds.ActionKind(*a)
+		k := e.kinds.ActionKind(a)
 		if k < 0 || k >= len(w.cov) {
 			return fmt.Errorf("explore: ActionKind returned %d; ActionNames has %d names", k, len(w.cov))
 		}
@@ -327,7 +327,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			w.covShared[k]++
 		}
 		for _, pi := range e.transition {
-			if r := props[pi].CheckStep(s, *a, t); r != "" {
+			if r := props[pi].CheckStep(s, a, t); r != "" {
 				w.violate(depth+1, true, key, pi, r)
 			}
 		}
@@ -337,7 +337,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 				continue // another shard's state: it explores it
 			}
 		}
-		if e.cons.any && !e.cons.inStep(s, *a, t) {
+		if e.cons.any && !e.cons.inStep(s, a, t) {
 			w.checkState(t, depth+1, key) // checked every time, never kept
 			p.drop(n, start)
 			continue

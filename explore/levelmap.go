@@ -41,14 +41,16 @@ const (
 )
 
 // reset prepares the map for about want distinct fingerprints, reusing the
-// table when its size fits.
+// table when it is large enough and not four times too large. A reused
+// table is cut to the size wanted, so that a narrower level clears (and
+// probes) only what it needs.
 func (lm *levelMap) reset(want int, workers int) {
 	n := uint64(float64(want)/0.6) + levelMinSlots
-	if lm.n < n || lm.n > 4*n {
+	if c := uint64(cap(lm.slots)); c < n || c > 4*n {
 		lm.slots = nil
 		lm.slots = make([]levelSlot, n)
-		lm.n = n
 	}
+	lm.slots, lm.n = lm.slots[:n], n
 	// Zeroed by writing even when new (see written).
 	clearParallel(lm.slots, workers)
 	lm.limit = int64(float64(lm.n) * levelMaxLoad)
@@ -157,4 +159,4 @@ func (lm *levelMap) markSeen(fp uint64) {
 	}
 }
 
-func (lm *levelMap) bytes() int64 { return int64(len(lm.slots)) * 16 }
+func (lm *levelMap) bytes() int64 { return int64(cap(lm.slots)) * 16 }

@@ -143,7 +143,12 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "queue peak:  %d\n", s.QueuePeak)
 	fmt.Fprintf(&b, "states/s:    %.0f\n", s.Rate())
 	fmt.Fprintf(&b, "elapsed:     %s\n", s.Elapsed.Round(time.Millisecond))
-	if s.OnDisk {
+	switch {
+	case s.Graded && s.OnDisk:
+		fmt.Fprintf(&b, "seen-set:    none (graded model); disk tier in use\n")
+	case s.Graded:
+		fmt.Fprintf(&b, "seen-set:    none (graded model: no state recurs across levels)\n")
+	case s.OnDisk:
 		fmt.Fprintf(&b, "seen-set:    on disk\n")
 	}
 	fmt.Fprintf(&b, "collision:   %.2g\n", r.Collision)

@@ -133,10 +133,8 @@ func (p *Plan) checkO2(units uint8, l *Log) error {
 		if units&(1<<i) == 0 {
 			continue
 		}
-		for k := range (u.Domain & u.Read).Keys() {
-			if !ValidIn(l, k, u.Refresh[k], u.Lo, u.Hi) {
-				return &Failure{"O2", i, k, fmt.Sprintf("read %v matches σ_c(%v) at no c in [%d, %d]", u.Refresh[k], k, u.Lo, u.Hi)}
-			}
+		if k := u.unmatched(l); k != NoKey {
+			return &Failure{"O2", i, k, fmt.Sprintf("read %v matches σ_c(%v) at no c in [%d, %d]", u.Refresh[k], k, u.Lo, u.Hi)}
 		}
 	}
 	return nil
@@ -153,6 +151,25 @@ func (p *Plan) CheckUnits(units uint8, l *Log, f Coord) error {
 		return err
 	}
 	return p.checkO2(units, l)
+}
+
+// unmatched is the lowest key read in u's domain whose read is σ_c at no c
+// in [lo, hi] (ValidIn fails), or NoKey. σ_c(k) changes only at k's events,
+// so one walk of the bracket decides every key: the read matches σ_lo or
+// the image of one of k's events in (lo, hi].
+func (u *Unit) unmatched(l *Log) Key {
+	left := u.Domain & u.Read
+	for k := range left.Keys() {
+		if l.Sigma(u.Lo, k) == u.Refresh[k] {
+			left = left.Without(k)
+		}
+	}
+	for c := u.Lo + 1; c <= min(u.Hi, l.Len()) && left != 0; c++ {
+		if e := l.Ev[c-1]; e.Key != NoKey && left.Has(e.Key) && e.Img == u.Refresh[e.Key] {
+			left = left.Without(e.Key)
+		}
+	}
+	return lowest(left)
 }
 
 // ValidIn reports whether v = σ_c(k) for some c in [lo, hi].
@@ -254,14 +271,35 @@ func (p *Plan) witness(l *Log, c Coord) bool {
 // first coordinate and key where they differ (ok=false), as Lemma 4.2 and
 // Cor. 1 claim they never do from the latest high or a shared witness.
 func (p *Plan) Trajectory(l *Log, from, to Coord) (g Coord, k Key, ok bool) {
-	for g := from; g <= to; g++ {
+	if from > to {
+		return 0, NoKey, true
+	}
+	// sink_g and σ_g at from, then one event at a time: the event at g
+	// sets σ_g(k) for its key k, and sink_g(k) too when g is past lo of
+	// k's unit (it is then the last event for k in (lo, g]).
+	var sink, sigma Store
+	var owner [MaxKeys]int
+	for k := Key(0); k < Key(p.Keys); k++ {
+		sink[k], sigma[k], owner[k] = p.Sink(l, from, k), l.Sigma(from, k), p.Owner(k)
+	}
+	for g := from; ; g++ {
+		if g > from && g <= l.Len() {
+			if e := l.Ev[g-1]; e.Key < Key(p.Keys) {
+				sigma[e.Key] = e.Img
+				if i := owner[e.Key]; i >= 0 && g > p.Units[i].Lo {
+					sink[e.Key] = e.Img
+				}
+			}
+		}
 		for k := Key(0); k < Key(p.Keys); k++ {
-			if p.Sink(l, g, k) != l.Sigma(g, k) {
+			if sink[k] != sigma[k] {
 				return g, k, false
 			}
 		}
+		if g == to {
+			return 0, NoKey, true
+		}
 	}
-	return 0, NoKey, true
 }
 
 func lowest(s KeySet) Key {
