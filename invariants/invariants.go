@@ -156,7 +156,8 @@ func CheckClosedUnitCut(c *model.Capture) string {
 		}
 		u := &c.Plan.Units[i]
 		g := max(c.Pos, u.Hi)
-		for k := range u.Domain.Keys() {
+		for d := u.Domain & (1<<model.MaxKeys - 1); d != 0; d &= d - 1 {
+			k := d.Lowest()
 			if want := c.Log.Sigma(g, k); c.Out.Val[k] != want {
 				return fmt.Sprintf("key %v of closed unit %d: replayed %v, expected σ_%d = %v", k, i+1, c.Out.Val[k], g, want)
 			}
@@ -196,8 +197,8 @@ func CheckCommittedOnly(c *model.Capture) string {
 	}
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
-		for k := range u.Read.Keys() {
-			if !c.Log.Boundary(c.ReadAt[k]) {
+		for r := u.Read & (1<<model.MaxKeys - 1); r != 0; r &= r - 1 {
+			if k := r.Lowest(); !c.Log.Boundary(c.ReadAt[k]) {
 				return fmt.Sprintf("key %v was read at position %d, inside transaction %d", k, c.ReadAt[k], c.Log.At(c.ReadAt[k]).Txn)
 			}
 		}
@@ -212,7 +213,7 @@ func CheckTrajectory(c *model.Capture, units int, claim model.Coord) string {
 	if !c.AllClosed(units) || c.Pos < claim {
 		return ""
 	}
-	p := c.FinalPlan()
+	p := &c.Plan // the trajectory reads no frontier: no copy (c.FinalPlan) is needed
 	if g, k, ok := p.Trajectory(&c.Log, claim, c.Pos); !ok {
 		return fmt.Sprintf("trajectory claimed from %d: at g = %d key %v has sink %v, expected σ_%d = %v", claim, g, k, p.Sink(&c.Log, g, k), g, c.Log.Sigma(g, k))
 	}

@@ -19,8 +19,8 @@ func (u *Unit) Window() Window { return Window{u.Lo, u.Hi} }
 // rows its copy holds, which a window-discard buffer keeps (Def. 6.2).
 func (u *Unit) Present() KeySet {
 	var s KeySet
-	for k := range u.Read.Keys() {
-		if u.Refresh[k] != Absent {
+	for r := u.Read & (1<<MaxKeys - 1); r != 0; r &= r - 1 {
+		if k := r.Lowest(); u.Refresh[k] != Absent {
 			s = s.With(k)
 		}
 	}
@@ -96,16 +96,16 @@ func (p *Plan) CheckO1() error {
 	for i := 0; i < int(p.N); i++ {
 		d := p.Units[i].Domain
 		if extra := d &^ p.Scope(); extra != 0 {
-			return &Failure{"O1", i, lowest(extra), "key outside the scope"}
+			return &Failure{"O1", i, extra.Lowest(), "key outside the scope"}
 		}
 		if both := seen & d; both != 0 {
-			k := lowest(both)
+			k := both.Lowest()
 			return &Failure{"O1", i, k, fmt.Sprintf("key also owned by unit %d", p.Owner(k)+1)}
 		}
 		seen |= d
 	}
 	if missing := p.Scope() &^ seen; missing != 0 {
-		return &Failure{"O1", -1, lowest(missing), "key owned by no unit"}
+		return &Failure{"O1", -1, missing.Lowest(), "key owned by no unit"}
 	}
 	return nil
 }
@@ -117,7 +117,7 @@ func (p *Plan) checkO3(units uint8) error {
 	for i := 0; i < int(p.N); i++ {
 		u := &p.Units[i]
 		if missing := u.Domain &^ u.Read; units&(1<<i) != 0 && missing != 0 {
-			return &Failure{"O3", i, lowest(missing), "no read result"}
+			return &Failure{"O3", i, missing.Lowest(), "no read result"}
 		}
 	}
 	return nil
@@ -155,21 +155,30 @@ func (p *Plan) CheckUnits(units uint8, l *Log, f Coord) error {
 
 // unmatched is the lowest key read in u's domain whose read is σ_c at no c
 // in [lo, hi] (ValidIn fails), or NoKey. σ_c(k) changes only at k's events,
-// so one walk of the bracket decides every key: the read matches σ_lo or
-// the image of one of k's events in (lo, hi].
+// so one walk of the log up to hi decides every key: back from lo to find
+// σ_lo, then on through (lo, hi] for the images of k's events.
 func (u *Unit) unmatched(l *Log) Key {
-	left := u.Domain & u.Read
-	for k := range left.Keys() {
-		if l.Sigma(u.Lo, k) == u.Refresh[k] {
+	left := u.Domain & u.Read & (1<<MaxKeys - 1)
+	unknown := left // keys whose σ_lo is still to be found
+	for p := min(u.Lo, l.Len()); p >= 1 && unknown != 0; p-- {
+		if e := l.Ev[p-1]; unknown.Has(e.Key) {
+			unknown = unknown.Without(e.Key)
+			if e.Img == u.Refresh[e.Key] {
+				left = left.Without(e.Key)
+			}
+		}
+	}
+	for ; unknown != 0; unknown &= unknown - 1 {
+		if k := unknown.Lowest(); l.Init[k] == u.Refresh[k] {
 			left = left.Without(k)
 		}
 	}
 	for c := u.Lo + 1; c <= min(u.Hi, l.Len()) && left != 0; c++ {
-		if e := l.Ev[c-1]; e.Key != NoKey && left.Has(e.Key) && e.Img == u.Refresh[e.Key] {
+		if e := l.Ev[c-1]; left.Has(e.Key) && e.Img == u.Refresh[e.Key] {
 			left = left.Without(e.Key)
 		}
 	}
-	return lowest(left)
+	return left.Lowest()
 }
 
 // ValidIn reports whether v = σ_c(k) for some c in [lo, hi].
@@ -300,13 +309,4 @@ func (p *Plan) Trajectory(l *Log, from, to Coord) (g Coord, k Key, ok bool) {
 			return 0, NoKey, true
 		}
 	}
-}
-
-func lowest(s KeySet) Key {
-	for k := Key(0); k < 16; k++ {
-		if s.Has(k) {
-			return k
-		}
-	}
-	return NoKey
 }
