@@ -475,9 +475,9 @@ func (m *readonly) Done(s *readonlyState) bool {
 // Grade counts the steps behind s (explore.Graded): each commits a
 // transaction, moves the consumer one position on, samples a low set (the
 // unit is recorded then), reads one key, samples a high set or releases the
-// chunk, which closes it and ends its high-sampled phase. Under
-// split-transaction the rest of a split transaction is a step of its own:
-// it gives its label a second row.
+// chunk. A closed chunk counts both of its last two steps; one in its
+// high-sampled phase, the first. Under split-transaction appending the rest
+// of a transaction is a step too: it gives the transaction a second row.
 func (m *readonly) Grade(s *readonlyState) uint64 {
 	c := &s.Cap
 	g := uint64(c.Log.Txns()) + uint64(c.Pos) + uint64(c.Plan.N) + 2*uint64(bits.OnesCount8(c.Closed))
