@@ -49,6 +49,7 @@ package protocols
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -454,6 +455,23 @@ func (m *composite) Done(s *compositeState) bool {
 		done = done && s.Onset != 0
 	}
 	return done
+}
+
+// Grade counts the steps behind s (explore.Graded): each commits a
+// transaction (a commit that does not fit the log is no step), moves the
+// consumer one position on, records a unit (a splice, or the chunked
+// unit's lo), takes the chunked unit one phase on (read, hi recorded),
+// closes a unit, or claims the onset.
+func (m *composite) Grade(s *compositeState) uint64 {
+	c := &s.Cap
+	g := uint64(c.Log.Txns()) + uint64(c.Pos) + uint64(c.Plan.N) + uint64(bits.OnesCount8(c.Closed))
+	if s.Scan > compScanLow {
+		g += uint64(s.Scan - compScanLow)
+	}
+	if s.Onset != 0 {
+		g++
+	}
+	return g
 }
 
 func (m *composite) Encode(s *compositeState, buf []byte) []byte {

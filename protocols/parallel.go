@@ -63,6 +63,7 @@ package protocols
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -462,6 +463,18 @@ func (m *parallel) lastKey(s model.KeySet) model.Key {
 // source has committed all E events.
 func (m *parallel) Done(s *parallelState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && DataEvents(&s.Cap.Log) >= m.cfg.Events
+}
+
+// Grade counts the steps behind s (explore.Graded): each commits a
+// transaction, moves the live reader one position on, reads one key, or
+// takes a chunk one phase on (low recorded, high recorded, closed).
+func (m *parallel) Grade(s *parallelState) uint64 {
+	c := &s.Cap
+	g := uint64(c.Log.Txns()) + uint64(c.Pos)
+	for i := 0; i < int(c.Plan.N); i++ {
+		g += uint64(s.Phase[i]) + uint64(bits.OnesCount16(uint16(c.Plan.Units[i].Read)))
+	}
+	return g
 }
 
 // Encode is the capture followed by the chunk phases, two bits each.
