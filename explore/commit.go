@@ -91,6 +91,7 @@ func (e *engine[S, A]) advance(n uint64) {
 // batches are released.
 func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (int, error) {
 	lm := &e.lm
+	intact := !lm.overflow.Load() && e.disk == nil // see filterDisplaced
 	if lm.overflow.Load() {
 		total := 0
 		for _, b := range outs {
@@ -126,7 +127,11 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 
 	var sink atomic.Uint64
 	forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
-		sink.Add(outs[i].filter(lm))
+		if intact {
+			outs[i].filterDisplaced(e.displaced)
+		} else {
+			sink.Add(outs[i].filter(lm))
+		}
 		return nil
 	})
 	if e.disk == nil && e.grade == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // maxActions bounds the actions of one state: a discovery key keeps the
@@ -61,6 +62,7 @@ type worker[S, A any] struct {
 	full                          bool // the level map overflowed: store every candidate
 	best                          *violation
 	open                          []check[S] // Sometimes properties not yet reached
+	displaced                     []uint64   // keys of candidates a smaller key displaced from the level map (settle)
 	cur                           S          // the state being expanded
 	canon                         S          // its successor's canonical form, with a symmetry
 	scratch                       batch      // a unit read from a spilled frontier
@@ -88,7 +90,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	e.memBase = e.memEstimate()
 	e.budgetShare = e.share()
 	for _, w := range e.workers {
-		w.best, w.claims, w.full = nil, 0, false
+		w.best, w.claims, w.full, w.displaced = nil, 0, false, w.displaced[:0]
 	}
 	stop := func() bool { return ctx.Err() != nil }
 	err = forEachIndex(nu, e.nw, stop, func(wi, _ int) error {
@@ -117,6 +119,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	}
 	var best *violation
 	claimed := e.lm.claimed.Load()
+	e.displaced = e.displaced[:0]
 	var lv *ShardLevel
 	if e.sharder != nil {
 		if e.depth == len(e.shardLevels) {
@@ -147,10 +150,12 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 			w.cov[k] = 0
 		}
 		claimed += w.claims
+		e.displaced = append(e.displaced, w.displaced...)
 		if w.best != nil && w.best.less(best) {
 			best = w.best
 		}
 	}
+	slices.Sort(e.displaced)
 	for _, p := range e.sometimes {
 		if e.reached[p].Load() && e.reachDepth[p] < 0 {
 			e.reachDepth[p] = e.depth + 1
@@ -350,7 +355,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			}
 			fp = fingerprint(p.enc[start:])
 		}
-		if e.grade != nil {
+		if e.grade != nil && e.sym != nil {
 			if err := e.canonGrade(w, gs+1); err != nil {
 				return err
 			}
@@ -404,7 +409,10 @@ func (w *worker[S, A]) flush(out *batch) {
 			w.wins = append(w.wins, win{k: k})
 			continue
 		}
-		slot, won, claimed, full := lm.insert(fp, p.keys[k])
+		slot, won, claimed, full, displaced := lm.insert(fp, p.keys[k])
+		if displaced != 0 {
+			w.displaced = append(w.displaced, displaced-1)
+		}
 		if claimed {
 			if w.claims++; w.claims == 32 {
 				if lm.claimed.Add(w.claims) > lm.limit {

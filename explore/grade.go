@@ -35,13 +35,10 @@ func (e *engine[S, A]) gradeError(s *S, a A, from, to uint64) error {
 	return fmt.Errorf("explore: the model is Graded, but the step %q goes from grade %d to grade %d (every step must add one)", e.describe.Describe(s, a), from, to)
 }
 
-// canonGrade checks that the canonical form of a state of grade g, left
-// in w.canon by fpEncode, has that grade too: otherwise two states of one
-// class could lie at two levels.
+// canonGrade checks, with a symmetry, that the canonical form of a state of
+// grade g, left in w.canon by fpEncode, has that grade too: otherwise two
+// states of one class could lie at two levels.
 func (e *engine[S, A]) canonGrade(w *worker[S, A], g uint64) error {
-	if e.sym == nil {
-		return nil
-	}
 	if c := e.grade.Grade(&w.canon); c != g {
 		return fmt.Errorf("explore: the model is Graded, but a state of grade %d has a canonical form of grade %d (its symmetry must keep grades)", g, c)
 	}

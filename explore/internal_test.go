@@ -79,7 +79,7 @@ func TestLevelMap(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for _, o := range offers[w*len(offers)/workers : (w+1)*len(offers)/workers] {
-				if _, _, _, full := lm.insert(o[0], o[1]); full {
+				if _, _, _, full, _ := lm.insert(o[0], o[1]); full {
 					t.Error("full")
 				}
 			}

@@ -84,7 +84,9 @@ func (lm *levelMap) home(fp uint64) uint64 {
 // for now, the smallest key for fp (the candidate must be kept), the slot
 // (to mark it seen), and claimed whether a new slot was taken. full is true
 // when no free slot was found. A slot marked keySeen refuses every offer.
-func (lm *levelMap) insert(fp, key uint64) (slot *levelSlot, won, claimed, full bool) {
+// An offer that wins over an earlier winner returns that winner's key plus
+// one in displaced (0 otherwise): its candidate is no longer kept.
+func (lm *levelMap) insert(fp, key uint64) (slot *levelSlot, won, claimed, full bool, displaced uint64) {
 	k := key + 1
 	i := lm.home(fp)
 	for probes := uint64(0); probes < lm.n; probes++ {
@@ -101,10 +103,10 @@ func (lm *levelMap) insert(fp, key uint64) (slot *levelSlot, won, claimed, full 
 			for {
 				old := s.key.Load()
 				if old == keySeen || (old != 0 && old <= k) {
-					return s, false, claimed, false
+					return s, false, claimed, false, 0
 				}
 				if s.key.CompareAndSwap(old, k) {
-					return s, true, claimed, false
+					return s, true, claimed, false, old
 				}
 			}
 		}
@@ -112,7 +114,7 @@ func (lm *levelMap) insert(fp, key uint64) (slot *levelSlot, won, claimed, full 
 			i = 0
 		}
 	}
-	return nil, false, false, true
+	return nil, false, false, true, 0
 }
 
 // peek loads fp's home slot, so that a following insert or winner finds it

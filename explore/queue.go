@@ -97,6 +97,33 @@ func (b *batch) filter(lm *levelMap) (sink uint64) {
 	return sink
 }
 
+// filterDisplaced is filter when the level map holds every candidate's
+// offer and no fingerprint was marked seen after the level: a candidate won
+// its offer when it was gathered, and is its fingerprint's canonical
+// discoverer unless a smaller key displaced it since, which insert
+// reported. It walks the batch's keys, which are sorted, beside the sorted
+// displaced keys, instead of probing the map at random once per candidate.
+func (b *batch) filterDisplaced(displaced []uint64) {
+	b.keep = b.keep[:0]
+	if len(b.keys) > 0 {
+		i, _ := slices.BinarySearch(displaced, b.keys[0])
+		displaced = displaced[i:]
+	}
+	w := 0
+	for i, k := range b.keys {
+		for len(displaced) > 0 && displaced[0] < k {
+			displaced = displaced[1:]
+		}
+		if len(displaced) > 0 && displaced[0] == k {
+			continue
+		}
+		b.fps[w], b.keys[w] = b.fps[i], k
+		b.keep = append(b.keep, uint32(i))
+		w++
+	}
+	b.fps, b.keys = b.fps[:w], b.keys[:w]
+}
+
 // refilter keeps, of the candidates filter kept, those that still win in
 // lm (fingerprints found in the seen-set since are marked there).
 func (b *batch) refilter(lm *levelMap) {

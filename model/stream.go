@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Entry is one entry of an emitted stream: a key, its value or ⊥, and a tag,
 // the length of the log prefix the entry reflects (Thm 3).
@@ -50,4 +53,29 @@ func (r *Replayed) Apply(e Entry) (monotone bool) {
 	r.Val[e.Key] = e.Val
 	r.Tag[e.Key] = e.Tag
 	return monotone
+}
+
+// Regressed is the lowest key whose last tag in r is below its tag in from,
+// or NoKey: a step from from to r that gives it one breaks per-key
+// monotonicity (Thm 3, Thm 5). It runs on every step the explorer takes, so
+// it compares the keys' tags at once, as the bytes of one word.
+func (r *Replayed) Regressed(from *Replayed) Key {
+	const high = 0x8080808080808080
+	a, b := word(&r.Tag), word(&from.Tag)
+	if (a|b)&high != 0 { // a tag of 128 or more: byte by byte
+		for k := range MaxKeys {
+			if r.Tag[k] < from.Tag[k] {
+				return Key(k)
+			}
+		}
+		return NoKey
+	}
+	// Byte k of a|high, from 128 to 255, less byte k of b, below 128,
+	// borrows nothing from byte k+1 and keeps its high bit exactly when
+	// r's tag is at least from's.
+	below := ^((a | high) - b) & high
+	if below == 0 {
+		return NoKey
+	}
+	return Key(bits.TrailingZeros64(below) / 8)
 }

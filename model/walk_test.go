@@ -87,3 +87,40 @@ func TestWalksAreTheirDefinitions(t *testing.T) {
 		t.Fatal("no trajectory failed: the cases never test a failure")
 	}
 }
+
+// TestRegressed holds Replayed.Regressed, which compares a word at a time,
+// to its definition on random tags, small and large.
+func TestRegressed(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	found := 0
+	for range 200000 {
+		var a, b model.Replayed
+		limit := 40
+		if r.IntN(4) == 0 {
+			limit = 256
+		}
+		for k := range model.MaxKeys {
+			a.Tag[k] = model.Coord(r.IntN(limit))
+			b.Tag[k] = a.Tag[k]
+			if r.IntN(3) == 0 {
+				b.Tag[k] = model.Coord(r.IntN(limit))
+			}
+		}
+		want := model.NoKey
+		for k := range model.MaxKeys {
+			if b.Tag[k] < a.Tag[k] {
+				want = model.Key(k)
+				break
+			}
+		}
+		if got := b.Regressed(&a); got != want {
+			t.Fatalf("%v after %v: Regressed = %v, want %v", b.Tag, a.Tag, got, want)
+		}
+		if want != model.NoKey {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Fatal("no regression drawn")
+	}
+}
