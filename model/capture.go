@@ -82,10 +82,7 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	o := 1 + w
 	b[o] = c.Log.N
 	o++
-	for _, e := range c.Log.Ev[:n] {
-		b[o], b[o+1], b[o+2] = byte(e.Key), byte(e.Img), e.Txn
-		o += 3
-	}
+	o += copy(b[o:], c.Log.events())
 	p := &c.Plan
 	b[o], b[o+1], b[o+2] = p.Keys, p.N, byte(p.Frontier)
 	o += 3
@@ -177,9 +174,7 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	}
 	c.Log.N = uint8(n)
 	b = b[head:]
-	for i := range n {
-		c.Log.Ev[i] = Event{Key(b[3*i]), Value(b[3*i+1]), b[3*i+2]}
-	}
+	copy(c.Log.events(), b)
 	b = b[3*n:]
 	p := &c.Plan
 	p.Keys, p.N, p.Frontier = b[0], b[1], Coord(b[2])

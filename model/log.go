@@ -4,6 +4,7 @@ import (
 	"iter"
 	"math/bits"
 	"strconv"
+	"unsafe"
 )
 
 // Bounds of the fixed-size types. They exceed every bound a model is run at.
@@ -63,6 +64,17 @@ type Log struct {
 	N    uint8
 	Ev   [MaxLog]Event
 }
+
+// events is the log's events as bytes, three an event (key, image,
+// label), as AppendTo writes them: copied as a block, they are written
+// and read a word at a time, not a byte at a time.
+func (l *Log) events() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&l.Ev)), 3*int(l.N))
+}
+
+// An event is three bytes, without padding (events).
+var _ [unsafe.Sizeof(Event{}) - 3]struct{}
+var _ [3 - unsafe.Sizeof(Event{})]struct{}
 
 // Len is the coordinate of the whole log.
 func (l *Log) Len() Coord { return Coord(l.N) }
