@@ -256,7 +256,6 @@ func (w *worker[S, A]) expandUnit(u unit, out *batch) error {
 func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint64) error {
 	e := w.e
 	m := e.m
-	props := e.props
 	depth := e.depth
 	p := &w.pend
 	s := &w.cur
@@ -331,9 +330,9 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		if shared {
 			w.covShared[k]++
 		}
-		for _, pi := range e.transition {
-			if r := props[pi].CheckStep(s, a, t); r != "" {
-				w.violate(depth+1, true, key, pi, r)
+		for _, c := range e.steps {
+			if r := c.fn(s, a, t); r != "" {
+				w.violate(depth+1, true, key, c.p, r)
 			}
 		}
 		if e.sharder != nil {
@@ -482,6 +481,12 @@ func (p *pending[S]) start(k int) uint32 {
 type check[S any] struct {
 	p  int
 	fn func(*S) string
+}
+
+// stepCheck is check for a Transition property.
+type stepCheck[S, A any] struct {
+	p  int
+	fn func(s *S, a A, t *S) string
 }
 
 // checkState checks the Always and Sometimes properties on a state first

@@ -65,7 +65,8 @@ type engine[S, A any] struct {
 	always      []int // indexes into props, by kind
 	transition  []int
 	sometimes   []int
-	checks      []check[S] // the Always checks, in order (checkState)
+	checks      []check[S]        // the Always checks, in order (checkState)
+	steps       []stepCheck[S, A] // the Transition checks, in order (expandState)
 	doner       Doner[S]
 	cons        constraints[S, A]
 	sharder     Sharder[S]   // set when the run is one shard of a search
@@ -164,6 +165,9 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 	}
 	for _, p := range e.always {
 		e.checks = append(e.checks, check[S]{p, e.props[p].Check})
+	}
+	for _, p := range e.transition {
+		e.steps = append(e.steps, stepCheck[S, A]{p, e.props[p].CheckStep})
 	}
 	if err := e.useSymmetry(); err != nil {
 		return nil, err
