@@ -233,3 +233,55 @@ func TestPassesMeasureTheLevel(t *testing.T) {
 		t.Errorf("a pass held %.2f times the room planned for it", e.passOver)
 	}
 }
+
+// flare is a tree that branches 2 for six levels, then 1024 at once: 64
+// states at level 6, 65,536 at level 7. Level 7 is planned from level 6's
+// ratios, which fit one pass easily.
+type flare struct{}
+
+func flareBranching(depth uint32) uint32 {
+	if depth == 6 {
+		return 1024
+	}
+	return 2
+}
+
+func (flare) Init() []uint32 { return []uint32{0} }
+func (flare) Actions(s *uint32, buf []int) []int {
+	if d := *s & 7; d < 7 {
+		for a := range flareBranching(d) {
+			buf = append(buf, int(a))
+		}
+	}
+	return buf
+}
+func (flare) Next(s *uint32, a int, t *uint32) bool {
+	d, id := *s&7, *s>>3
+	*t = (id*flareBranching(d)+uint32(a))<<3 | (d + 1)
+	return true
+}
+func (flare) Properties() []Property[uint32, int] { return nil }
+func (flare) Done(s *uint32) bool                 { return *s&7 == 7 }
+
+// A level planned for one pass that turns out far wider is abandoned once
+// it outgrows its level map and redone in passes planned from what it
+// showed, so its tables never grow past the budget; the result, generated
+// count included, is the single run's.
+func TestOnePassLevelRedoneInPasses(t *testing.T) {
+	want, err := Run(context.Background(), Machine[uint32, int](flare{}), Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, e := runEngineOf(t, Machine[uint32, int](flare{}), Options{Workers: 2, MemBudget: 1 << 20})
+	if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Distinct != 1+2+4+8+16+32+64+65536 ||
+		got.Stats.Generated != want.Stats.Generated || !reflect.DeepEqual(got.Coverage, want.Coverage) {
+		t.Errorf("%d distinct, %d generated, coverage %v; single run %d, %d, %v", got.Stats.Distinct, got.Stats.Generated, got.Coverage, want.Stats.Distinct, want.Stats.Generated, want.Coverage)
+	}
+	t.Logf("%d levels redone; at most %d passes a level; a pass held at most %.2f times its room", e.widened, e.mostPasses, e.passOver)
+	if e.widened != 1 || e.mostPasses < 2 {
+		t.Fatalf("%d levels redone, at most %d passes: level 7 was not redone in passes", e.widened, e.mostPasses)
+	}
+	if e.passOver > 1 {
+		t.Errorf("a pass held %.2f times the room planned for it", e.passOver)
+	}
+}

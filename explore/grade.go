@@ -30,9 +30,12 @@ func (e *engine[S, A]) useGrade() {
 	}
 }
 
+// noGradeHint says how to run a model whose grade is wrong.
+const noGradeHint = "Options.NoGrade, or --no-grade, runs it with a seen-set"
+
 // gradeError reports a step that does not move the state one grade up.
 func (e *engine[S, A]) gradeError(s *S, a A, from, to uint64) error {
-	return fmt.Errorf("explore: the model is Graded, but the step %q goes from grade %d to grade %d (every step must add one)", e.describe.Describe(s, a), from, to)
+	return fmt.Errorf("explore: the model is Graded, but the step %q goes from grade %d to grade %d (every step must add one; %s)", e.describe.Describe(s, a), from, to, noGradeHint)
 }
 
 // canonGrade checks, with a symmetry, that the canonical form of a state of
@@ -40,7 +43,7 @@ func (e *engine[S, A]) gradeError(s *S, a A, from, to uint64) error {
 // states of one class could lie at two levels.
 func (e *engine[S, A]) canonGrade(w *worker[S, A], g uint64) error {
 	if c := e.grade.Grade(&w.canon); c != g {
-		return fmt.Errorf("explore: the model is Graded, but a state of grade %d has a canonical form of grade %d (its symmetry must keep grades)", g, c)
+		return fmt.Errorf("explore: the model is Graded, but a state of grade %d has a canonical form of grade %d (its symmetry must keep grades; %s)", g, c, noGradeHint)
 	}
 	return nil
 }

@@ -4,8 +4,8 @@ package explore
 // named properties. It is the least a model provides; the engine knows
 // nothing else about the states it explores. The optional interfaces below
 // (Encoder, Decoder, Describer, ActionNamer, Doner, Fielder, Viewer,
-// StateConstrainer, ActionConstrainer, Symmetric, Sharder) add to it, each
-// with a default when absent.
+// StateConstrainer, ActionConstrainer, Symmetric, Sharder, Graded) add to
+// it, each with a default when absent.
 //
 // Every method must be deterministic and free of side effects: the engine calls
 // them from several goroutines at once and re-executes them to rebuild traces.

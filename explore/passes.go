@@ -60,14 +60,32 @@ func (e *engine[S, A]) passes(ctx context.Context) (int, error) {
 	if e.levelNeed() <= float64(e.avail()) {
 		return 1, nil
 	}
+	if err := e.toPasses(ctx); err != nil {
+		return 0, err
+	}
+	return e.passCount(e.levelNeed()), nil
+}
+
+// toPasses readies the run for a level in passes: the frontier in a file,
+// which each pass reads, and the level map to be rebuilt at a pass's size.
+func (e *engine[S, A]) toPasses(ctx context.Context) error {
 	if !e.spilled {
 		if err := e.toDisk(ctx, true); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	e.pool.drop()
-	e.lm = levelMap{} // its table is rebuilt at the size of a pass
-	return e.passCount(e.levelNeed()), nil
+	e.lm = levelMap{}
+	return nil
+}
+
+// redoInPasses prepares a level that outgrew its one pass (errTooWide) for
+// passes, at least two, planned from the ratios it showed.
+func (e *engine[S, A]) redoInPasses(ctx context.Context) (int, error) {
+	if err := e.toPasses(ctx); err != nil {
+		return 0, err
+	}
+	return max(2, e.passCount(e.levelNeed())), nil
 }
 
 // passCount is how many passes share need bytes within what the budget

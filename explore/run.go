@@ -95,6 +95,7 @@ type engine[S, A any] struct {
 	pass             int
 	sliceLo, sliceHi uint64
 	mostPasses       int     // the most passes a level took (for tests)
+	widened          int     // levels abandoned in one pass and redone in passes (for tests)
 	passRoom         int64   // the memory planned for each pass of this level
 	passOver         float64 // the most a pass's tables held over its plan (for tests)
 
@@ -105,6 +106,7 @@ type engine[S, A any] struct {
 	displaced []uint64
 
 	lmRatio     float64 // level map entries per frontier state, last level
+	lastClaimed float64 // level map entries the last level claimed (mapWant)
 	candRatio   float64 // candidates kept per frontier state, last level
 	encLen      int     // bytes per encoding, last level
 	memBase     int64   // memory besides this level's candidates
@@ -285,6 +287,24 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 		if err != nil {
 			return nil, err
 		}
+		if n == 1 {
+			outs, v, err := e.expand(ctx)
+			if errors.Is(err, errTooWide) {
+				if n, err = e.redoInPasses(ctx); err != nil {
+					return nil, err
+				}
+			} else if err != nil {
+				return nil, err
+			} else {
+				if v != nil {
+					e.release(outs)
+					return e.violated(v)
+				}
+				if err := e.commit(ctx, outs); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if n > 1 {
 			v, err := e.levelInPasses(ctx, n)
 			if err != nil {
@@ -292,18 +312,6 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			}
 			if v != nil {
 				return e.violated(v)
-			}
-		} else {
-			outs, v, err := e.expand(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if v != nil {
-				e.release(outs)
-				return e.violated(v)
-			}
-			if err := e.commit(ctx, outs); err != nil {
-				return nil, err
 			}
 		}
 		if err := e.checkBudget(ctx); err != nil {
@@ -345,7 +353,7 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 		if e.grade != nil {
 			g := e.grade.Grade(s)
 			if b.len() > 0 && g != grade0 {
-				return nil, fmt.Errorf("explore: the model is Graded, but its initial states have grades %d and %d (all must have the same)", grade0, g)
+				return nil, fmt.Errorf("explore: the model is Graded, but its initial states have grades %d and %d (all must have the same; %s)", grade0, g, noGradeHint)
 			}
 			if e.sym != nil {
 				if err := e.canonGrade(w, g); err != nil {
