@@ -199,9 +199,11 @@
 // frontier per pass. The first pass is thin and measures the level, which
 // may branch far more than the last one did; the rest are cut by what it
 // measured. A level takes at most maxPasses passes, so a budget far too
-// small for a level is exceeded rather than take hours. Measured on
-// parallel at its defaults (62.5M states, levels of up to 11.3M): 121 MiB
-// resident at a 128 MiB budget, 500 MiB at 512 MiB, 2,010 MiB at 2 GiB.
+// small for a level is exceeded rather than take hours. A level planned
+// for one pass that outgrows its level map is abandoned and redone in
+// passes (errTooWide). Measured on parallel at its defaults (62.5M states,
+// levels of up to 11.3M, graded): 123 MiB resident at a 128 MiB budget,
+// 500 MiB at 512 MiB, 1,497 MiB at 2 GiB.
 //
 // # Limits
 //

@@ -2,7 +2,6 @@ package explore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -189,88 +188,6 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		}
 	}
 	return outs, best, nil
-}
-
-// mapWant is how many fingerprints the level map is planned for: the last
-// level's ratio over the frontier (the pass's part of it). A ratio measured
-// on a level that branched widely, applied to the wide frontier it made,
-// can ask for a table larger than the machine; past mapCapFloor the plan is
-// held to mapCapGrowth times what the last level claimed, and under a
-// budget to half the room the level or pass has. A level planned
-// too small overflows and is rebuilt (or, under a budget, redone in
-// passes): it costs time, not memory.
-func (e *engine[S, A]) mapWant() int {
-	want := float64(e.front.n) * e.lmRatio * e.part()
-	if want > mapCapFloor {
-		want = max(mapCapFloor, min(want, mapCapGrowth*e.lastClaimed*e.part()))
-	}
-	if e.opts.MemBudget > 0 { // never planned past the room the level has
-		want = min(want, float64(e.room())/2/bytesPerClaim)
-	}
-	return int(want)
-}
-
-const (
-	mapCapFloor     = 1 << 24
-	mapCapGrowth    = 16
-	maxReserveRatio = 64 // candidates a unit reserves room for, per state, at most
-)
-
-// reserveCap bounds the candidates a unit reserves room for in advance, for
-// the same reason as mapWant: at most maxReserveRatio a state, and under a
-// budget no more than half the level's (or pass's) room spread over its nu
-// units (the level map may take the other half). A unit that needs more grows its batch as it goes.
-func (e *engine[S, A]) reserveCap(nu int) int {
-	c := maxReserveRatio * unitSize
-	if e.opts.MemBudget > 0 && nu > 0 {
-		c = min(c, int(e.room()/2)/nu/(bytesPerCand+e.encLen))
-	}
-	return max(c, 16)
-}
-
-// room is the memory the level being expanded may hold: what the budget
-// leaves, or the pass's planned share of it.
-func (e *engine[S, A]) room() int64 {
-	if e.inPasses {
-		return e.passRoom
-	}
-	return e.avail()
-}
-
-// errTooWide is expand's report that a level outgrew the level map planned
-// for it under a budget, and must be expanded in passes.
-var errTooWide = errors.New("explore: the level is wider than planned")
-
-// abandon drops a partly expanded level: its candidates, its counts, and
-// what it spilled. It sets the ratios from the states expanded so far, a
-// fair enough guess for planning the passes, whose first pass measures
-// the level again.
-func (e *engine[S, A]) abandon(outs []*batch, generated uint64, expanded int64) error {
-	var cands int
-	for _, b := range outs {
-		if b != nil {
-			cands += b.len()
-		}
-	}
-	e.release(outs)
-	claimed := e.lm.claimed.Load()
-	for _, w := range e.workers {
-		claimed += w.claims
-		clear(w.cov)
-		clear(w.covShared)
-		w.lvStates, w.lvShared, w.genShared = 0, 0, 0
-	}
-	e.generated.Store(generated)
-	e.lmRatio = 1.25 * float64(claimed) / float64(max(expanded, 1))
-	e.candRatio = 1.1 * float64(cands) / float64(max(expanded, 1))
-	e.widened++
-	if e.spillCands.Load() {
-		e.spillCands.Store(false)
-		if err := e.cand.reset(); err != nil {
-			return err
-		}
-	}
-	return errTooWide
 }
 
 // group is how many successors a worker gathers before looking them up.
