@@ -65,13 +65,15 @@ func runEngine[S, A any](t *testing.T, m Machine[S, A], opts Options) (*Result[S
 	return res, e.mostPasses
 }
 
-// runEngineOf runs m and returns the engine, closed, for its statistics.
+// runEngineOf runs m as Run does and returns the engine, closed, for its
+// statistics.
 func runEngineOf[S, A any](t *testing.T, m Machine[S, A], opts Options) (*Result[S, A], *engine[S, A]) {
 	t.Helper()
 	e, err := newEngine(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer memoryLimit(opts.MemBudget)()
 	res, err := e.run(context.Background())
 	if cerr := e.close(); err == nil {
 		err = cerr

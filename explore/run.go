@@ -29,23 +29,29 @@ func Run[S, A any](ctx context.Context, m Machine[S, A], opts Options) (*Result[
 	if err != nil {
 		return nil, err
 	}
-	if opts.MemBudget > 0 {
-		// Without a limit the collector lets the heap reach twice what is
-		// live; with one it collects harder as the budget nears. The limit
-		// leaves room for what the runtime does not manage, and is never
-		// below minMemoryLimit, where the runtime's fixed costs would keep
-		// the collector running all the time. A limit set by the program
-		// (or GOMEMLIMIT) is left alone.
-		if old := debug.SetMemoryLimit(-1); old == math.MaxInt64 {
-			debug.SetMemoryLimit(max(opts.MemBudget-min(opts.MemBudget/8, nonHeap), minMemoryLimit))
-			defer debug.SetMemoryLimit(old)
-		}
-	}
+	defer memoryLimit(opts.MemBudget)()
 	res, err := e.run(ctx)
 	if cerr := e.close(); err == nil && cerr != nil {
 		res, err = nil, cerr
 	}
 	return res, err
+}
+
+// memoryLimit sets the Go runtime's soft memory limit for a run with the
+// given budget (none for 0) and returns what restores the old one. Without
+// a limit the collector lets the heap reach twice what is live; with one it
+// collects harder as the budget nears. The limit leaves room for what the
+// runtime does not manage, and is never below minMemoryLimit, where the
+// runtime's fixed costs would keep the collector running all the time. A
+// limit set by the program (or GOMEMLIMIT) is left alone.
+func memoryLimit(budget int64) (restore func()) {
+	if budget > 0 {
+		if old := debug.SetMemoryLimit(-1); old == math.MaxInt64 {
+			debug.SetMemoryLimit(max(budget-min(budget/8, nonHeap), minMemoryLimit))
+			return func() { debug.SetMemoryLimit(old) }
+		}
+	}
+	return func() {}
 }
 
 // minMemoryLimit is the least soft memory limit a budgeted run sets.
