@@ -216,6 +216,13 @@ func (m *keyrange) Done(s *krState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && protocols.DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
+// Grade counts the steps behind s (explore.Graded): each commits a
+// transaction, moves the consumer one position on (a start-later moves it
+// too), or copies a range, which records its unit.
+func (m *keyrange) Grade(s *krState) uint64 {
+	return uint64(s.Cap.Log.Txns()) + uint64(s.Cap.Pos) + uint64(s.Cap.Plan.N)
+}
+
 func (m *keyrange) Encode(s *krState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, s.Upto)

@@ -394,6 +394,56 @@ func (m *reread) units(s *rereadState) int {
 	return model.MaxUnits + 1
 }
 
+// Grade counts the steps behind s (explore.Graded): each commits a
+// transaction, moves the consumer one position on, or takes the bracket loop
+// one step on — bracket 1's open, then each bracket's read, high edge and
+// close (the close that re-selects colliding keys opens the next bracket),
+// and under stale-bracket the re-read after a close that left collisions.
+func (m *reread) Grade(s *rereadState) uint64 {
+	c := &s.Cap
+	g, n := uint64(c.Log.Txns())+uint64(c.Pos), 3*uint64(c.Plan.N)
+	switch s.Phase {
+	case rereadLow:
+		g += n - 2
+	case rereadRead:
+		g += n - 1
+	case rereadHigh:
+		g += n
+	case rereadStale, rereadStuck:
+		g += n + 1
+	case rereadDone:
+		g += n + 1
+		if m.cfg.Mode == RereadStaleBracket && m.collided(s) {
+			g++ // the re-read
+		}
+	}
+	return g
+}
+
+// collided reports whether the close of bracket 1 (stale-bracket keeps no
+// other) left a colliding key. It is a function of the log, s0 and the
+// bracket: a key collides when the window (lo, hi] holds a delta of it and
+// no full event of it lies in (s0, hi], since the consumer meets every
+// position of (s0, hi] before the close and a full event alone makes a key
+// known.
+func (m *reread) collided(s *rereadState) bool {
+	c := &s.Cap
+	u := &c.Plan.Units[0]
+	var full, delta model.KeySet
+	for p := c.Start + 1; p <= u.Hi; p++ {
+		k := c.Log.At(p).Key
+		if k == model.NoKey {
+			continue
+		}
+		if rrSee(&c.Log, p).Full {
+			full = full.With(k)
+		} else if p > u.Lo {
+			delta = delta.With(k)
+		}
+	}
+	return delta&^full&u.Domain != 0
+}
+
 func (m *reread) Encode(s *rereadState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	return append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8), byte(s.Known), byte(s.Known>>8), byte(s.Collide), byte(s.Collide>>8))

@@ -41,6 +41,7 @@ package open
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -240,6 +241,15 @@ func (m *rewind) rollBack(l *model.Log, k model.Key, read model.Value, lo, r mod
 func (m *rewind) Done(s *rewindState) bool {
 	c := &s.Cap
 	return c.AllClosed(m.cfg.Chunks) && c.Pos == c.Log.Len() && protocols.DataEvents(&c.Log) == m.cfg.Events
+}
+
+// Grade counts the steps behind s (explore.Graded): each commits a
+// transaction, moves the consumer one position on, or takes the chunk one
+// phase on: low recorded, read and rolled back, spliced. A spliced chunk,
+// closed, counts all three; the chunk in progress, its phase.
+func (m *rewind) Grade(s *rewindState) uint64 {
+	c := &s.Cap
+	return uint64(c.Log.Txns()) + uint64(c.Pos) + 3*uint64(bits.OnesCount8(c.Closed)) + uint64(s.Phase)
 }
 
 func (m *rewind) Encode(s *rewindState, buf []byte) []byte {

@@ -246,6 +246,25 @@ func (m *versionmax) Done(s *vmState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && protocols.DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
+// Grade counts the steps behind s (explore.Graded): each commits a
+// transaction, moves the consumer one position on, reads a range (its unit
+// is recorded then) or delivers one copied row. A range's present rows are
+// in flight from its read until each is delivered, once: every key is read
+// by one range.
+func (m *versionmax) Grade(s *vmState) uint64 {
+	c := &s.Cap
+	g := uint64(c.Log.Txns()) + uint64(c.Pos) + uint64(c.Plan.N)
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if u.Domain.Has(k) && u.Refresh[k] != model.Absent && !s.Flight.Has(k) {
+				g++ // delivered
+			}
+		}
+	}
+	return g
+}
+
 func (m *versionmax) Encode(s *vmState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	buf = append(buf, s.Ver[:]...)
