@@ -23,14 +23,15 @@ var gradeCases = []struct {
 }
 
 // gradeConfig is a small configuration of discipline name in mode under
-// fault f: two keys, two row events, two units, over every base store. For
-// reread the base store is one row with both columns set (V = 4): its first
-// update is then a delta that omits a column, deltas collide and the
-// brackets loop, and stale-bracket takes its re-read.
+// fault f: two keys, two row events, two units, over a base store with one
+// row (k0 present, k1 absent), so a copy reads both a row the log never
+// wrote and an absent one. For reread the row has both columns set (V = 4):
+// its first update is then a delta that omits a column, deltas collide and
+// the brackets loop, and stale-bracket takes its re-read.
 func gradeConfig(name, mode string, f protocols.Fault) protocols.Config {
-	cfg := protocols.Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1, Mode: mode, Fault: f, InitialAny: true}
+	cfg := protocols.Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1, Mode: mode, Fault: f, Initial: model.Store{1}}
 	if name == "reread" {
-		cfg.Values, cfg.InitialAny, cfg.Initial = 4, false, model.Store{4}
+		cfg.Values, cfg.Initial = 4, model.Store{4}
 	}
 	return cfg
 }
