@@ -188,42 +188,47 @@ func firstLine(b []byte) []byte {
 	return b
 }
 
-// bursts is a tree whose branching alternates between 16 and 4: level d
-// holds 16, 64, 1024, 4096, 65536 states for d = 1..5. A level that
-// branches 16 follows one that branched 4, so an estimate from the last
-// level's ratios is four times too low there. A state is its level in the
-// low 3 bits and its index in the level above them.
-type bursts struct{}
+// tree is a tree of the given depth whose states at depth d have
+// branching(d) successors each. A state is its depth in the low 3 bits and
+// its index in its level above them.
+type tree struct {
+	depth     uint32 // at most 7
+	branching func(d uint32) uint32
+}
 
-func burstBranching(depth uint32) uint32 { return 16 >> (2 * (depth & 1)) }
-
-func (bursts) Init() []uint32 { return []uint32{0} }
-func (bursts) Actions(s *uint32, buf []int) []int {
-	if d := *s & 7; d < 5 {
-		for a := range burstBranching(d) {
+func (tree) Init() []uint32 { return []uint32{0} }
+func (m tree) Actions(s *uint32, buf []int) []int {
+	if d := *s & 7; d < m.depth {
+		for a := range m.branching(d) {
 			buf = append(buf, int(a))
 		}
 	}
 	return buf
 }
-func (bursts) Next(s *uint32, a int, t *uint32) bool {
+func (m tree) Next(s *uint32, a int, t *uint32) bool {
 	d, id := *s&7, *s>>3
-	*t = (id*burstBranching(d)+uint32(a))<<3 | (d + 1)
+	*t = (id*m.branching(d)+uint32(a))<<3 | (d + 1)
 	return true
 }
-func (bursts) Properties() []Property[uint32, int] { return nil }
-func (bursts) Done(s *uint32) bool                 { return *s&7 == 5 }
+func (tree) Properties() []Property[uint32, int] { return nil }
+func (m tree) Done(s *uint32) bool               { return *s&7 == m.depth }
+
+// bursts branches 16 and 4 in turn: level d holds 16, 64, 1024, 4096, 65536
+// states for d = 1..5. A level that branches 16 follows one that branched
+// 4, so an estimate from the last level's ratios is four times too low
+// there.
+var bursts = tree{5, func(d uint32) uint32 { return 16 >> (2 * (d & 1)) }}
 
 // Reference: passes.go. A level several times wider than its estimate is
 // measured on a small first slice and cut by what it measured, so no pass
 // holds more than the room planned for it; and the result is the single
 // run's.
 func TestPassesMeasureTheLevel(t *testing.T) {
-	want, err := Run(context.Background(), Machine[uint32, int](bursts{}), Options{Workers: 2})
+	want, err := Run(context.Background(), Machine[uint32, int](bursts), Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, e := runEngineOf(t, Machine[uint32, int](bursts{}), Options{Workers: 2, MemBudget: 1 << 20})
+	got, e := runEngineOf(t, Machine[uint32, int](bursts), Options{Workers: 2, MemBudget: 1 << 20})
 	if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Distinct != 1+16+64+1024+4096+65536 || got.Stats.Generated != want.Stats.Generated {
 		t.Errorf("%d distinct, %d generated; single run %d, %d", got.Stats.Distinct, got.Stats.Generated, want.Stats.Distinct, want.Stats.Generated)
 	}
@@ -236,45 +241,26 @@ func TestPassesMeasureTheLevel(t *testing.T) {
 	}
 }
 
-// flare is a tree that branches 2 for six levels, then 1024 at once: 64
-// states at level 6, 65,536 at level 7. Level 7 is planned from level 6's
-// ratios, which fit one pass easily.
-type flare struct{}
-
-func flareBranching(depth uint32) uint32 {
-	if depth == 6 {
+// flare branches 2 for six levels, then 1024 at once: 64 states at level
+// 6, 65,536 at level 7. Level 7 is planned from level 6's ratios, which fit
+// one pass easily.
+var flare = tree{7, func(d uint32) uint32 {
+	if d == 6 {
 		return 1024
 	}
 	return 2
-}
-
-func (flare) Init() []uint32 { return []uint32{0} }
-func (flare) Actions(s *uint32, buf []int) []int {
-	if d := *s & 7; d < 7 {
-		for a := range flareBranching(d) {
-			buf = append(buf, int(a))
-		}
-	}
-	return buf
-}
-func (flare) Next(s *uint32, a int, t *uint32) bool {
-	d, id := *s&7, *s>>3
-	*t = (id*flareBranching(d)+uint32(a))<<3 | (d + 1)
-	return true
-}
-func (flare) Properties() []Property[uint32, int] { return nil }
-func (flare) Done(s *uint32) bool                 { return *s&7 == 7 }
+}}
 
 // A level planned for one pass that turns out far wider is abandoned once
 // it outgrows its level map and redone in passes planned from what it
 // showed, so its tables never grow past the budget; the result, generated
 // count included, is the single run's.
 func TestOnePassLevelRedoneInPasses(t *testing.T) {
-	want, err := Run(context.Background(), Machine[uint32, int](flare{}), Options{Workers: 2})
+	want, err := Run(context.Background(), Machine[uint32, int](flare), Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, e := runEngineOf(t, Machine[uint32, int](flare{}), Options{Workers: 2, MemBudget: 1 << 20})
+	got, e := runEngineOf(t, Machine[uint32, int](flare), Options{Workers: 2, MemBudget: 1 << 20})
 	if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Distinct != 1+2+4+8+16+32+64+65536 ||
 		got.Stats.Generated != want.Stats.Generated || !reflect.DeepEqual(got.Coverage, want.Coverage) {
 		t.Errorf("%d distinct, %d generated, coverage %v; single run %d, %d, %v", got.Stats.Distinct, got.Stats.Generated, got.Coverage, want.Stats.Distinct, want.Stats.Generated, want.Coverage)
