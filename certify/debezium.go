@@ -3,60 +3,69 @@ package certify
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
-// DebeziumOptions say how to read a Debezium-style recording.
+// DebeziumOptions say how to read a Debezium recording.
 type DebeziumOptions struct {
-	Table       string // the captured table (source.table); "" = every table but the signal table
-	SignalTable string // the signalling table (source.table) holding the window rows; default "debezium_signal"
-	Key         string // the primary-key column of the captured table; default "id"
-	Position    string // the field of source ordering the log (lsn, pos, …); default "lsn"
+	Table       string   // the captured table (source.table, optionally schema- or db-qualified); "" = the one table the recording holds
+	SignalTable string   // the signalling table; default "debezium_signal"
+	Key         []string // the primary-key columns in key order; default ["id"]
+	// ChunkBounds, when given, states the last key each closed window's
+	// chunk read, one per window in order (JSON null for a window that read
+	// nothing), and that the first window is the snapshot's first: the chunk
+	// query is pk > previous end AND NOT pk > maximum key, so these and
+	// MaxKey are the chunks' domains.
+	ChunkBounds []json.RawMessage
+	MaxKey      json.RawMessage // the snapshot's maximum key, read in its first window
+	// Offsets is the connector's recorded Kafka Connect offsets (optional):
+	// the incremental-snapshot context they carry states chunk ends and the
+	// maximum key.
+	Offsets io.Reader
 }
 
-// FromDebezium converts a Debezium-style recording of an incremental snapshot
-// into an evidence bundle (FORMAT.md, "From Debezium"). The recording is the
+// Placeholder is what Debezium writes for a column it did not read
+// (unavailable.value.placeholder's default), e.g. an unchanged TOASTed value.
+const Placeholder = "__debezium_unavailable_value"
+
+// FromDebezium converts a recording of a Debezium incremental snapshot into
+// an evidence bundle (FORMAT.md, "From Debezium"). The recording is the
 // connector's delivered change events in delivery order, one JSON envelope a
-// line ({"before", "after", "source", "op", …}, optionally wrapped in
-// {"payload": …}):
+// line ({"before", "after", "source", "op", …}, optionally inside
+// {"payload": …}), as the PostgreSQL and MySQL connectors write them.
 //
-//   - op c, u, d on the captured table are log events, each also delivered at
-//     its own place (window-discard, §6.2 of the main paper);
-//   - rows of the signalling table with type snapshot-window-open and
-//     snapshot-window-close are the low and high watermarks of one chunk
-//     (ids "<chunk>-open" and "<chunk>-close"); they are log positions
-//     without a key;
-//   - op r with source.snapshot "incremental" are the chunk rows delivered at
-//     the window's close: the survivors of the read (the rows the window
-//     discarded are not delivered, so the bundle declares survivor-only
-//     reads).
-//
-// A chunk's domain is the key range the connector read: the open row's data
-// may state it ({"range": {"gt": …, "le": …}}); otherwise it is the range from
-// the previous chunk's last delivered key (exclusive) to this chunk's last
-// delivered key (inclusive), the last chunk unbounded above — which can only
-// make a correct run fail O2, never make a wrong one pass. The scope is the
-// whole key space; the base is unknown (from-reads); the frontier is the last
-// log position. Evidence the converter cannot interpret (other ops, a
-// snapshot row outside a window, a delete without a before image) is
-// returned as an Unsupported failure; err is for reading and writing only.
+// The converter infers only what the evidence forces. Order is the
+// connector's own commit order (PostgreSQL source.sequence, MySQL binlog
+// file, pos and row); an event redelivered at a position already seen (at
+// least once, after a restart) is dropped as a duplicate. A chunk covers
+// (previous chunk end, its end], where an end is the last key the chunk read
+// (Debezium's query is pk > end AND NOT pk > maximum key), not the last row it
+// delivered: the window may have discarded rows after it. Where no evidence
+// states an end, the keys between two chunks' delivered rows are certified
+// only if no event touches them; the keys below the first chunk only if the
+// recording holds the snapshot's start, and the keys above the last chunk
+// only if the maximum key is known and reached. What is left out is returned
+// as notes. Evidence the converter cannot place is an Unsupported failure
+// naming the line; err is for reading and writing only.
 //
 // The converter holds the recording in memory (the bundle lists the reads
 // before the log); the verifier itself streams.
-func FromDebezium(r io.Reader, w io.Writer, opt DebeziumOptions) (*Failure, error) {
+func FromDebezium(r io.Reader, w io.Writer, opt DebeziumOptions) (notes []string, f *Failure, err error) {
 	if opt.SignalTable == "" {
 		opt.SignalTable = "debezium_signal"
 	}
-	if opt.Key == "" {
-		opt.Key = "id"
+	if len(opt.Key) == 0 {
+		opt.Key = []string{"id"}
 	}
-	if opt.Position == "" {
-		opt.Position = "lsn"
-	}
-	c := &dbzConverter{opt: opt}
+	c := &dbzConverter{opt: opt, seen: map[dbzPos][32]byte{}, touched: map[string]dkey{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
@@ -65,16 +74,24 @@ func FromDebezium(r io.Reader, w io.Writer, opt DebeziumOptions) (*Failure, erro
 			continue
 		}
 		if f := c.record(sc.Bytes()); f != nil {
-			return f, nil
+			return nil, f, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if c.open != nil {
-		return unsupported("snapshot-window-close", "chunk %q opens a window that never closes", c.open.id), nil
+	c.line = 0
+	if opt.Offsets != nil {
+		f, err := c.offsets(opt.Offsets)
+		if f != nil || err != nil {
+			return nil, f, err
+		}
 	}
-	return nil, c.write(w)
+	h, f := c.plan()
+	if f != nil {
+		return nil, f, nil
+	}
+	return c.notes, nil, c.write(w, h)
 }
 
 type dbzEnvelope struct {
@@ -85,24 +102,54 @@ type dbzEnvelope struct {
 	Source  map[string]json.RawMessage `json:"source"`
 }
 
+// dbzPos is a change event's place in the connector's commit order:
+// PostgreSQL (last commit LSN, LSN, 0), MySQL (binlog file index, pos, row).
+type dbzPos [3]uint64
+
+func (a dbzPos) less(b dbzPos) bool { return slices.Compare(a[:], b[:]) < 0 }
+
+// dkey is a bundle key: an integer (one integer column) or a string (a
+// string column, or a composite key in an order-preserving encoding).
+type dkey struct {
+	i int64
+	s string
+}
+
 type dbzChunk struct {
-	id     string
-	lo, hi int64
-	rng    *RangeSpec
-	rows   [][2]json.RawMessage // key, row image, as delivered at the close
+	id      string
+	lo, hi  int64 // bundle positions of the open and close watermarks
+	closed  bool
+	rows    []dbzRow // as delivered after the close, in the chunk's read order
+	end     *dkey    // the last key the chunk read, when evidence states it
+	noRead  bool     // evidence states the chunk read nothing
+	endLine int      // where the end came from (offsets line), for messages
+}
+
+type dbzRow struct {
+	k dkey
+	v string
 }
 
 type dbzConverter struct {
-	opt     DebeziumOptions
-	line    int
-	log     []string // bundle lines of the log, interleaved with delivered entries
-	pos     int64
-	lastSrc json.RawMessage
-	open    *dbzChunk
-	closed  *dbzChunk // the last closed chunk: delivers its survivors
-	chunks  []*dbzChunk
-	integer bool
-	kinded  bool
+	opt       DebeziumOptions
+	line      int
+	notes     []string
+	log       []string // bundle lines of the log, interleaved with delivered entries
+	pos       int64
+	connector string
+	table     string // the captured table, as first seen when opt.Table is ""
+	last      dbzPos
+	started   bool // a position was seen
+	seen      map[dbzPos][32]byte
+	dups      int
+	where     map[dbzPos]int64 // bundle position of a source position (for offsets)
+	chunks    []*dbzChunk
+	start     bool // the recording holds the snapshot's start (execute-snapshot)
+	stopped   int  // line of a stop-snapshot signal
+	integer   bool
+	kinded    bool
+	touched   map[string]dkey // keys some log event writes
+	lastRead  *dkey
 }
 
 func (c *dbzConverter) fail(field, format string, a ...any) *Failure {
@@ -119,208 +166,577 @@ func (c *dbzConverter) record(line []byte) *Failure {
 	if env.Payload != nil {
 		env = *env.Payload
 	}
-	table := ""
-	if raw, ok := env.Source["table"]; ok {
-		json.Unmarshal(raw, &table)
+	if env.Op == "" && env.Source == nil && env.Before == nil && env.After == nil {
+		if bytes.Equal(bytes.TrimSpace(line), []byte("null")) || isTombstone(line) {
+			return nil // a tombstone: it follows its delete and changes nothing
+		}
+		return c.fail("source", "not a Debezium change event (no op, before, after or source): a record unwrapped by ExtractNewRecordState, or transaction metadata, cannot be placed in commit order")
 	}
-	if table == c.opt.SignalTable {
+	if env.Source == nil {
+		return c.fail("source", "a change event without source: its table and commit position are unknown")
+	}
+	var connector string
+	json.Unmarshal(env.Source["connector"], &connector)
+	switch {
+	case connector != "postgresql" && connector != "mysql":
+		return c.fail("source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", connector)
+	case c.connector == "":
+		c.connector = connector
+	case connector != c.connector:
+		return c.fail("source.connector", "connector %q after %q: one recording is one connector's", connector, c.connector)
+	}
+	var table string
+	if json.Unmarshal(env.Source["table"], &table) != nil || table == "" {
+		return c.fail("source.table", "an event without source.table: it cannot be told to belong to the table or not")
+	}
+	if c.names(env.Source, c.opt.SignalTable) {
 		return c.signal(&env)
 	}
-	if c.opt.Table != "" && table != c.opt.Table {
-		return c.marker(&env) // another table: a log position outside the scope
+	ours := false
+	switch {
+	case c.opt.Table != "":
+		ours = c.names(env.Source, c.opt.Table)
+	case c.table == "":
+		c.table, ours = table, true
+	case table == c.table:
+		ours = true
+	default:
+		return c.fail("source.table", "events of tables %q and %q: name the captured table with --table", c.table, table)
+	}
+	if env.Op == "r" {
+		return c.read(&env, ours)
+	}
+	if !ours {
+		return c.marker(&env)
 	}
 	switch env.Op {
 	case "c", "u", "d":
-		img := env.After
-		if env.Op == "d" {
-			img = env.Before
-			if img == nil {
-				return c.fail("before", "a delete without a before image: its key is unknown")
-			}
-		}
+	default:
+		return c.fail("op", "operation %q is not a row change (c, u, d) or an incremental-snapshot read (r)", env.Op)
+	}
+	img := env.After
+	if env.Op == "d" {
+		img = env.Before
 		if img == nil {
-			return c.fail("after", "a %q event without an after image (a delta cannot be replayed)", env.Op)
+			return c.fail("before", "a delete without a before image: its key is unknown")
 		}
-		k, f := c.key(img)
-		if f != nil {
-			return f
-		}
-		if f := c.advance(&env); f != nil {
-			return f
-		}
-		v := "null"
-		if env.Op != "d" {
-			v = canonRow(env.After)
-		}
-		c.log = append(c.log, fmt.Sprintf(`{"p":%d,"k":%s,"v":%s}`, c.pos, k, v),
-			fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, k, v, c.pos))
-		return nil
-	case "r":
-		snap := ""
-		if raw, ok := env.Source["snapshot"]; ok {
-			json.Unmarshal(raw, &snap)
-		}
-		if snap != "incremental" {
-			return c.fail("source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", snap)
-		}
-		if c.closed == nil || c.open != nil {
-			return c.fail("op", "an incremental-snapshot row delivered outside a closed window")
-		}
-		if env.After == nil {
-			return c.fail("after", "a snapshot row without an after image")
-		}
-		k, f := c.key(env.After)
-		if f != nil {
-			return f
-		}
-		ch := c.closed
-		ch.rows = append(ch.rows, [2]json.RawMessage{json.RawMessage(k), json.RawMessage(canonRow(env.After))})
-		c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, k, canonRow(env.After), ch.hi))
-		return nil
 	}
-	return c.fail("op", "operation %q is not a row change (c, u, d) or an incremental-snapshot read (r)", env.Op)
-}
-
-// advance gives the event the next log position, checking that the source
-// position does not go backwards.
-func (c *dbzConverter) advance(env *dbzEnvelope) *Failure {
-	if src, ok := env.Source[c.opt.Position]; ok {
-		if c.lastSrc != nil && lessPosition(src, c.lastSrc) {
-			return s1(int64(c.line), "source.%s %s is before the previous %s: the recording is not in commit order", c.opt.Position, src, c.lastSrc)
-		}
-		c.lastSrc = src
+	if img == nil {
+		return c.fail("after", "a %q event without an after image (a delta cannot be replayed)", env.Op)
 	}
-	c.pos++
+	if env.Op != "d" {
+		if f := c.toast(env.After); f != nil {
+			return f
+		}
+	}
+	k, f := c.key(img)
+	if f != nil {
+		return f
+	}
+	dup, f := c.advance(&env)
+	if dup || f != nil {
+		return f
+	}
+	v := "null"
+	if env.Op != "d" {
+		v = canonRow(env.After)
+	}
+	kj := c.keyJSON(k)
+	c.touched[kj] = k
+	c.log = append(c.log, fmt.Sprintf(`{"p":%d,"k":%s,"v":%s}`, c.pos, kj, v),
+		fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
 	return nil
 }
 
-func lessPosition(a, b json.RawMessage) bool {
-	var x, y json.Number
-	if json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil {
-		fx, e1 := x.Float64()
-		fy, e2 := y.Float64()
-		if e1 == nil && e2 == nil {
-			return fx < fy
+// isTombstone: a Kafka record with a null value, as {"schema":…,"payload":null}.
+func isTombstone(line []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return false
+	}
+	p, ok := m["payload"]
+	return ok && string(bytes.TrimSpace(p)) == "null"
+}
+
+// names says whether a table option (table, schema.table, db.table or
+// db.schema.table) names the event's table.
+func (c *dbzConverter) names(src map[string]json.RawMessage, name string) bool {
+	var db, schema, table string
+	json.Unmarshal(src["db"], &db)
+	json.Unmarshal(src["schema"], &schema)
+	json.Unmarshal(src["table"], &table)
+	for _, q := range []string{table, schema + "." + table, db + "." + table, db + "." + schema + "." + table} {
+		if name == q {
+			return true
 		}
 	}
-	return string(a) < string(b)
+	return false
+}
+
+// read takes an incremental-snapshot row: delivered after its window closed.
+func (c *dbzConverter) read(env *dbzEnvelope, ours bool) *Failure {
+	snap := ""
+	json.Unmarshal(env.Source["snapshot"], &snap)
+	if snap != "incremental" {
+		return c.fail("source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", snap)
+	}
+	if !ours {
+		return c.fail("source.table", "an incremental-snapshot row of another table: the windows of a snapshot of several tables cannot be told apart")
+	}
+	n := len(c.chunks)
+	if n == 0 || !c.chunks[n-1].closed || c.pos != c.chunks[n-1].hi {
+		return c.fail("op", "an incremental-snapshot row not delivered right after its window's close")
+	}
+	if env.After == nil {
+		return c.fail("after", "a snapshot row without an after image")
+	}
+	if f := c.toast(env.After); f != nil {
+		return f
+	}
+	k, f := c.key(env.After)
+	if f != nil {
+		return f
+	}
+	if c.lastRead != nil && c.cmp(k, *c.lastRead) <= 0 {
+		return c.fail("key", "snapshot row %s after %s: the rows do not come in the bundle's key order (a collation other than byte order, or a chunk read twice after a restart)", c.keyJSON(k), c.keyJSON(*c.lastRead))
+	}
+	c.lastRead = &k
+	ch := c.chunks[n-1]
+	v := canonRow(env.After)
+	ch.rows = append(ch.rows, dbzRow{k, v})
+	c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, c.keyJSON(k), v, ch.hi))
+	return nil
+}
+
+// advance places a streamed event in commit order: the next bundle position,
+// or dup for an event redelivered at a position already seen.
+func (c *dbzConverter) advance(env *dbzEnvelope) (dup bool, f *Failure) {
+	p, f := c.position(env.Source)
+	if f != nil {
+		return false, f
+	}
+	sum := sha256.Sum256([]byte(env.Op + "\x00" + canonRow(env.Before) + "\x00" + canonRow(env.After) + "\x00" + string(env.Source["table"])))
+	if c.started && !c.last.less(p) {
+		if prev, ok := c.seen[p]; ok && prev == sum {
+			c.dups++
+			return true, nil
+		}
+		return false, s1(int64(c.line), "source position %v is not after the previous %v and is no redelivery of the event there: the recording is not in the connector's commit order", p, c.last)
+	}
+	c.last, c.started = p, true
+	c.seen[p] = sum
+	c.pos++
+	if c.where == nil {
+		c.where = map[dbzPos]int64{}
+	}
+	c.where[p] = c.pos
+	return false, nil
+}
+
+// position reads the connector's commit order from source.
+func (c *dbzConverter) position(src map[string]json.RawMessage) (dbzPos, *Failure) {
+	var p dbzPos
+	switch c.connector {
+	case "postgresql":
+		// sequence is ["<last commit LSN>", "<LSN>"]: the first orders
+		// transactions by commit, the second changes within one (lsn alone
+		// is per change and not in commit order across transactions).
+		var seq string
+		var pair []*string
+		if json.Unmarshal(src["sequence"], &seq) != nil || json.Unmarshal([]byte(seq), &pair) != nil || len(pair) != 2 || pair[1] == nil {
+			return p, c.fail("source.sequence", "a postgresql event without source.sequence [last commit LSN, LSN]: its commit order is unknown")
+		}
+		for i, s := range pair {
+			if s == nil { // no commit seen yet by the connector
+				continue
+			}
+			n, err := strconv.ParseUint(*s, 10, 64)
+			if err != nil {
+				return p, c.fail("source.sequence", "sequence %s is not two decimal LSNs", seq)
+			}
+			p[i] = n
+		}
+	case "mysql":
+		var file string
+		var pos, row *uint64
+		json.Unmarshal(src["file"], &file)
+		json.Unmarshal(src["pos"], &pos)
+		json.Unmarshal(src["row"], &row)
+		dot := strings.LastIndexByte(file, '.')
+		idx, err := strconv.ParseUint(file[dot+1:], 10, 64)
+		if file == "" || dot < 0 || err != nil || pos == nil {
+			return p, c.fail("source.file", "a mysql event without binlog file (name.NNNNNN) and pos: its commit order is unknown (a GTID alone does not order the events of one transaction)")
+		}
+		p[0], p[1] = idx, *pos
+		if row != nil {
+			p[2] = *row
+		}
+	}
+	return p, nil
 }
 
 func (c *dbzConverter) marker(env *dbzEnvelope) *Failure {
-	if f := c.advance(env); f != nil {
+	dup, f := c.advance(env)
+	if dup || f != nil {
 		return f
 	}
 	c.log = append(c.log, fmt.Sprintf(`{"p":%d}`, c.pos))
 	return nil
 }
 
+// signal reads a row of the signalling table: window watermarks (insert or
+// insert_delete strategy), execute-snapshot and stop-snapshot.
 func (c *dbzConverter) signal(env *dbzEnvelope) *Failure {
-	if env.After == nil {
-		return c.marker(env)
+	n := c.pos
+	if f := c.marker(env); f != nil || c.pos == n {
+		return f // a failure or a redelivered signal
+	}
+	row := env.After
+	if env.Op == "d" {
+		row = env.Before
 	}
 	var id, typ, data string
-	json.Unmarshal(env.After["id"], &id)
-	json.Unmarshal(env.After["type"], &typ)
-	json.Unmarshal(env.After["data"], &data)
-	if f := c.marker(env); f != nil {
-		return f
+	json.Unmarshal(row["id"], &id)
+	json.Unmarshal(row["type"], &typ)
+	json.Unmarshal(row["data"], &data)
+	var open *dbzChunk
+	if k := len(c.chunks); k > 0 && !c.chunks[k-1].closed {
+		open = c.chunks[k-1]
+	}
+	if env.Op == "d" { // insert_delete: the close deletes the open row
+		if open != nil && id == open.id+"-open" {
+			open.hi, open.closed = c.pos, true
+		}
+		return nil
+	}
+	if env.Op != "c" {
+		return nil
 	}
 	switch typ {
 	case "snapshot-window-open":
-		if c.open != nil {
-			return c.fail("snapshot-window-open", "chunk %q opens while chunk %q is open", id, c.open.id)
+		if open != nil {
+			return c.fail("snapshot-window-open", "window %q opens while window %q is open", id, open.id)
 		}
-		ch := &dbzChunk{id: strings.TrimSuffix(id, "-open"), lo: c.pos}
-		if data != "" {
-			var d struct {
-				Range *RangeSpec `json:"range"`
-			}
-			if json.Unmarshal([]byte(data), &d) == nil {
-				ch.rng = d.Range
-			}
-		}
-		c.open, c.closed = ch, nil
+		c.chunks = append(c.chunks, &dbzChunk{id: strings.TrimSuffix(id, "-open"), lo: c.pos})
 	case "snapshot-window-close":
-		if c.open == nil || strings.TrimSuffix(id, "-close") != c.open.id {
+		if open == nil || id != open.id+"-close" {
 			return c.fail("snapshot-window-close", "window close %q without its open", id)
 		}
-		c.open.hi = c.pos
-		c.chunks = append(c.chunks, c.open)
-		c.closed, c.open = c.open, nil
+		open.hi, open.closed = c.pos, true
+	case "execute-snapshot", "stop-snapshot":
+		var d struct {
+			Collections []string          `json:"data-collections"`
+			Type        string            `json:"type"`
+			Conditions  []json.RawMessage `json:"additional-conditions"`
+			Surrogate   string            `json:"surrogate-key"`
+		}
+		if data != "" && json.Unmarshal([]byte(data), &d) != nil {
+			return c.fail("data", "%s signal data %q is not JSON", typ, data)
+		}
+		mine := len(d.Collections) == 0 && typ == "stop-snapshot"
+		if c.opt.Table == "" && c.table == "" && len(d.Collections) == 1 && typ == "execute-snapshot" {
+			col := d.Collections[0]
+			c.table = col[strings.LastIndexByte(col, '.')+1:]
+		}
+		for _, col := range d.Collections {
+			if c.names(map[string]json.RawMessage{"table": jsonString(c.tableName())}, col) || strings.HasSuffix(col, "."+c.tableName()) {
+				mine = true
+			} else if typ == "execute-snapshot" {
+				return c.fail("data-collections", "a snapshot of %q besides the table: the windows of several tables cannot be told apart", col)
+			}
+		}
+		switch {
+		case !mine:
+		case typ == "stop-snapshot":
+			c.stopped = c.line
+		case d.Type != "" && !strings.EqualFold(d.Type, "incremental"):
+			return c.fail("type", "a %s snapshot: only incremental snapshots have watermark brackets", d.Type)
+		case len(d.Conditions) > 0 || d.Surrogate != "":
+			return c.fail("additional-conditions", "a snapshot with additional conditions or a surrogate key does not read the table's key ranges whole")
+		case len(c.chunks) > 0:
+			return c.fail("execute-snapshot", "a second snapshot of the table in one recording")
+		default:
+			c.start = true
+		}
 	}
 	return nil
 }
 
-// key returns the row's primary key as bundle JSON.
-func (c *dbzConverter) key(row map[string]json.RawMessage) (string, *Failure) {
-	raw, ok := row[c.opt.Key]
-	if !ok {
-		return "", c.fail(c.opt.Key, "the row has no key column %q", c.opt.Key)
+func (c *dbzConverter) tableName() string {
+	if c.opt.Table != "" {
+		return c.opt.Table[strings.LastIndexByte(c.opt.Table, '.')+1:]
 	}
-	raw = bytes.TrimSpace(raw)
-	integer := len(raw) > 0 && raw[0] != '"'
+	return c.table
+}
+
+func jsonString(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
+
+// toast: a placeholder for a value the connector did not read (an unchanged
+// TOASTed column) is not a full image (S-IMG): the row cannot be replayed.
+func (c *dbzConverter) toast(row map[string]json.RawMessage) *Failure {
+	b64 := `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="` // the placeholder as bytes
+	for col, raw := range row {
+		if bytes.Contains(raw, []byte(Placeholder)) || bytes.Contains(raw, []byte(b64[1:len(b64)-1])) {
+			return c.fail("after."+col, "column %q holds Debezium's unavailable-value placeholder (an unread TOAST value): the after image is not a full row image (S-IMG)", col)
+		}
+	}
+	return nil
+}
+
+// key returns the row's primary key.
+func (c *dbzConverter) key(row map[string]json.RawMessage) (dkey, *Failure) {
+	var parts []json.RawMessage
+	for _, col := range c.opt.Key {
+		raw, ok := row[col]
+		if !ok {
+			return dkey{}, c.fail(col, "the row has no key column %q", col)
+		}
+		parts = append(parts, raw)
+	}
+	return c.keyOf(parts)
+}
+
+// keyOf makes a bundle key of the key columns' values. One integer column
+// is an integer key; one string column a string key; several columns a
+// string in which each integer is 20 fixed-width digits (offset by 2^63) and
+// each string is terminated by NUL (NUL and \x01 escaped), so that byte order
+// is the columns' lexicographic order.
+func (c *dbzConverter) keyOf(parts []json.RawMessage) (dkey, *Failure) {
+	var b strings.Builder
+	integer := len(parts) == 1
+	var k dkey
+	for _, raw := range parts {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) > 0 && raw[0] == '"' {
+			var s string
+			if json.Unmarshal(raw, &s) != nil || strings.ContainsRune(s, utf8.RuneError) {
+				return k, c.fail("key", "key column value %s is not valid Unicode text", raw)
+			}
+			integer = false
+			if len(parts) == 1 {
+				k.s = s
+				break
+			}
+			s = strings.NewReplacer("\x01", "\x01\x02", "\x00", "\x01\x01").Replace(s)
+			b.WriteString(s + "\x00")
+			continue
+		}
+		n, err := parseInt(raw)
+		if err != nil {
+			return k, c.fail("key", "key column value %s is neither an integer nor a string", raw)
+		}
+		k.i = n
+		fmt.Fprintf(&b, "%020d", uint64(n)^1<<63)
+	}
+	if len(parts) > 1 {
+		k.s = b.String()
+	}
 	if !c.kinded {
 		c.integer, c.kinded = integer, true
 	} else if integer != c.integer {
-		return "", c.fail(c.opt.Key, "key %s: keys mix strings and numbers", raw)
+		return k, c.fail("key", "key %s: keys mix strings and numbers", parts)
 	}
-	if integer {
-		if _, err := parseInt(raw); err != nil {
-			return "", c.fail(c.opt.Key, "key %s is not an integer", raw)
-		}
+	return k, nil
+}
+
+func (c *dbzConverter) cmp(a, b dkey) int {
+	if c.integer {
+		return cmp.Compare(a.i, b.i)
 	}
-	return string(raw), nil
+	return strings.Compare(a.s, b.s)
+}
+
+func (c *dbzConverter) keyJSON(k dkey) string {
+	if c.integer {
+		return strconv.FormatInt(k.i, 10)
+	}
+	return string(jsonString(k.s))
 }
 
 // canonRow is a row image with its columns in name order.
 func canonRow(row map[string]json.RawMessage) string {
+	if row == nil {
+		return "null"
+	}
 	b, _ := json.Marshal(row) // map keys are sorted; raw values are compacted
 	return string(b)
 }
 
-func (c *dbzConverter) write(w io.Writer) error {
-	keys := "string"
-	if c.integer {
-		keys = "integer"
+// plan turns the windows into units. A chunk's domain is (previous end, end]
+// where evidence states the ends; elsewhere only what the delivered rows and
+// the untouched keys force (see FromDebezium).
+func (c *dbzConverter) plan() (*Header, *Failure) {
+	var closed []*dbzChunk
+	for _, ch := range c.chunks {
+		if ch.closed {
+			closed = append(closed, ch)
+		} else {
+			c.notes = append(c.notes, fmt.Sprintf("window %q never closes: the recording is cut off inside it, its chunk is not certified", ch.id))
+		}
 	}
-	all := ScopeSpec{Ranges: []RangeSpec{{}}}
-	h := Header{Format: Format, Version: Version, Coordinates: "position", Keys: keys, Base: "from-reads",
+	if len(closed) == 0 {
+		return nil, unsupported("snapshot-window-open", "the recording holds no closed incremental-snapshot window: no key's value is observed, so no cut can be certified")
+	}
+	if c.opt.ChunkBounds != nil {
+		if len(c.opt.ChunkBounds) != len(closed) {
+			return nil, unsupported("chunk-bounds", "%d chunk bounds for %d closed windows", len(c.opt.ChunkBounds), len(closed))
+		}
+		for i, raw := range c.opt.ChunkBounds {
+			if string(bytes.TrimSpace(raw)) == "null" {
+				closed[i].noRead = true
+				continue
+			}
+			k, f := c.boundKey(raw, "chunk-bounds")
+			if f != nil {
+				return nil, f
+			}
+			closed[i].end = &k
+		}
+		c.start = true
+	}
+	var maxKey *dkey
+	if c.opt.MaxKey != nil {
+		k, f := c.boundKey(c.opt.MaxKey, "max-key")
+		if f != nil {
+			return nil, f
+		}
+		maxKey = &k
+	}
+	if c.dups > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("%d redelivered events (a source position already seen) were taken as duplicates, not as newer writes", c.dups))
+	}
+	touched := make([]dkey, 0, len(c.touched))
+	for _, k := range c.touched {
+		touched = append(touched, k)
+	}
+	slices.SortFunc(touched, c.cmp)
+	// untouched says no log event writes a key strictly between a and b
+	// (nil = unbounded): such keys are absent throughout, since a present
+	// one would have been delivered by the chunk that read it.
+	untouched := func(a, b *dkey) bool {
+		i := 0
+		if a != nil {
+			i, _ = slices.BinarySearchFunc(touched, *a, c.cmp)
+			if i < len(touched) && c.cmp(touched[i], *a) == 0 {
+				i++
+			}
+		}
+		return i >= len(touched) || b != nil && c.cmp(touched[i], *b) >= 0
+	}
+
+	h := &Header{Format: Format, Version: Version, Coordinates: "position", Keys: "string", Base: "from-reads",
 		Discipline: WindowDiscard, Reads: "survivors",
-		Certificate: Certificate{Scope: all, Frontier: c.pos},
-		Run:         Run{Scope: all, Start: 0, Consumed: c.pos},
+		Certificate: Certificate{Frontier: c.pos},
+		Run:         Run{Start: 0, Consumed: c.pos},
 	}
-	var prev json.RawMessage
-	for i, ch := range c.chunks {
+	if c.integer {
+		h.Keys = "integer"
+	}
+	// low is where the next domain starts: after *low (exclusive) when
+	// known, below everything when start and low == nil.
+	var low *dkey
+	known := c.start
+	var scope []RangeSpec
+	add := func(ch *dbzChunk, r RangeSpec) {
 		lo, hi := ch.lo, ch.hi
-		u := UnitSpec{Lo: &lo, Hi: &hi}
+		h.Units = append(h.Units, UnitSpec{Domain: ScopeSpec{Ranges: []RangeSpec{r}}, Lo: &lo, Hi: &hi})
+		scope = append(scope, r)
+	}
+	for _, ch := range closed {
+		for _, row := range ch.rows {
+			if known && low != nil && c.cmp(row.k, *low) <= 0 || ch.end != nil && c.cmp(row.k, *ch.end) > 0 {
+				return nil, unsupported("chunk-bounds", "window %q delivered key %s outside the chunk bounds stated for it", ch.id, c.keyJSON(row.k))
+			}
+		}
+		if ch.end != nil && known && low != nil && c.cmp(*ch.end, *low) <= 0 {
+			return nil, unsupported("chunk-bounds", "the chunk end %s of window %q is not above the previous end %s", c.keyJSON(*ch.end), ch.id, c.keyJSON(*low))
+		}
+		if len(ch.rows) == 0 && ch.end == nil {
+			// an empty window with no stated end: a retried chunk (the
+			// chunk end does not move), a finished table or a failed read;
+			// only the first is followed by another window.
+			continue
+		}
+		var r RangeSpec
+		first := ch.end
+		if len(ch.rows) > 0 {
+			first = &ch.rows[0].k
+		}
 		switch {
-		case ch.rng != nil:
-			u.Domain = ScopeSpec{Ranges: []RangeSpec{*ch.rng}}
+		case known && low == nil:
+		case known:
+			r.Gt = json.RawMessage(c.keyJSON(*low))
+		case low != nil && c.dups == 0 && untouched(low, first):
+			// (not after a restart: a chunk whose rows were lost with it
+			// would look like a gap)
+			r.Gt = json.RawMessage(c.keyJSON(*low))
 		default:
-			r := RangeSpec{Gt: prev}
-			if i < len(c.chunks)-1 && len(ch.rows) > 0 {
-				r.Le = ch.rows[len(ch.rows)-1][0]
+			r.Ge = json.RawMessage(c.keyJSON(*first))
+			switch {
+			case low != nil:
+				c.notes = append(c.notes, fmt.Sprintf("keys strictly between %s and %s are not certified: events touch them and no evidence states which chunk read them", c.keyJSON(*low), c.keyJSON(*first)))
+			case !c.start:
+				c.notes = append(c.notes, fmt.Sprintf("keys below %s are not certified: the recording does not hold the snapshot's start (its execute-snapshot signal)", c.keyJSON(*first)))
 			}
-			if i < len(c.chunks)-1 && len(ch.rows) == 0 {
-				r.Le = prev // an empty chunk
-				if prev == nil {
-					r.Lt, r.Le = json.RawMessage(`""`), nil
-					if c.integer {
-						r.Lt = json.RawMessage("-9223372036854775808")
-					}
-				}
+		}
+		end := ch.end
+		if end == nil {
+			end = &ch.rows[len(ch.rows)-1].k
+		}
+		r.Le = json.RawMessage(c.keyJSON(*end))
+		add(ch, r)
+		low, known = end, ch.end != nil
+	}
+	if low == nil {
+		return nil, unsupported("snapshot-window-open", "no window delivered a row or has a stated chunk end: no chunk's domain is determined")
+	}
+	switch {
+	case maxKey == nil:
+		c.notes = append(c.notes, fmt.Sprintf("keys above %s are not certified: no evidence states the table's maximum key", c.keyJSON(*low)))
+	case !c.start:
+		c.notes = append(c.notes, fmt.Sprintf("keys above %s are not certified: the recording does not hold the snapshot's first window, where the maximum key was read", c.keyJSON(*low)))
+	case c.cmp(*low, *maxKey) > 0:
+		return nil, unsupported("max-key", "the maximum key %s is below the chunk end %s", c.keyJSON(*maxKey), c.keyJSON(*low))
+	default:
+		if c.cmp(*low, *maxKey) < 0 {
+			why := "no evidence states that a chunk read them"
+			if known {
+				why = "the snapshot did not reach them"
 			}
-			u.Domain = ScopeSpec{Ranges: []RangeSpec{r}}
+			c.notes = append(c.notes, fmt.Sprintf("keys above %s up to the maximum key %s are not certified: %s", c.keyJSON(*low), c.keyJSON(*maxKey), why))
 		}
-		if u.Domain.Ranges[0].Le != nil {
-			prev = u.Domain.Ranges[0].Le
+		// The maximum-key query ran in the first window: no key above it
+		// existed then.
+		add(closed[0], RangeSpec{Gt: json.RawMessage(c.keyJSON(*maxKey))})
+	}
+	if c.stopped > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("a stop-snapshot signal (line %d) stopped the snapshot", c.stopped))
+	}
+	h.Certificate.Scope = ScopeSpec{Ranges: scope}
+	h.Run.Scope = h.Certificate.Scope
+	return h, nil
+}
+
+// boundKey reads a stated key: a JSON value for one key column, a JSON
+// array of the columns' values for several.
+func (c *dbzConverter) boundKey(raw json.RawMessage, field string) (dkey, *Failure) {
+	parts := []json.RawMessage{raw}
+	if len(c.opt.Key) > 1 {
+		parts = nil
+		if json.Unmarshal(raw, &parts) != nil || len(parts) != len(c.opt.Key) {
+			return dkey{}, unsupported(field, "key %s is not an array of %d column values", raw, len(c.opt.Key))
 		}
-		h.Units = append(h.Units, u)
 	}
-	if len(h.Units) == 0 {
-		zero := int64(0)
-		h.Units = []UnitSpec{{Domain: all, Lo: &zero, Hi: &zero}}
+	line := c.line
+	k, f := c.keyOf(parts)
+	c.line = line
+	if f != nil {
+		f.Field, f.Line = field, 0
 	}
+	return k, f
+}
+
+func (c *dbzConverter) write(w io.Writer, h *Header) error {
 	bw := bufio.NewWriter(w)
 	head, err := json.Marshal(h)
 	if err != nil {
@@ -328,9 +744,13 @@ func (c *dbzConverter) write(w io.Writer) error {
 	}
 	bw.Write(head)
 	bw.WriteByte('\n')
-	for i, ch := range c.chunks {
+	for _, ch := range c.chunks {
+		if !ch.closed || len(ch.rows) == 0 {
+			continue
+		}
+		unit := c.unitOf(h, ch)
 		for _, row := range ch.rows {
-			fmt.Fprintf(bw, `{"read":%d,"k":%s,"v":%s}`+"\n", i+1, row[0], row[1])
+			fmt.Fprintf(bw, `{"read":%d,"k":%s,"v":%s}`+"\n", unit, c.keyJSON(row.k), row.v)
 		}
 	}
 	for _, l := range c.log {
@@ -338,4 +758,20 @@ func (c *dbzConverter) write(w io.Writer) error {
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+// unitOf is the 1-based unit of a chunk with rows (the first unit with its
+// bracket: the unit above the maximum key comes last).
+func (c *dbzConverter) unitOf(h *Header, ch *dbzChunk) int {
+	for i, u := range h.Units {
+		if *u.Lo == ch.lo && *u.Hi == ch.hi {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// offsets reads the recorded Kafka Connect offsets (see debezium_offsets.go).
+func (c *dbzConverter) offsets(r io.Reader) (*Failure, error) {
+	return unsupported("offsets", "not yet read"), nil
 }

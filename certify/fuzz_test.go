@@ -14,7 +14,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(bundleOf(f, runExample(f, RangeMerge)))
 	if b, err := os.ReadFile("testdata/debezium-customers.jsonl"); err == nil {
 		var out bytes.Buffer
-		if fl, err := FromDebezium(bytes.NewReader(b), &out, DebeziumOptions{Table: "customers"}); err == nil && fl == nil {
+		if _, fl, err := FromDebezium(bytes.NewReader(b), &out, DebeziumOptions{Table: "customers"}); err == nil && fl == nil {
 			f.Add(out.Bytes())
 		}
 	}
@@ -40,7 +40,7 @@ func FuzzDebezium(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var out bytes.Buffer
-		fl, err := FromDebezium(bytes.NewReader(b), &out, DebeziumOptions{Table: "customers"})
+		_, fl, err := FromDebezium(bytes.NewReader(b), &out, DebeziumOptions{Table: "customers"})
 		if err != nil || fl != nil {
 			return
 		}

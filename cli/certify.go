@@ -17,10 +17,11 @@ import (
 const exitUnsupported = 5
 
 type certifyOpts struct {
-	json                  bool
-	advance, scope, from  string
-	table, signal, key    string
-	position, writeBundle string
+	json                 bool
+	advance, scope, from string
+	table, signal, key   string
+	writeBundle, offsets string
+	chunkBounds, maxKey  string
 }
 
 func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
@@ -32,8 +33,10 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 	fs.StringVar(&o.from, "from", "", "the input's format: empty for a bundle, debezium for a Debezium-style recording")
 	fs.StringVar(&o.table, "table", "", "with --from debezium: the captured table (source.table)")
 	fs.StringVar(&o.signal, "signal-table", "debezium_signal", "with --from debezium: the signalling table")
-	fs.StringVar(&o.key, "key", "id", "with --from debezium: the primary-key column")
-	fs.StringVar(&o.position, "position", "lsn", "with --from debezium: the source field that orders the log")
+	fs.StringVar(&o.key, "key", "id", "with --from debezium: the primary-key columns, in key order (a,b)")
+	fs.StringVar(&o.offsets, "offsets", "", "with --from debezium: the connector's recorded Kafka Connect offsets (states chunk ends and the maximum key)")
+	fs.StringVar(&o.chunkBounds, "chunk-bounds", "", "with --from debezium: a JSON array of the last key each closed window's chunk read (null: read nothing)")
+	fs.StringVar(&o.maxKey, "max-key", "", "with --from debezium: the snapshot's maximum key (JSON; an array for several key columns)")
 	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
 	return fs, o
 }
@@ -62,11 +65,20 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer closeIn()
+	var notes []string
 	switch o.from {
 	case "":
 	case "debezium":
+		dopt, code := o.debezium(stderr)
+		if code >= 0 {
+			return code
+		}
+		if dopt.Offsets != nil {
+			defer dopt.Offsets.(io.Closer).Close()
+		}
 		var b bytes.Buffer
-		f, err := certify.FromDebezium(in, &b, certify.DebeziumOptions{Table: o.table, SignalTable: o.signal, Key: o.key, Position: o.position})
+		var f *certify.Failure
+		notes, f, err = certify.FromDebezium(in, &b, dopt)
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 			return exitError
@@ -98,7 +110,36 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 		return exitError
 	}
-	return report(res, o.json, stdout, stderr)
+	code := report(res, o.json, stdout, stderr)
+	for _, n := range notes { // what the converter left out of the scope, and why
+		fmt.Fprintf(stderr, "cutcheck certify: not certified: %s\n", n)
+	}
+	return code
+}
+
+// debezium reads the converter's flags; code >= 0 is an exit.
+func (o *certifyOpts) debezium(stderr io.Writer) (certify.DebeziumOptions, int) {
+	opt := certify.DebeziumOptions{Table: o.table, SignalTable: o.signal, Key: strings.Split(o.key, ",")}
+	if o.chunkBounds != "" {
+		if err := json.Unmarshal([]byte(o.chunkBounds), &opt.ChunkBounds); err != nil {
+			return opt, usageErr(stderr, "certify", "--chunk-bounds: a JSON array of keys: %v", err)
+		}
+	}
+	if o.maxKey != "" {
+		if !json.Valid([]byte(o.maxKey)) {
+			return opt, usageErr(stderr, "certify", "--max-key %q is not JSON", o.maxKey)
+		}
+		opt.MaxKey = json.RawMessage(o.maxKey)
+	}
+	if o.offsets != "" {
+		f, err := os.Open(o.offsets)
+		if err != nil {
+			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			return opt, exitError
+		}
+		opt.Offsets = f
+	}
+	return opt, -1
 }
 
 func verdictOf(f *certify.Failure) certify.Verdict {

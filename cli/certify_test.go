@@ -14,8 +14,8 @@ const sample = "../certify/testdata/debezium-customers.jsonl"
 func TestCertifyCommand(t *testing.T) {
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "run.jsonl")
-	code, out, errs := runCLI("certify", "--from", "debezium", "--table", "customers", "--write-bundle", bundle, sample)
-	if code != exitOK || !strings.HasPrefix(out, "Accept: virtual cut at frontier 9") {
+	code, out, errs := runCLI("certify", "--from", "debezium", "--table", "customers", "--chunk-bounds", "[2,4,null]", "--max-key", "4", "--write-bundle", bundle, sample)
+	if code != exitOK || !strings.HasPrefix(out, "Accept: virtual cut at frontier 12 on scope [−∞, +∞) (3 keys present") || errs != "" {
 		t.Fatalf("code %d out %q err %q", code, out, errs)
 	}
 	// The written bundle certifies on its own, and advances by a segment.
@@ -23,7 +23,7 @@ func TestCertifyCommand(t *testing.T) {
 		t.Fatalf("bundle: code %d out %q", code, out)
 	}
 	seg := filepath.Join(dir, "seg.jsonl")
-	os.WriteFile(seg, []byte(`{"format":"cutcheck-segment","version":1,"from":9,"to":11}`+"\n"+`{"p":10,"k":4,"v":null}`+"\n"+`{"p":11,"k":5,"v":{"id":5}}`+"\n"), 0o644)
+	os.WriteFile(seg, []byte(`{"format":"cutcheck-segment","version":1,"from":12,"to":14}`+"\n"+`{"p":13,"k":4,"v":null}`+"\n"+`{"p":14,"k":5,"v":{"id":5}}`+"\n"), 0o644)
 	code, out, _ = runCLI("certify", "--advance", seg, "--json", bundle)
 	var res struct {
 		Verdict string
@@ -32,7 +32,7 @@ func TestCertifyCommand(t *testing.T) {
 			Present  int
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitOK || res.Verdict != "Accept" || res.Cut.Frontier != 11 || res.Cut.Present != 3 {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitOK || res.Verdict != "Accept" || res.Cut.Frontier != 14 || res.Cut.Present != 3 {
 		t.Fatalf("advance: code %d %+v %v\n%s", code, res, err, out)
 	}
 	if code, out, _ := runCLI("certify", "--scope", "range=1..3", bundle); code != exitOK || !strings.Contains(out, "2 keys present") {
@@ -55,5 +55,28 @@ func TestCertifyCommand(t *testing.T) {
 	}
 	if code, _, _ := runCLI("certify", "--from", "oracle", bundle); code != exitUsage {
 		t.Errorf("unknown format: code %d", code)
+	}
+}
+
+// Reference: FORMAT.md "From Debezium": without evidence of the chunk ends
+// and the maximum key, the converter certifies the scope the recording
+// determines and says what it left out; a recording without a window is
+// Unsupported; bad converter flags are usage errors.
+func TestCertifyDebeziumEvidence(t *testing.T) {
+	code, out, errs := runCLI("certify", "--from", "debezium", "--table", "customers", sample)
+	if code != exitOK || !strings.Contains(out, "scope [−∞, 3) ∪ [4, 5)") ||
+		!strings.Contains(errs, "not certified: keys strictly between 2 and 4") || !strings.Contains(errs, "not certified: keys above 4") {
+		t.Errorf("no bounds: code %d out %q err %q", code, out, errs)
+	}
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain.jsonl")
+	os.WriteFile(plain, []byte(`{"before":null,"after":{"id":1},"op":"c","source":{"connector":"postgresql","table":"customers","sequence":"[\"1\",\"2\"]"}}`+"\n"), 0o644)
+	if code, out, _ := runCLI("certify", "--from", "debezium", plain); code != exitUnsupported || !strings.HasPrefix(out, "Unsupported") {
+		t.Errorf("no window: code %d out %q", code, out)
+	}
+	for _, bad := range [][]string{{"--chunk-bounds", "2,4"}, {"--max-key", "{"}} {
+		if code, _, _ := runCLI(append(append([]string{"certify", "--from", "debezium"}, bad...), sample)...); code != exitUsage {
+			t.Errorf("%v: code %d", bad, code)
+		}
 	}
 }
