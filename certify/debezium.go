@@ -27,9 +27,12 @@ type DebeziumOptions struct {
 	ChunkBounds []json.RawMessage
 	MaxKey      json.RawMessage // the snapshot's maximum key, read in its first window
 	// Offsets is the connector's recorded Kafka Connect offsets (optional):
-	// the incremental-snapshot context they carry states chunk ends and the
-	// maximum key.
+	// their incremental-snapshot context states the maximum key.
 	Offsets io.Reader
+	// Notifications is the connector's recorded incremental-snapshot
+	// notifications (optional): they state each chunk's end, the maximum
+	// key and the table scan's completion (debezium_evidence.go).
+	Notifications io.Reader
 }
 
 // Placeholder is what Debezium writes for a column it did not read
@@ -81,10 +84,14 @@ func FromDebezium(r io.Reader, w io.Writer, opt DebeziumOptions) (notes []string
 		return nil, nil, err
 	}
 	c.line = 0
-	if opt.Offsets != nil {
-		f, err := c.offsets(opt.Offsets)
-		if f != nil || err != nil {
-			return nil, f, err
+	for _, ev := range []struct {
+		r    io.Reader
+		read func(io.Reader) (*Failure, error)
+	}{{opt.Offsets, c.offsets}, {opt.Notifications, c.notifications}} {
+		if ev.r != nil {
+			if f, err := ev.read(ev.r); f != nil || err != nil {
+				return nil, f, err
+			}
 		}
 	}
 	h, f := c.plan()
@@ -116,13 +123,14 @@ type dkey struct {
 }
 
 type dbzChunk struct {
-	id      string
-	lo, hi  int64 // bundle positions of the open and close watermarks
-	closed  bool
-	rows    []dbzRow // as delivered after the close, in the chunk's read order
-	end     *dkey    // the last key the chunk read, when evidence states it
-	noRead  bool     // evidence states the chunk read nothing
-	endLine int      // where the end came from (offsets line), for messages
+	id        string
+	lo, hi    int64 // bundle positions of the open and close watermarks
+	closed    bool
+	rows      []dbzRow // as delivered after the close, in the chunk's read order
+	end       *dkey    // the last key the chunk read, as --chunk-bounds states it
+	stated    *dkey    // the same, as the notifications state it
+	noRead    bool     // --chunk-bounds states the chunk read nothing
+	completes bool     // the notifications say the table scan completed in this window
 }
 
 type dbzRow struct {
@@ -150,6 +158,8 @@ type dbzConverter struct {
 	kinded    bool
 	touched   map[string]dkey // keys some log event writes
 	lastRead  *dkey
+	colInt    []bool // per key column: integer (else string)
+	maxKey    *dkey  // the snapshot's maximum key, as evidence states it
 }
 
 func (c *dbzConverter) fail(field, format string, a ...any) *Failure {
@@ -505,9 +515,11 @@ func (c *dbzConverter) keyOf(parts []json.RawMessage) (dkey, *Failure) {
 	var b strings.Builder
 	integer := len(parts) == 1
 	var k dkey
-	for _, raw := range parts {
+	kinds := make([]bool, len(parts))
+	for i, raw := range parts {
 		raw = bytes.TrimSpace(raw)
-		if len(raw) > 0 && raw[0] == '"' {
+		kinds[i] = !(len(raw) > 0 && raw[0] == '"')
+		if !kinds[i] {
 			var s string
 			if json.Unmarshal(raw, &s) != nil || strings.ContainsRune(s, utf8.RuneError) {
 				return k, c.fail("key", "key column value %s is not valid Unicode text", raw)
@@ -532,9 +544,9 @@ func (c *dbzConverter) keyOf(parts []json.RawMessage) (dkey, *Failure) {
 		k.s = b.String()
 	}
 	if !c.kinded {
-		c.integer, c.kinded = integer, true
-	} else if integer != c.integer {
-		return k, c.fail("key", "key %s: keys mix strings and numbers", parts)
+		c.integer, c.kinded, c.colInt = integer, true, kinds
+	} else if integer != c.integer || !slices.Equal(kinds, c.colInt) {
+		return k, c.fail("key", "key %s: a key column mixes strings and numbers", parts)
 	}
 	return k, nil
 }
@@ -594,13 +606,29 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 		}
 		c.start = true
 	}
-	var maxKey *dkey
 	if c.opt.MaxKey != nil {
 		k, f := c.boundKey(c.opt.MaxKey, "max-key")
 		if f != nil {
 			return nil, f
 		}
-		maxKey = &k
+		if f := c.stateMax(k, "max-key"); f != nil {
+			return nil, f
+		}
+	}
+	maxKey := c.maxKey
+	for _, ch := range closed {
+		switch {
+		case ch.stated == nil:
+		case ch.end != nil && c.cmp(*ch.end, *ch.stated) != 0 || ch.noRead:
+			return nil, unsupported("chunk-bounds", "window %q: --chunk-bounds and the notifications state different chunk ends", ch.id)
+		default:
+			ch.end = ch.stated
+		}
+		if ch.completes && maxKey != nil && ch.end == nil {
+			// the read above the last end returned nothing: the
+			// window observed (last end, maximum key] empty.
+			ch.end = maxKey
+		}
 	}
 	if c.dups > 0 {
 		c.notes = append(c.notes, fmt.Sprintf("%d redelivered events (a source position already seen) were taken as duplicates, not as newer writes", c.dups))
@@ -647,6 +675,9 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 			if known && low != nil && c.cmp(row.k, *low) <= 0 || ch.end != nil && c.cmp(row.k, *ch.end) > 0 {
 				return nil, unsupported("chunk-bounds", "window %q delivered key %s outside the chunk bounds stated for it", ch.id, c.keyJSON(row.k))
 			}
+		}
+		if len(ch.rows) == 0 && ch.end != nil && known && low != nil && c.cmp(*ch.end, *low) == 0 {
+			continue // the scan completed at the last chunk's end
 		}
 		if ch.end != nil && known && low != nil && c.cmp(*ch.end, *low) <= 0 {
 			return nil, unsupported("chunk-bounds", "the chunk end %s of window %q is not above the previous end %s", c.keyJSON(*ch.end), ch.id, c.keyJSON(*low))
@@ -769,9 +800,4 @@ func (c *dbzConverter) unitOf(h *Header, ch *dbzChunk) int {
 		}
 	}
 	return 0
-}
-
-// offsets reads the recorded Kafka Connect offsets (see debezium_offsets.go).
-func (c *dbzConverter) offsets(r io.Reader) (*Failure, error) {
-	return unsupported("offsets", "not yet read"), nil
 }

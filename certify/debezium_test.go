@@ -161,7 +161,8 @@ func TestDebeziumSample(t *testing.T) {
 	for _, path := range []string{"testdata/debezium-customers.jsonl", "testdata/debezium-mysql-customers.jsonl"} {
 		t.Run(path, func(t *testing.T) {
 			in, _ := os.ReadFile(path)
-			b, notes := convertOpt(t, string(in), DebeziumOptions{ChunkBounds: raws("2", "4", "null"), MaxKey: json.RawMessage("4")})
+			ev, _ := os.ReadFile("testdata/debezium-customers.notifications.jsonl")
+			b, notes := convertOpt(t, string(in), DebeziumOptions{Notifications: bytes.NewReader(ev)})
 			res := mustAccept(t, b)
 			wantState(t, res, map[string]string{
 				"1": `{"email":"alice@example.com","id":1,"name":"alice2"}`,
@@ -508,4 +509,113 @@ func TestDebeziumWriteSamples(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The sample's notifications: chunk 1 read up to 2 (alice was
+	// discarded), chunk 2 up to 4 (carol was deleted in its window), the
+	// maximum key is 4 and the final window found nothing above it.
+	n := notification("STARTED") + inProgress("2", "4") + inProgress("4", "4") +
+		notification("TABLE_SCAN_COMPLETED", "scanned_collection", "public.customers", "status", "SUCCEEDED", "total_rows_scanned", "4") +
+		notification("COMPLETED")
+	if err := os.WriteFile("testdata/debezium-customers.notifications.jsonl", []byte(n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Keys as Debezium stores them in offsets: java.io.ObjectOutputStream
+// writing an Object[], in hex (written by a JVM).
+func TestJavaKey(t *testing.T) {
+	for hexs, want := range map[string]string{
+		javaInt4: `[4]`,
+		"aced0005757200135b4c6a6176612e6c616e672e4f626a6563743b90ce589f1073296c0200007870000000027372000e6a6176612e6c616e672e4c6f6e673b8be490cc8f23df0200014a000576616c7565787200106a6176612e6c616e672e4e756d62657286ac951d0b94e08b0200007870000000000000000a74000161": `[10,"a"]`,
+		// {1, 2, "bé\u0000x", (short) 3, -7L}: class references, modified UTF-8
+		"aced0005757200135b4c6a6176612e6c616e672e4f626a6563743b90ce589f1073296c020000787000000005737200116a6176612e6c616e672e496e746567657212e2a0a4f781873802000149000576616c7565787200106a6176612e6c616e672e4e756d62657286ac951d0b94e08b0200007870000000017371007e00020000000274000662c3a9c080787372000f6a6176612e6c616e672e53686f7274684d37133460da5202000153000576616c75657871007e000300037372000e6a6176612e6c616e672e4c6f6e673b8be490cc8f23df0200014a000576616c75657871007e0003fffffffffffffff9": `[1,2,"bé\u0000x",3,-7]`,
+	} {
+		got, err := javaKey(hexs)
+		b, _ := json.Marshal(got)
+		if err != nil || string(b) != want {
+			t.Errorf("javaKey: %s %v, want %s", b, err, want)
+		}
+	}
+	for _, bad := range []string{"", "zz", "aced0005", javaInt4[:len(javaInt4)-2], javaInt4 + "00", strings.Replace(javaInt4, "496e7465676572", "496e746567657a", 1)} {
+		if _, err := javaKey(bad); err == nil {
+			t.Errorf("javaKey(%q) decodes", bad)
+		}
+	}
+}
+
+const javaInt4 = "aced0005757200135b4c6a6176612e6c616e672e4f626a6563743b90ce589f1073296c020000787000000001737200116a6176612e6c616e672e496e746567657212e2a0a4f781873802000149000576616c7565787200106a6176612e6c616e672e4e756d62657286ac951d0b94e08b020000787000000004"
+
+func notification(typ string, data ...string) string {
+	d := map[string]string{"connector_name": "shop", "data_collections": "public.customers"}
+	for i := 0; i < len(data); i += 2 {
+		d[data[i]] = data[i+1]
+	}
+	b, _ := json.Marshal(map[string]any{"id": "5563ae14-49a8-4579-9641-c1f9c5c3e1f4", "aggregate_type": "Incremental Snapshot", "type": typ, "additional_data": d, "timestamp": 1764550009000})
+	return string(b) + "\n"
+}
+
+func inProgress(last, max string) string {
+	return notification("IN_PROGRESS", "current_collection_in_progress", "public.customers", "last_processed_key", last, "maximum_key", max)
+}
+
+// Finding 1 and 9 with Debezium's own evidence: the notifications state each
+// chunk's last key read and the table scan's completion, so the discarded
+// last row's key is placed and the whole table certified; the offsets state
+// the maximum key. A snapshot the notifications show cut off is certified up
+// to where it got, and above the maximum key.
+func TestDebeziumNotifications(t *testing.T) {
+	r := pgRec()
+	r.execute()
+	r.open("c1")
+	r.update(cust(3, "carol"), cust(3, "carol2"))
+	r.close("c1")
+	r.read(cust(1, "alice"))
+	r.read(cust(2, "bob"))
+	r.open("c2")
+	r.close("c2")
+	r.read(cust(4, "dave"))
+	r.open("c3")
+	r.close("c3")
+	started := notification("STARTED")
+	done := notification("TABLE_SCAN_COMPLETED", "scanned_collection", "public.customers", "status", "SUCCEEDED", "total_rows_scanned", "4")
+	full := started + inProgress("3", "4") + inProgress("4", "4") + done + notification("COMPLETED")
+	b, notes := convertOpt(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(full)})
+	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, +∞)" || len(notes) != 0 || res.Cut.Present != 4 {
+		t.Errorf("scope %s notes %q present %d", res.Cut.Scope, notes, res.Cut.Present)
+	}
+	// The completion says the final window read (4, 6] and found nothing.
+	b, notes = convertOpt(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(started + inProgress("3", "6") + inProgress("4", "6") + done)})
+	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, +∞)" || len(notes) != 0 || res.Stats.Units != 4 {
+		t.Errorf("completed below the maximum key: scope %s notes %q units %d", res.Cut.Scope, notes, res.Stats.Units)
+	}
+	// Without the completion the keys up to the maximum key are not read.
+	b, notes = convertOpt(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(started + inProgress("3", "4"))})
+	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, 3) ∪ [4, +∞)" || len(notes) != 2 {
+		t.Errorf("cut off: scope %s notes %q", res.Cut.Scope, notes)
+	}
+	// A failed scan is no completion.
+	failed := strings.Replace(done, "SUCCEEDED", "SQL_EXCEPTION", 1)
+	b, notes = convertOpt(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(started + inProgress("3", "5") + inProgress("4", "5") + failed)})
+	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, 5) ∪ [6, +∞)" || len(notes) != 1 {
+		t.Errorf("failed scan: scope %s notes %q", res.Cut.Scope, notes)
+	}
+	// Evidence that contradicts itself or the recording is Unsupported.
+	convertFails(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(inProgress("3", "4") + inProgress("4", "5"))}, "notifications")
+	convertFails(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(inProgress("4", "4") + inProgress("3", "4"))}, "notifications")
+	convertFails(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(inProgress("1", "4") + inProgress("4", "4"))}, "chunk-bounds")
+	convertFails(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(full), MaxKey: json.RawMessage("5")}, "max-key")
+
+	// The offsets' maximum key (the offsets' primary key is the last key
+	// sent, no chunk end).
+	off := `[["shop",{"server":"shop"}],{"lsn_proc":1200,"lsn":1200,"txId":600,"ts_usec":1764550001200000,` +
+		`"incremental_snapshot_collections":"[{\"incremental_snapshot_collections_id\":\"public.customers\",\"incremental_snapshot_collections_additional_condition\":null,\"incremental_snapshot_collections_surrogate_key\":null}]",` +
+		`"incremental_snapshot_primary_key":"` + javaInt4 + `","incremental_snapshot_maximum_key":"` + javaInt4 + `","incremental_snapshot_correlation_id":null}]` + "\n"
+	b, notes = convertOpt(t, r.String(), DebeziumOptions{Offsets: strings.NewReader(off), Notifications: strings.NewReader(full)})
+	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, +∞)" || len(notes) != 0 {
+		t.Errorf("offsets: scope %s notes %q", res.Cut.Scope, notes)
+	}
+	b, notes = convertOpt(t, r.String(), DebeziumOptions{Offsets: strings.NewReader(off)})
+	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, 3) ∪ [4, +∞)" || len(notes) != 1 {
+		t.Errorf("offsets alone: scope %s notes %q", res.Cut.Scope, notes)
+	}
+	convertFails(t, r.String(), DebeziumOptions{Offsets: strings.NewReader(strings.Replace(off, javaInt4[len(javaInt4)-8:]+`","incremental_snapshot_correlation_id`, "00000009\",\"incremental_snapshot_correlation_id", 1)), MaxKey: json.RawMessage("4")}, "max-key")
 }

@@ -21,6 +21,7 @@ type certifyOpts struct {
 	advance, scope, from string
 	table, signal, key   string
 	writeBundle, offsets string
+	notifications        string
 	chunkBounds, maxKey  string
 }
 
@@ -35,6 +36,7 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 	fs.StringVar(&o.signal, "signal-table", "debezium_signal", "with --from debezium: the signalling table")
 	fs.StringVar(&o.key, "key", "id", "with --from debezium: the primary-key columns, in key order (a,b)")
 	fs.StringVar(&o.offsets, "offsets", "", "with --from debezium: the connector's recorded Kafka Connect offsets (states chunk ends and the maximum key)")
+	fs.StringVar(&o.notifications, "notifications", "", "with --from debezium: the connector's recorded incremental-snapshot notifications (state chunk ends, the maximum key, completion)")
 	fs.StringVar(&o.chunkBounds, "chunk-bounds", "", "with --from debezium: a JSON array of the last key each closed window's chunk read (null: read nothing)")
 	fs.StringVar(&o.maxKey, "max-key", "", "with --from debezium: the snapshot's maximum key (JSON; an array for several key columns)")
 	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
@@ -73,8 +75,10 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		if code >= 0 {
 			return code
 		}
-		if dopt.Offsets != nil {
-			defer dopt.Offsets.(io.Closer).Close()
+		for _, r := range []io.Reader{dopt.Offsets, dopt.Notifications} {
+			if r != nil {
+				defer r.(io.Closer).Close()
+			}
 		}
 		var b bytes.Buffer
 		var f *certify.Failure
@@ -131,13 +135,19 @@ func (o *certifyOpts) debezium(stderr io.Writer) (certify.DebeziumOptions, int) 
 		}
 		opt.MaxKey = json.RawMessage(o.maxKey)
 	}
-	if o.offsets != "" {
-		f, err := os.Open(o.offsets)
+	for _, in := range []struct {
+		name string
+		to   *io.Reader
+	}{{o.offsets, &opt.Offsets}, {o.notifications, &opt.Notifications}} {
+		if in.name == "" {
+			continue
+		}
+		f, err := os.Open(in.name)
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 			return opt, exitError
 		}
-		opt.Offsets = f
+		*in.to = f
 	}
 	return opt, -1
 }

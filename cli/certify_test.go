@@ -8,13 +8,16 @@ import (
 	"testing"
 )
 
-const sample = "../certify/testdata/debezium-customers.jsonl"
+const (
+	sample        = "../certify/testdata/debezium-customers.jsonl"
+	notifications = "../certify/testdata/debezium-customers.notifications.jsonl"
+)
 
 // Reference: 003 §8.5: the verdict line and its exit code.
 func TestCertifyCommand(t *testing.T) {
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "run.jsonl")
-	code, out, errs := runCLI("certify", "--from", "debezium", "--table", "customers", "--chunk-bounds", "[2,4,null]", "--max-key", "4", "--write-bundle", bundle, sample)
+	code, out, errs := runCLI("certify", "--from", "debezium", "--table", "customers", "--notifications", notifications, "--write-bundle", bundle, sample)
 	if code != exitOK || !strings.HasPrefix(out, "Accept: virtual cut at frontier 12 on scope [−∞, +∞) (3 keys present") || errs != "" {
 		t.Fatalf("code %d out %q err %q", code, out, errs)
 	}
@@ -68,11 +71,18 @@ func TestCertifyDebeziumEvidence(t *testing.T) {
 		!strings.Contains(errs, "not certified: keys strictly between 2 and 4") || !strings.Contains(errs, "not certified: keys above 4") {
 		t.Errorf("no bounds: code %d out %q err %q", code, out, errs)
 	}
+	code, out, errs = runCLI("certify", "--from", "debezium", "--chunk-bounds", "[2,4,null]", "--max-key", "4", sample)
+	if code != exitOK || !strings.Contains(out, "scope [−∞, +∞)") || errs != "" {
+		t.Errorf("stated bounds: code %d out %q err %q", code, out, errs)
+	}
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain.jsonl")
 	os.WriteFile(plain, []byte(`{"before":null,"after":{"id":1},"op":"c","source":{"connector":"postgresql","table":"customers","sequence":"[\"1\",\"2\"]"}}`+"\n"), 0o644)
 	if code, out, _ := runCLI("certify", "--from", "debezium", plain); code != exitUnsupported || !strings.HasPrefix(out, "Unsupported") {
 		t.Errorf("no window: code %d out %q", code, out)
+	}
+	if code, _, errs := runCLI("certify", "--from", "debezium", "--notifications", filepath.Join(dir, "missing"), sample); code != exitError || errs == "" {
+		t.Errorf("missing notifications: code %d", code)
 	}
 	for _, bad := range [][]string{{"--chunk-bounds", "2,4"}, {"--max-key", "{"}} {
 		if code, _, _ := runCLI(append(append([]string{"certify", "--from", "debezium"}, bad...), sample)...); code != exitUsage {
