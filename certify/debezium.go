@@ -150,7 +150,6 @@ type dbzConverter struct {
 	started   bool // a position was seen
 	seen      map[dbzPos][32]byte
 	dups      int
-	where     map[dbzPos]int64 // bundle position of a source position (for offsets)
 	chunks    []*dbzChunk
 	start     bool // the recording holds the snapshot's start (execute-snapshot)
 	stopped   int  // line of a stop-snapshot signal
@@ -287,6 +286,9 @@ func (c *dbzConverter) names(src map[string]json.RawMessage, name string) bool {
 func (c *dbzConverter) read(env *dbzEnvelope, ours bool) *Failure {
 	snap := ""
 	json.Unmarshal(env.Source["snapshot"], &snap)
+	if !ours && snap != "incremental" {
+		return nil // another table's initial snapshot: no log position, nothing of the table
+	}
 	if snap != "incremental" {
 		return c.fail("source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", snap)
 	}
@@ -336,10 +338,6 @@ func (c *dbzConverter) advance(env *dbzEnvelope) (dup bool, f *Failure) {
 	c.last, c.started = p, true
 	c.seen[p] = sum
 	c.pos++
-	if c.where == nil {
-		c.where = map[dbzPos]int64{}
-	}
-	c.where[p] = c.pos
 	return false, nil
 }
 
