@@ -158,7 +158,10 @@ type dbzConverter struct {
 	touched   map[string]dkey // keys some log event writes
 	lastRead  *dkey
 	colInt    []bool // per key column: integer (else string)
-	maxKey    *dkey  // the snapshot's maximum key, as evidence states it
+	// the watermarking strategy: windows close by a close row
+	// (insert_insert) or by deleting the open row (insert_delete)
+	closeRows, closeDeletes bool
+	maxKey                  *dkey // the snapshot's maximum key, as evidence states it
 }
 
 func (c *dbzConverter) fail(field, format string, a ...any) *Failure {
@@ -241,6 +244,13 @@ func (c *dbzConverter) record(line []byte) *Failure {
 	k, f := c.key(img)
 	if f != nil {
 		return f
+	}
+	if env.Op == "u" && env.Before != nil {
+		// a key change is a delete and a create; an update that moves a
+		// key would leave the old key's row behind
+		if old, f := c.key(env.Before); f == nil && c.cmp(old, k) != 0 {
+			return c.fail("before", "an update that changes the key from %s to %s", c.keyJSON(old), c.keyJSON(k))
+		}
 	}
 	dup, f := c.advance(&env)
 	if dup || f != nil {
@@ -413,7 +423,10 @@ func (c *dbzConverter) signal(env *dbzEnvelope) *Failure {
 	}
 	if env.Op == "d" { // insert_delete: the close deletes the open row
 		if open != nil && id == open.id+"-open" {
-			open.hi, open.closed = c.pos, true
+			if c.closeRows {
+				return c.fail("snapshot-window-close", "window %q closed by deleting its open row, others by a close row: one watermarking strategy per run", open.id)
+			}
+			open.hi, open.closed, c.closeDeletes = c.pos, true, true
 		}
 		return nil
 	}
@@ -427,10 +440,10 @@ func (c *dbzConverter) signal(env *dbzEnvelope) *Failure {
 		}
 		c.chunks = append(c.chunks, &dbzChunk{id: strings.TrimSuffix(id, "-open"), lo: c.pos})
 	case "snapshot-window-close":
-		if open == nil || id != open.id+"-close" {
-			return c.fail("snapshot-window-close", "window close %q without its open", id)
+		if open == nil || id != open.id+"-close" || c.closeDeletes {
+			return c.fail("snapshot-window-close", "window close %q without its open, or after windows closed by deleting their open rows", id)
 		}
-		open.hi, open.closed = c.pos, true
+		open.hi, open.closed, c.closeRows = c.pos, true, true
 	case "execute-snapshot", "stop-snapshot":
 		var d struct {
 			Collections []string          `json:"data-collections"`

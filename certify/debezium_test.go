@@ -285,6 +285,10 @@ func TestDebeziumUnplaceable(t *testing.T) {
 			}
 		})
 	}
+	// An update that moves a key would leave the old key's row behind.
+	moved := pgRec()
+	moved.update(cust(1, "alice"), cust(7, "alice"))
+	convertFails(t, good+moved.lines[0]+"\n", DebeziumOptions{}, "before")
 	// Without --table, a second table cannot be told from the first.
 	r.table = "orders"
 	r.create(row("id", 7))
@@ -439,6 +443,11 @@ func TestDebeziumInsertDelete(t *testing.T) {
 	if res.Cut.Scope != "[−∞, +∞)" || len(notes) != 0 || res.Cut.Present != 2 {
 		t.Errorf("scope %s notes %q present %d", res.Cut.Scope, notes, res.Cut.Present)
 	}
+	// One strategy per run: a close row after a delete-closed window is
+	// not taken as a close.
+	r.open("c2")
+	r.close("c2")
+	convertFails(t, r.String(), DebeziumOptions{}, "snapshot-window-close")
 }
 
 // Composite primary keys (--key a,b): ordered column by column.
@@ -618,4 +627,10 @@ func TestDebeziumNotifications(t *testing.T) {
 		t.Errorf("offsets alone: scope %s notes %q", res.Cut.Scope, notes)
 	}
 	convertFails(t, r.String(), DebeziumOptions{Offsets: strings.NewReader(strings.Replace(off, javaInt4[len(javaInt4)-8:]+`","incremental_snapshot_correlation_id`, "00000009\",\"incremental_snapshot_correlation_id", 1)), MaxKey: json.RawMessage("4")}, "max-key")
+}
+
+// FuzzJavaKey: no input makes the offsets' key decoder panic.
+func FuzzJavaKey(f *testing.F) {
+	f.Add(javaInt4)
+	f.Fuzz(func(t *testing.T, s string) { javaKey(s) })
 }
