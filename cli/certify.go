@@ -116,7 +116,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 	}
 	code := report(res, o.json, stdout, stderr)
 	for _, n := range notes { // what the converter left out of the scope, and why
-		fmt.Fprintf(stderr, "cutcheck certify: scope: %s\n", n)
+		fmt.Fprintf(stderr, "cutcheck certify: %s\n", n)
 	}
 	return code
 }

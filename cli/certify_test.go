@@ -68,7 +68,7 @@ func TestCertifyCommand(t *testing.T) {
 func TestCertifyDebeziumEvidence(t *testing.T) {
 	code, out, errs := runCLI("certify", "--from", "debezium", "--table", "customers", sample)
 	if code != exitOK || !strings.Contains(out, "scope [−∞, 3) ∪ [4, 5)") ||
-		!strings.Contains(errs, "scope: keys strictly between 2 and 4 are not certified") || !strings.Contains(errs, "scope: keys above 4 are not certified") {
+		!strings.Contains(errs, "cutcheck certify: keys strictly between 2 and 4 are not certified") || !strings.Contains(errs, "cutcheck certify: keys above 4 are not certified") {
 		t.Errorf("no bounds: code %d out %q err %q", code, out, errs)
 	}
 	code, out, errs = runCLI("certify", "--from", "debezium", "--chunk-bounds", "[2,4,null]", "--max-key", "4", sample)
