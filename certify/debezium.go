@@ -492,6 +492,8 @@ func (c *dbzConverter) tableName() string {
 
 func jsonString(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
 
+func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
 // toast: a placeholder for a value the connector did not read (an unchanged
 // TOASTed column) is not a full image (S-IMG): the row cannot be replayed.
 func (c *dbzConverter) toast(row map[string]json.RawMessage) *Failure {
@@ -557,7 +559,7 @@ func (c *dbzConverter) keyOf(parts []json.RawMessage) (dkey, *Failure) {
 	if !c.kinded {
 		c.integer, c.kinded, c.colInt = integer, true, kinds
 	} else if integer != c.integer || !slices.Equal(kinds, c.colInt) {
-		return k, c.fail("key", "key %s: a key column mixes strings and numbers", parts)
+		return k, c.fail("key", "key %s: a key column mixes strings and numbers", strings.Trim(string(mustJSON(parts)), "[]"))
 	}
 	return k, nil
 }
