@@ -162,6 +162,7 @@ type dbzConverter struct {
 	// (insert_insert) or by deleting the open row (insert_delete)
 	closeRows, closeDeletes bool
 	maxKey                  *dkey // the snapshot's maximum key, as evidence states it
+	empty                   bool  // the notifications say the table was empty when the snapshot began
 }
 
 func (c *dbzConverter) fail(field, format string, a ...any) *Failure {
@@ -601,6 +602,21 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 	}
 	if len(closed) == 0 {
 		return nil, unsupported("snapshot-window-open", "the recording holds no closed incremental-snapshot window: no key's value is observed, so no cut can be certified")
+	}
+	if c.empty && c.start && c.lastRead == nil {
+		// an empty table: every key observed absent in the first window
+		lo, hi := closed[0].lo, closed[0].hi
+		all := ScopeSpec{Ranges: []RangeSpec{{}}}
+		h := &Header{Format: Format, Version: Version, Coordinates: "position", Keys: "integer", Base: "from-reads",
+			Discipline: WindowDiscard, Reads: "survivors",
+			Certificate: Certificate{Scope: all, Frontier: c.pos},
+			Run:         Run{Scope: all, Start: 0, Consumed: c.pos},
+			Units:       []UnitSpec{{Domain: all, Lo: &lo, Hi: &hi}},
+		}
+		if c.kinded && !c.integer {
+			h.Keys = "string"
+		}
+		return h, nil
 	}
 	if c.opt.ChunkBounds != nil {
 		if len(c.opt.ChunkBounds) != len(closed) {

@@ -92,6 +92,8 @@ func (c *dbzConverter) notifications(r io.Reader) (*Failure, error) {
 			}
 		case "TABLE_SCAN_COMPLETED":
 			done = n.Data["status"] == "SUCCEEDED"
+			// EMPTY: the maximum-key query found no row, in the first window
+			c.empty = n.Data["status"] == "EMPTY" && len(ends) == 0
 		}
 	}
 	if err := sc.Err(); err != nil {
