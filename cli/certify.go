@@ -123,7 +123,13 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 
 // debezium reads the converter's flags; code >= 0 is an exit.
 func (o *certifyOpts) debezium(stderr io.Writer) (certify.DebeziumOptions, int) {
-	opt := certify.DebeziumOptions{Table: o.table, SignalTable: o.signal, Key: strings.Split(o.key, ",")}
+	opt := certify.DebeziumOptions{Table: o.table, SignalTable: o.signal}
+	for _, col := range strings.Split(o.key, ",") {
+		if col = strings.TrimSpace(col); col == "" {
+			return opt, usageErr(stderr, "certify", "--key %q: an empty column name", o.key)
+		}
+		opt.Key = append(opt.Key, col)
+	}
 	if o.chunkBounds != "" {
 		if err := json.Unmarshal([]byte(o.chunkBounds), &opt.ChunkBounds); err != nil {
 			return opt, usageErr(stderr, "certify", "--chunk-bounds: a JSON array of keys: %v", err)

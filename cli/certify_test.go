@@ -84,7 +84,7 @@ func TestCertifyDebeziumEvidence(t *testing.T) {
 	if code, _, errs := runCLI("certify", "--from", "debezium", "--notifications", filepath.Join(dir, "missing"), sample); code != exitError || errs == "" {
 		t.Errorf("missing notifications: code %d", code)
 	}
-	for _, bad := range [][]string{{"--chunk-bounds", "2,4"}, {"--max-key", "{"}} {
+	for _, bad := range [][]string{{"--chunk-bounds", "2,4"}, {"--max-key", "{"}, {"--key", "a,"}} {
 		if code, _, _ := runCLI(append(append([]string{"certify", "--from", "debezium"}, bad...), sample)...); code != exitUsage {
 			t.Errorf("%v: code %d", bad, code)
 		}
