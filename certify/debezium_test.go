@@ -469,9 +469,18 @@ func TestDebeziumCompositeKey(t *testing.T) {
 	opt := DebeziumOptions{Table: "order_lines", Key: []string{"order_id", "line"}, ChunkBounds: raws(`[1,"b"]`, `[10,"a"]`), MaxKey: json.RawMessage(`[10,"a"]`)}
 	b, notes := convertOpt(t, in, opt)
 	res := mustAccept(t, b)
-	if res.Cut.Scope == "" || len(notes) != 0 || res.Cut.Present != 4 || res.Stats.Units != 3 {
+	if res.Cut.Scope != "[−∞, +∞)" || len(notes) != 0 || res.Cut.Present != 4 || res.Stats.Units != 3 {
 		t.Errorf("scope %s notes %q present %d", res.Cut.Scope, notes, res.Cut.Present)
 	}
+	// The notifications render a composite key as its values joined by commas.
+	ip := func(last string) string {
+		return strings.ReplaceAll(inProgress(last, "10,a"), "public.customers", "public.order_lines")
+	}
+	nb, notes := convertOpt(t, in, DebeziumOptions{Table: "order_lines", Key: opt.Key, Notifications: strings.NewReader(ip("1,b") + ip("10,a"))})
+	if res := mustAccept(t, nb); res.Cut.Scope != "[−∞, +∞)" || len(notes) != 0 || res.Cut.Present != 4 || res.Stats.Units != 3 {
+		t.Errorf("notifications: scope %s notes %q present %d", res.Cut.Scope, notes, res.Cut.Present)
+	}
+	convertFails(t, in, DebeziumOptions{Table: "order_lines", Key: opt.Key, Notifications: strings.NewReader(ip("1,b,c"))}, "notifications")
 	// A stale chunk row is still caught under the composite key.
 	mustReject(t, mustConvert(t, strings.Replace(in, `"qty":4},"before":null`, `"qty":3},"before":null`, 1), opt), "O2")
 }
@@ -607,6 +616,12 @@ func TestDebeziumNotifications(t *testing.T) {
 	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, 5) ∪ [6, +∞)" || len(notes) != 1 {
 		t.Errorf("failed scan: scope %s notes %q", res.Cut.Scope, notes)
 	}
+	// More ends than windows cannot be placed: said, not guessed.
+	_, notes = convertOpt(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(inProgress("1", "4") + inProgress("2", "4") + inProgress("3", "4") + inProgress("4", "4"))})
+	if !strings.Contains(strings.Join(notes, ";"), "not placed") {
+		t.Errorf("unplaceable ends: notes %q", notes)
+	}
+	convertFails(t, r.String(), DebeziumOptions{Notifications: strings.NewReader("{\n")}, "notifications")
 	// Evidence that contradicts itself or the recording is Unsupported.
 	convertFails(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(inProgress("3", "4") + inProgress("4", "5"))}, "notifications")
 	convertFails(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(inProgress("4", "4") + inProgress("3", "4"))}, "notifications")
