@@ -113,6 +113,7 @@ func (e *engine[S, A]) modelID() string {
 	for _, n := range e.names {
 		fmt.Fprintf(h, "kind %s\n", n)
 	}
+	fmt.Fprintf(h, "constraints state %v action %v\n", e.cons.state != nil, e.cons.action != nil)
 	// The properties checked, as selected (Only, With, OptIn), not the
 	// options that selected them.
 	fmt.Fprintf(h, "checked %v %v nodeadlock %v symmetry %v shard %+v\n", e.always, e.transition, e.opts.NoDeadlock, e.symmetry, e.opts.Shard)
