@@ -253,32 +253,78 @@ func (e *engine[S, A]) openCheckpoint() (meta *checkpointMeta, err error) {
 	return meta, nil
 }
 
-// appendLevel records a level's fingerprints and keys, given as runs.
-func (c *checkpoint) appendLevel(fps, keys [][]uint64) error {
+// The levels file is a sequence of chunks: a tag, a count (uvarint) and
+// that many 64-bit words. A level is its fingerprints (any number of
+// chunks, in any order: they go to the seen-set), its keys (in level
+// order: the trace keys), and an end. A level expanded in passes
+// (passes.go) records each pass's fingerprints as the pass settles them
+// and its keys as the passes are merged, so a checkpointed run can keep
+// to its budget.
+const (
+	chunkFps  = 'f'
+	chunkKeys = 'k'
+	chunkEnd  = 'e'
+)
+
+// chunk appends one chunk of the given runs.
+func (c *checkpoint) chunk(tag byte, runs [][]uint64) error {
 	var n uint64
-	for _, r := range fps {
+	for _, r := range runs {
 		n += uint64(len(r))
 	}
-	var tmp [16]byte
-	hdr := binary.AppendUvarint(nil, n)
+	if n == 0 && tag != chunkEnd {
+		return nil
+	}
+	hdr := binary.AppendUvarint([]byte{tag}, n)
 	c.sum.Write(hdr)
 	if _, err := c.w.Write(hdr); err != nil {
 		return fmt.Errorf("explore: checkpoint: %w", err)
 	}
-	c.bytes += int64(len(hdr))
-	for r := range fps {
-		for i, fp := range fps[r] {
-			binary.LittleEndian.PutUint64(tmp[:8], fp)
-			binary.LittleEndian.PutUint64(tmp[8:], keys[r][i])
+	var tmp [8]byte
+	for _, r := range runs {
+		for _, v := range r {
+			binary.LittleEndian.PutUint64(tmp[:], v)
 			c.sum.Write(tmp[:])
 			if _, err := c.w.Write(tmp[:]); err != nil {
 				return fmt.Errorf("explore: checkpoint: %w", err)
 			}
 		}
 	}
-	c.bytes += int64(n) * 16
-	c.n++
+	c.bytes += int64(len(hdr)) + int64(n)*8
 	return nil
+}
+
+// appendLevel records a whole level's fingerprints and keys, given as runs.
+func (c *checkpoint) appendLevel(fps, keys [][]uint64) error {
+	if err := c.chunk(chunkFps, fps); err != nil {
+		return err
+	}
+	if err := c.chunk(chunkKeys, keys); err != nil {
+		return err
+	}
+	return c.endLevel()
+}
+
+// endLevel ends the level recorded in parts (appendFps, appendKeys).
+func (c *checkpoint) endLevel() error {
+	c.n++
+	return c.chunk(chunkEnd, nil)
+}
+
+// appendFps records some of a level's fingerprints (nil-safe).
+func (c *checkpoint) appendFps(fps [][]uint64) error {
+	if c == nil {
+		return nil
+	}
+	return c.chunk(chunkFps, fps)
+}
+
+// appendKeys records the level's next keys, in level order (nil-safe).
+func (c *checkpoint) appendKeys(keys []uint64) error {
+	if c == nil {
+		return nil
+	}
+	return c.chunk(chunkKeys, [][]uint64{keys})
 }
 
 // saveCheckpoint records the frontier and the counters: with the levels
@@ -380,51 +426,53 @@ func (e *engine[S, A]) resume(ctx context.Context, meta *checkpointMeta) error {
 		return err
 	}
 	r := bufio.NewReaderSize(io.LimitReader(f, meta.LevelsBytes), 1<<20)
-	var tmp [16]byte
 	left := meta.LevelsBytes
-	for d := range meta.Levels {
-		n, err := binary.ReadUvarint(r)
-		if err != nil || n > uint64(left)/16 {
+	var keys []uint64
+	for d := 0; d < meta.Levels; {
+		tag, err := r.ReadByte()
+		if err != nil {
 			return damaged(e.ckpt.dir, "level %d cannot be read", d)
 		}
-		left -= int64(len(binary.AppendUvarint(nil, n))) + int64(n)*16
-		fps, keys := make([]uint64, n), make([]uint64, n)
-		for i := range n {
+		n, err := binary.ReadUvarint(r)
+		left -= 1 + int64(len(binary.AppendUvarint(nil, n)))
+		if err != nil || n > uint64(max(left, 0))/8 {
+			return damaged(e.ckpt.dir, "level %d cannot be read", d)
+		}
+		left -= int64(n) * 8
+		words := make([]uint64, n)
+		var tmp [8]byte
+		for i := range words {
 			if _, err := io.ReadFull(r, tmp[:]); err != nil {
-				return fmt.Errorf("explore: checkpoint level %d: %w", d, err)
+				return damaged(e.ckpt.dir, "level %d cannot be read", d)
 			}
-			fps[i], keys[i] = binary.LittleEndian.Uint64(tmp[:8]), binary.LittleEndian.Uint64(tmp[8:])
+			words[i] = binary.LittleEndian.Uint64(tmp[:])
 		}
-		if err := e.trace.add([][]uint64{keys}, e.nw); err != nil {
-			return err
-		}
-		if err := e.addSeen(ctx, [][]uint64{fps}); err != nil {
-			return err
-		}
-		if err := e.checkBudget(ctx); err != nil {
-			return err
+		switch tag {
+		case chunkFps:
+			if err := e.addSeen(ctx, [][]uint64{words}); err != nil {
+				return err
+			}
+		case chunkKeys:
+			keys = append(keys, words...)
+		case chunkEnd:
+			if err := e.trace.add([][]uint64{keys}, e.nw); err != nil {
+				return err
+			}
+			keys = nil
+			d++
+			if err := e.checkBudget(ctx); err != nil {
+				return err
+			}
+		default:
+			return damaged(e.ckpt.dir, "level %d cannot be read", d)
 		}
 	}
 	if _, err := f.Seek(meta.LevelsBytes, io.SeekStart); err != nil {
 		return err
 	}
-	qf, err := os.Open(filepath.Join(e.ckpt.dir, meta.Frontier))
-	if err != nil {
-		return fmt.Errorf("explore: checkpoint: %w", err)
+	if err := e.resumeFrontier(ctx, meta); err != nil {
+		return err
 	}
-	defer qf.Close()
-	qr := bufio.NewReaderSize(qf, 1<<20)
-	var bs []*batch
-	for i := uint64(0); i < meta.FrontierN; i++ {
-		if i%(8*unitSize) == 0 {
-			bs = append(bs, e.pool.get())
-		}
-		if err := readState(qr, bs[len(bs)-1]); err != nil {
-			e.release(bs)
-			return fmt.Errorf("explore: checkpoint frontier: %w", err)
-		}
-	}
-	e.front = frontier{n: meta.FrontierN, batches: bs}
 	e.depth = meta.Levels - 1
 	e.depthNow.Store(int64(e.depth))
 	e.generated.Store(meta.Generated)
@@ -443,6 +491,44 @@ func (e *engine[S, A]) resume(ctx context.Context, meta *checkpointMeta) error {
 		e.opts.OnResume(e.depth, meta.Distinct)
 	}
 	return e.checkBudget(ctx)
+}
+
+// resumeFrontier installs the checkpoint's frontier: in memory, or, when
+// it would take much of the budget, as the run's frontier file (the run
+// then goes to disk, as it would have when it grew that large).
+func (e *engine[S, A]) resumeFrontier(ctx context.Context, meta *checkpointMeta) error {
+	qf, err := os.Open(filepath.Join(e.ckpt.dir, meta.Frontier))
+	if err != nil {
+		return fmt.Errorf("explore: checkpoint: %w", err)
+	}
+	defer qf.Close()
+	if e.opts.MemBudget > 0 && meta.FrontierBytes > e.share()/4 {
+		if err := e.toDisk(ctx, true); err != nil {
+			return err
+		}
+		f, err := e.dir.create("queue")
+		if err != nil {
+			return err
+		}
+		e.front = frontier{n: meta.FrontierN, file: f}
+		if _, err := io.Copy(f, qf); err != nil {
+			return fmt.Errorf("explore: checkpoint frontier: %w", err)
+		}
+		return nil
+	}
+	qr := bufio.NewReaderSize(qf, 1<<20)
+	var bs []*batch
+	for i := uint64(0); i < meta.FrontierN; i++ {
+		if i%(8*unitSize) == 0 {
+			bs = append(bs, e.pool.get())
+		}
+		if err := readState(qr, bs[len(bs)-1]); err != nil {
+			e.release(bs)
+			return damaged(e.ckpt.dir, "its frontier cannot be read: %v", err)
+		}
+	}
+	e.front = frontier{n: meta.FrontierN, batches: bs}
+	return nil
 }
 
 // closeCheckpoint closes the checkpoint's files and, after a finished

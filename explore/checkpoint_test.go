@@ -174,3 +174,35 @@ func TestCheckpointInUse(t *testing.T) {
 	held.Close()
 	mustPass(t, run(t, rotor{n: 6, bad: -1}, Options{Checkpoint: dir}))
 }
+
+// A checkpointed run keeps to its budget: levels too large for it are
+// expanded in passes, recorded in the checkpoint as they settle, and a run
+// stopped and resumed under the budget ends as a run never stopped.
+func TestCheckpointKeepsBudget(t *testing.T) {
+	n := 14
+	if raceEnabled {
+		n = 12
+	}
+	m := Model[uint32, int](subsets{n: n})
+	want, _ := runEngine(t, m, Options{Workers: 2})
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	opts := Options{Workers: 2, MemBudget: 256 << 10, Checkpoint: dir}
+	first := opts
+	first.MaxDepth = n/2 + 1
+	stopped, e := runEngineOf(t, m, first)
+	if stopped.Verdict != Incomplete || e.mostPasses < 2 {
+		t.Fatalf("stopped run: %v, at most %d passes a level", stopped.Verdict, e.mostPasses)
+	}
+	resumed := -1
+	opts.OnResume = func(level int, _ uint64) { resumed = level }
+	got, e := runEngineOf(t, m, opts)
+	if e.mostPasses < 2 || resumed != first.MaxDepth {
+		t.Errorf("resumed run: from level %d, at most %d passes a level", resumed, e.mostPasses)
+	}
+	w, g := *want, *got
+	w.Stats.Elapsed, g.Stats.Elapsed = 0, 0
+	w.Stats.OnDisk, g.Stats.OnDisk = false, false
+	if !reflect.DeepEqual(w, g) {
+		t.Errorf("resumed under the budget:\n got %+v\nwant %+v", g, w)
+	}
+}
