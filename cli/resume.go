@@ -33,7 +33,10 @@ func (r *resumeFlag) apply(opts *explore.Options, dir string, stdout io.Writer) 
 	}
 	name := "checkpoint"
 	if sh := opts.Shard; sh.Count > 0 {
-		name = fmt.Sprintf("checkpoint-%d-of-%d", sh.Index, sh.Count)
+		// Under the search's own directory, as its result: a batch job's
+		// shard resumes its own search's checkpoint, and a reused
+		// volume's checkpoints of other searches stay out of its way.
+		name = filepath.Join(opts.SearchIdentity().Fingerprint(), fmt.Sprintf("checkpoint-%d-of-%d", sh.Index, sh.Count))
 	}
 	opts.Checkpoint = filepath.Join(dir, name)
 	opts.OnResume = func(level int, distinct uint64) {
