@@ -33,10 +33,13 @@ func (r *resumeFlag) apply(opts *explore.Options, dir string, stdout io.Writer) 
 	}
 	name := "checkpoint"
 	if sh := opts.Shard; sh.Count > 0 {
-		// Under the search's own directory, as its result: a batch job's
-		// shard resumes its own search's checkpoint, and a reused
+		// Under a directory named by the search, as its result: a batch
+		// job's shard resumes its own search's checkpoint, and a reused
 		// volume's checkpoints of other searches stay out of its way.
-		name = filepath.Join(opts.SearchIdentity().Fingerprint(), fmt.Sprintf("checkpoint-%d-of-%d", sh.Index, sh.Count))
+		// Not by the depth limit, which a checkpoint may be resumed under
+		// another of.
+		search := opts.SearchIdentity().Without(explore.MaxDepthField).Fingerprint()
+		name = filepath.Join(search, fmt.Sprintf("checkpoint-%d-of-%d", sh.Index, sh.Count))
 	}
 	opts.Checkpoint = filepath.Join(dir, name)
 	opts.OnResume = func(level int, distinct uint64) {

@@ -110,3 +110,40 @@ func TestResumeRefusesAnotherSearch(t *testing.T) {
 		t.Errorf("resumed: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// A shard of run resumes from its checkpoint: stopped, it writes no
+// result; started again, it continues and writes the result an
+// uninterrupted shard writes. run --resume without --shard is refused.
+func TestShardResume(t *testing.T) {
+	spec := filepath.Join("..", "specs", "classic-2.json")
+	shards, work := t.TempDir(), t.TempDir()
+	args := []string{"run", spec, "--shard", "1/2", "--shard-dir", shards, "--dir", work, "--resume", "--progress", "0"}
+	code, out, stderr := runCLI(append(slices.Clone(args), "--max-depth", "3")...)
+	if names, _ := filepath.Glob(filepath.Join(shards, "*", "*.json")); code != exitIncomplete || len(names) != 0 {
+		t.Fatalf("stopped shard: exit %d, results %v\n%s%s", code, names, out, stderr)
+	}
+	code, out, stderr = runCLI(args...)
+	if code != exitOK || !strings.Contains(out, "resuming from the checkpoint in ") || !strings.Contains(out, "level 3,") {
+		t.Fatalf("resumed shard: exit %d\n%s%s", code, out, stderr)
+	}
+	resumed, _, err := readShards(shards, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := t.TempDir()
+	if code, out, stderr := runCLI("run", spec, "--shard", "1/2", "--shard-dir", fresh, "--progress", "0"); code != exitOK {
+		t.Fatalf("uninterrupted shard: exit %d\n%s%s", code, out, stderr)
+	}
+	want, _, err := readShards(fresh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, w := resumed.Report.Stats, want.Report.Stats
+	if g.Distinct != w.Distinct || g.Generated != w.Generated || !reflect.DeepEqual(resumed.Report.Levels, want.Report.Levels) {
+		t.Errorf("resumed shard %+v\nuninterrupted %+v", g, w)
+	}
+	code, _, stderr = runCLI("run", spec, "--dir", work, "--resume")
+	if code != exitUsage || !strings.Contains(stderr, "--resume applies to one shard") {
+		t.Errorf("run --resume without --shard: exit %d %q", code, stderr)
+	}
+}
