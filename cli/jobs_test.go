@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -84,21 +83,17 @@ func localArgs(t *testing.T, cmd []string, volume, dir string) []string {
 	return out
 }
 
-// runShards runs n shards of cmd as separate processes, index i in the
-// environment variable env, as the batch engine would.
+// runShards runs n shards of cmd, index i in the environment variable
+// env, as the batch engine would (in this process, one after the other:
+// TestShardsAsProcesses runs shards as processes).
 func runShards(t *testing.T, cmd []string, n int, env string) {
 	t.Helper()
-	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() {
-			c := exec.Command(os.Args[0], cmd...)
-			c.Env = append(os.Environ(), "CUTCHECK_AS_COMMAND=1", fmt.Sprintf("%s=%d", env, i))
-			if out, err := c.CombinedOutput(); err != nil {
-				t.Errorf("shard %d: %v\n%s", i, err, out)
-			}
-		})
+		t.Setenv(env, fmt.Sprint(i))
+		if code, out, stderr := runCLI(cmd...); code != exitOK {
+			t.Fatalf("shard %d: exit %d\n%s%s", i, code, out, stderr)
+		}
 	}
-	wg.Wait()
 }
 
 // Reference: issue 21, finding 11. The batch definitions' own commands,
@@ -143,14 +138,17 @@ func TestBatchJobs(t *testing.T) {
 		t.Run(job.name, func(t *testing.T) {
 			dir := t.TempDir()
 			shard, merge := localArgs(t, job.shard, job.volume, dir), localArgs(t, job.merge, job.volume, dir)
-			// An earlier search on the same volume.
+			// A shard of an earlier search on the same volume.
 			old := make([]string, len(shard))
 			for i, a := range shard {
 				old[i] = strings.ReplaceAll(a, "classic-1.json", "classic-2.json")
 			}
-			runShards(t, old, 8, job.env)
+			t.Setenv(job.env, "3")
+			if code, out, stderr := runCLI(old...); code != exitOK {
+				t.Fatalf("earlier search: exit %d\n%s%s", code, out, stderr)
+			}
 			runShards(t, shard, 8, job.env)
-			code, out := asProcess(t, merge...)
+			code, out, _ := runCLI(merge...)
 			if code != exitOK || !strings.Contains(out, "merged 8 shards") || !strings.Contains(out, "spec classic-1: pass, as expected") {
 				t.Fatalf("merge %q: exit %d\n%s", merge, code, out)
 			}
@@ -161,7 +159,7 @@ func TestBatchJobs(t *testing.T) {
 			for _, r := range results {
 				os.Remove(r)
 			}
-			code, out = asProcess(t, merge...)
+			code, _, out = runCLI(merge...)
 			if code != exitUsage || !strings.Contains(out, "shard 3/8 is missing") {
 				t.Errorf("merge without shard 3: exit %d\n%s", code, out)
 			}
