@@ -43,6 +43,9 @@ func (s *shardFlags) parse() (explore.Shard, bool, error) {
 		spec = "0/" + strings.TrimPrefix(spec, "merge/")
 	}
 	sh, err := parseShard(spec, os.Getenv)
+	if err != nil && merge {
+		err = fmt.Errorf("--shard: want merge/N with 1 ≤ N ≤ 65536, got %q", s.spec)
+	}
 	if err != nil {
 		return sh, merge, err
 	}
@@ -149,7 +152,7 @@ func parseShard(spec string, getenv func(string) string) (explore.Shard, error) 
 	i, n, ok := strings.Cut(spec, "/")
 	count, err := strconv.Atoi(n)
 	if !ok || err != nil || count < 1 || count > 1<<16 {
-		return explore.Shard{}, fmt.Errorf("--shard: want i/N or auto/N with 1 ≤ N ≤ 65536, got %q", spec)
+		return explore.Shard{}, fmt.Errorf("--shard: want i/N, auto/N or merge/N with 1 ≤ N ≤ 65536, got %q", spec)
 	}
 	if i == "auto" {
 		for _, name := range shardEnv {

@@ -216,7 +216,7 @@ func TestMergeRefusesMixedShards(t *testing.T) {
 	}
 	for _, tt := range []struct{ spec, env, want string }{
 		{"2/2", "", "index \"2\" is not in 0..1"},
-		{"x", "", "want i/N or auto/N"},
+		{"x", "", "want i/N, auto/N or merge/N"},
 		{"auto/4", "", "neither JOB_COMPLETION_INDEX nor SLURM_ARRAY_TASK_ID is set"},
 	} {
 		if _, err := parseShard(tt.spec, func(string) string { return tt.env }); err == nil || !strings.Contains(err.Error(), tt.want) {
