@@ -16,6 +16,7 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 	"github.com/cutcheck/cutcheck/mutations"
 	"github.com/cutcheck/cutcheck/protocols"
+	"github.com/cutcheck/cutcheck/specs"
 )
 
 type checkOpts struct {
@@ -128,9 +129,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	opts.Only, opts.With = o.only, o.with
+	opts = specs.Identify(p, cfg, opts)
 	what := p.Name + " " + cfg.String()
+	merge := false
 	if o.shard.spec != "" {
-		if opts.Shard, err = o.shard.parse(); err != nil {
+		if opts.Shard, merge, err = o.shard.parse(); err != nil {
 			return usageErr(stderr, "check", "%v", err)
 		}
 		if opts.Symmetry {
@@ -141,7 +144,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err := o.sim.apply(fs, &opts); err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
-	if err := o.resume.apply(&opts, o.engine.dir); err != nil {
+	if merge {
+		return mergeSearch("check", searchDir(o.shard.dir, opts), opts.SearchIdentity(),
+			&mergeOpts{jsonOut: o.jsonOut, traceJSON: o.traceJSON, html: o.html, fullStates: o.fullStates}, stdout, stderr)
+	}
+	if err := o.resume.apply(&opts, o.engine.dir, stdout); err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
 	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
@@ -160,11 +167,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "check", "--symmetry: %s declares no symmetry; run it without --symmetry", p.Name)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
-		return exitError
+		return searchErr(stderr, "check", err)
 	}
+	rep.Identity = opts.SearchIdentity()
 	if opts.Shard.Count > 0 {
-		return finishShard(shardFile{Model: what, ShardReport: explore.ShardReport{Shard: opts.Shard, Report: rep}}, o.shard.dir, "check", stdout, stderr)
+		return finishShard(shardFile{Identity: rep.Identity, Model: what, ShardReport: explore.ShardReport{Shard: opts.Shard, Report: rep}}, searchDir(o.shard.dir, opts), "check", stdout, stderr)
 	}
 	fmt.Fprint(stdout, rep.Summary())
 	if rep.Violation != nil {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/spf13/pflag"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -18,7 +19,7 @@ import (
 )
 
 // shardFormat names the shard result format; merge refuses any other.
-const shardFormat = "cutcheck-shard/1"
+const shardFormat = "cutcheck-shard/2"
 
 // shardFlags are check's flags for one shard of a split search.
 type shardFlags struct {
@@ -28,32 +29,57 @@ type shardFlags struct {
 }
 
 func (s *shardFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&s.spec, "shard", "", "run one shard of an N-way split search: i/N (0 ≤ i < N), or auto/N to take i from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); merge the results with 'cutcheck merge'")
-	fs.StringVar(&s.dir, "shard-dir", ".", "directory the shard result is written to (shard-I-of-N.json)")
+	fs.StringVar(&s.spec, "shard", "", "run one shard of an N-way split search: i/N (0 ≤ i < N), or auto/N to take i from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); merge/N combines the N results of the search the other flags name (as 'cutcheck merge' does)")
+	fs.StringVar(&s.dir, "shard-dir", ".", "directory under which a shard writes its result, to IDENTITY/shard-I-of-N.json, IDENTITY naming the search")
 	fs.IntVar(&s.depth, "shard-depth", 3, "row transactions in the shard key: states split by the base store and their first d transactions")
 }
 
-// parse checks the flags and returns the shard to run.
-func (s *shardFlags) parse() (explore.Shard, error) {
-	sh, err := parseShard(s.spec, os.Getenv)
+// parse checks the flags and returns the shard to run, or, for merge/N,
+// the split to merge (merge true).
+func (s *shardFlags) parse() (explore.Shard, bool, error) {
+	merge := strings.HasPrefix(s.spec, "merge/")
+	spec := s.spec
+	if merge {
+		spec = "0/" + strings.TrimPrefix(spec, "merge/")
+	}
+	sh, err := parseShard(spec, os.Getenv)
+	if err != nil && merge {
+		err = fmt.Errorf("--shard: want merge/N with 1 ≤ N ≤ 65536, got %q", s.spec)
+	}
 	if err != nil {
-		return sh, err
+		return sh, merge, err
 	}
 	if s.depth < 0 {
-		return sh, fmt.Errorf("--shard-depth must be ≥ 0, got %d", s.depth)
+		return sh, merge, fmt.Errorf("--shard-depth must be ≥ 0, got %d", s.depth)
 	}
 	sh.Depth = s.depth
+	if merge {
+		return sh, true, nil
+	}
+	return sh, false, s.writable()
+}
+
+// writable checks that a result can be written under --shard-dir.
+func (s *shardFlags) writable() error {
 	if fi, err := os.Stat(s.dir); err != nil || !fi.IsDir() {
-		return sh, fmt.Errorf("--shard-dir %s is not a directory", s.dir)
+		return fmt.Errorf("--shard-dir %s is not a directory", s.dir)
 	}
 	// The result is written at the end: find out now that it can be.
 	probe, err := os.CreateTemp(s.dir, ".shard-*.tmp")
 	if err != nil {
-		return sh, fmt.Errorf("--shard-dir %s: cannot write there: %v", s.dir, err)
+		return fmt.Errorf("--shard-dir %s: cannot write there: %v", s.dir, err)
 	}
 	probe.Close()
 	os.Remove(probe.Name())
-	return sh, nil
+	return nil
+}
+
+// searchDir is where the shards of the search opts names write their
+// results: a directory named by its identity's fingerprint, so that the
+// results of another search (a reused volume, other flags, another build)
+// never mix with them.
+func searchDir(shardDir string, opts explore.Options) string {
+	return filepath.Join(shardDir, opts.SearchIdentity().Fingerprint())
 }
 
 // onlyString names a selection of properties, so that shards of searches
@@ -69,9 +95,10 @@ func onlyString(only, with []string) string {
 	return s
 }
 
-// runSpecShard runs one shard of a spec file's search.
-func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, stdout, stderr io.Writer) int {
-	sh, err := flags.parse()
+// runSpecShard runs one shard of a spec file's search, or merges them
+// (--shard merge/N).
+func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, resume *resumeFlag, stdout, stderr io.Writer) int {
+	sh, merge, err := flags.parse()
 	if err != nil {
 		return usageErr(stderr, "run", "%v", err)
 	}
@@ -80,33 +107,40 @@ func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, stdout,
 		fmt.Fprintf(stderr, "cutcheck run: %v\n", err)
 		return exitUsage
 	}
-	opts = s.Options(opts)
+	opts = specs.Identify(p, cfg, s.Options(opts))
 	opts.Shard = sh
 	what := fmt.Sprintf("spec %s: %s %s%s", s.Name, p.Name, cfg, onlyString(opts.Only, opts.With))
+	if merge {
+		return mergeSearch("run", searchDir(flags.dir, opts), opts.SearchIdentity(), &mergeOpts{}, stdout, stderr)
+	}
+	if err := resume.apply(&opts, opts.Dir, stdout); err != nil {
+		return usageErr(stderr, "run", "%v", err)
+	}
 	ctx, stop := interrupted()
 	defer stop()
 	fmt.Fprintf(stdout, "cutcheck %s: checking %s, shard %v\n", version, what, sh)
 	rep, err := p.Check(ctx, cfg, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck run: %v\n", err)
-		return exitError
+		return searchErr(stderr, "run", err)
 	}
-	return finishShard(shardFile{Model: what, Spec: &s, SpecName: s.Name, ShardReport: explore.ShardReport{Shard: sh, Report: rep}}, flags.dir, "run", stdout, stderr)
+	return finishShard(shardFile{Identity: opts.SearchIdentity(), Model: what, Spec: &s, SpecName: s.Name, ShardReport: explore.ShardReport{Shard: sh, Report: rep}}, searchDir(flags.dir, opts), "run", stdout, stderr)
 }
 
-// finishShard writes a shard's result and says where.
+// finishShard writes a finished shard's result and says where. An
+// incomplete shard writes nothing: a result is written only by a shard
+// that finished, so every file a merge finds is a whole shard.
 func finishShard(f shardFile, dir, cmd string, stdout, stderr io.Writer) int {
-	f.Format, f.Version = shardFormat, version
+	fmt.Fprint(stdout, f.Report.Summary())
+	if f.Report.Verdict == explore.Incomplete {
+		fmt.Fprintf(stderr, "cutcheck %s: shard %v did not finish; no result written (run it again, with --dir and --resume to continue from its checkpoint)\n", cmd, f.Shard)
+		return exitIncomplete
+	}
 	path, err := writeShard(dir, f)
 	if err != nil {
 		fmt.Fprintf(stderr, "cutcheck %s: writing the shard result: %v\n", cmd, err)
 		return exitError
 	}
-	fmt.Fprint(stdout, f.Report.Summary())
 	fmt.Fprintf(stdout, "shard result: %s (combine all %d with 'cutcheck merge %s')\n", path, f.Shard.Count, dir)
-	if f.Report.Verdict == explore.Incomplete {
-		return exitIncomplete
-	}
 	return exitOK
 }
 
@@ -118,7 +152,7 @@ func parseShard(spec string, getenv func(string) string) (explore.Shard, error) 
 	i, n, ok := strings.Cut(spec, "/")
 	count, err := strconv.Atoi(n)
 	if !ok || err != nil || count < 1 || count > 1<<16 {
-		return explore.Shard{}, fmt.Errorf("--shard: want i/N or auto/N with 1 ≤ N ≤ 65536, got %q", spec)
+		return explore.Shard{}, fmt.Errorf("--shard: want i/N, auto/N or merge/N with 1 ≤ N ≤ 65536, got %q", spec)
 	}
 	if i == "auto" {
 		for _, name := range shardEnv {
@@ -138,12 +172,13 @@ func parseShard(spec string, getenv func(string) string) (explore.Shard, error) 
 	return explore.Shard{Index: index, Count: count}, nil
 }
 
-// shardFile is one shard's result on disk.
+// shardFile is one shard's result: the envelope's result.
 type shardFile struct {
-	Format  string `json:"format"`
-	Version string `json:"version"`
-	// Model names the search: protocol, bounds, mutation, properties and
-	// shard depth. Merge refuses results of different searches.
+	// Identity is the search's (Options.SearchIdentity, which the shards
+	// of one search share); merge refuses results of different ones.
+	Identity explore.Identity `json:"identity"`
+	// Model names the search for people: protocol, bounds, mutation,
+	// properties.
 	Model string `json:"model"`
 	// Spec is the spec file a shard of 'run' checks: merge judges the
 	// merged verdict against its expectation.
@@ -152,14 +187,32 @@ type shardFile struct {
 	explore.ShardReport
 }
 
+// shardEnvelope is a shard result on disk: the result and a checksum of
+// it, so that a file cut short or edited by hand is refused.
+type shardEnvelope struct {
+	Format   string          `json:"format"`
+	Checksum string          `json:"checksum"` // of the result's compact JSON
+	Result   json.RawMessage `json:"result"`
+}
+
+func checksum(compact []byte) string { return fmt.Sprintf("xxh64:%016x", xxhash.Sum64(compact)) }
+
 func shardFileName(sh explore.Shard) string {
 	return fmt.Sprintf("shard-%d-of-%d.json", sh.Index, sh.Count)
 }
 
-// writeShard writes a shard's result atomically: a reader never sees part of it.
+// writeShard writes a shard's result atomically into dir (made if need
+// be): a reader never sees part of it.
 func writeShard(dir string, f shardFile) (string, error) {
-	data, err := json.MarshalIndent(f, "", "  ")
+	raw, err := json.Marshal(f)
 	if err != nil {
+		return "", err
+	}
+	data, err := json.MarshalIndent(shardEnvelope{Format: shardFormat, Checksum: checksum(raw), Result: raw}, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, shardFileName(f.Shard))
@@ -179,46 +232,98 @@ func writeShard(dir string, f shardFile) (string, error) {
 	return path, os.Rename(tmp.Name(), path)
 }
 
-// readShards reads every shard-*.json of dir, refusing what is not one
-// search; spec is the spec file the search checks, if any.
-func readShards(dir string) (model string, spec *specs.Spec, parts []explore.ShardReport, err error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "", nil, nil, fmt.Errorf("%s is not a directory of shard results", dir)
-	}
-	names, err := filepath.Glob(filepath.Join(dir, "shard-*-of-*.json"))
+// readShard reads one shard result, refusing a damaged or foreign file.
+func readShard(name string) (shardFile, error) {
+	var f shardFile
+	data, err := os.ReadFile(name)
 	if err != nil {
-		return "", nil, nil, err
+		return f, err
 	}
-	if len(names) == 0 {
-		return "", nil, nil, fmt.Errorf("%s holds no shard results (shard-I-of-N.json)", dir)
+	var env shardEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return f, fmt.Errorf("%s: not a shard result: %v", name, err)
+	}
+	if env.Format != shardFormat {
+		return f, fmt.Errorf("%s: format %q, want %q", name, env.Format, shardFormat)
+	}
+	var compact bytes.Buffer
+	if env.Result == nil || json.Compact(&compact, env.Result) != nil || checksum(compact.Bytes()) != env.Checksum {
+		return f, fmt.Errorf("%s: damaged or edited: its result does not match its checksum", name)
+	}
+	dec := json.NewDecoder(&compact)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, fmt.Errorf("%s: not a shard result: %v", name, err)
+	}
+	if f.Spec != nil {
+		f.Spec.Name = f.SpecName
+	}
+	return f, nil
+}
+
+// shardFiles finds the shard results of one search: those in dir, or in
+// its one subdirectory holding some (a --shard-dir); a --shard-dir
+// holding the results of several searches is refused, naming them.
+func shardFiles(dir string) ([]string, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory of shard results", dir)
+	}
+	glob := func(d string) []string {
+		names, _ := filepath.Glob(filepath.Join(d, "shard-*-of-*.json"))
+		return names
+	}
+	if names := glob(dir); len(names) > 0 {
+		return names, nil
+	}
+	subs, _ := filepath.Glob(filepath.Join(dir, "*", "shard-*-of-*.json"))
+	dirs := map[string]bool{}
+	for _, n := range subs {
+		dirs[filepath.Dir(n)] = true
+	}
+	switch len(dirs) {
+	case 0:
+		return nil, fmt.Errorf("%s holds no shard results (shard-I-of-N.json)", dir)
+	case 1:
+		return subs, nil
+	}
+	var list []string
+	for d := range dirs {
+		list = append(list, filepath.Base(d))
+	}
+	sort.Strings(list)
+	return nil, fmt.Errorf("%s holds the shards of %d searches (%s): merge one of its directories, or run the shards' command with --shard merge/N", dir, len(dirs), strings.Join(list, ", "))
+}
+
+// readShards reads the shard results of dir (see shardFiles), refusing
+// what is not one search: identity is the search's (from the command's
+// flags, for --shard merge/N), or nil to take the first file's.
+func readShards(dir string, identity explore.Identity) (f shardFile, parts []explore.ShardReport, err error) {
+	names, err := shardFiles(dir)
+	if err != nil {
+		return f, nil, err
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		data, err := os.ReadFile(name)
+	given := identity != nil
+	for i, name := range names {
+		g, err := readShard(name)
 		if err != nil {
-			return "", nil, nil, err
+			return f, nil, err
 		}
-		var f shardFile
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			return "", nil, nil, fmt.Errorf("%s: not a shard result: %v", name, err)
+		if i == 0 {
+			f = g
+			if !given {
+				identity = g.Identity
+			}
 		}
-		switch {
-		case f.Format != shardFormat:
-			return "", nil, nil, fmt.Errorf("%s: format %q, want %q", name, f.Format, shardFormat)
-		case model == "":
-			model = f.Model
-		case f.Model != model:
-			return "", nil, nil, fmt.Errorf("%s is a shard of another search: %q, not %q", name, f.Model, model)
+		if field, here, there, differ := identity.Diff(g.Identity); differ {
+			if given {
+				return f, nil, fmt.Errorf("%s is a shard of another search: %s is %q there, %q here", name, field, there, here)
+			}
+			return f, nil, fmt.Errorf("%s and %s are shards of different searches: %s is %q in one, %q in the other", names[0], name, field, here, there)
 		}
-		if f.Spec != nil {
-			f.Spec.Name = f.SpecName
-			spec = f.Spec
-		}
-		parts = append(parts, f.ShardReport)
+		parts = append(parts, g.ShardReport)
 	}
-	return model, spec, parts, nil
+	return f, parts, nil
 }
 
 type mergeOpts struct {
@@ -246,22 +351,29 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return usageErr(stderr, "merge", "expected one directory of shard results, got %d arguments", fs.NArg())
 	}
-	model, spec, parts, err := readShards(fs.Arg(0))
+	return mergeSearch("merge", fs.Arg(0), nil, o, stdout, stderr)
+}
+
+// mergeSearch merges the shard results in dir; identity, when not nil, is
+// the search they must be of.
+func mergeSearch(cmd, dir string, identity explore.Identity, o *mergeOpts, stdout, stderr io.Writer) int {
+	first, parts, err := readShards(dir, identity)
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck merge: %v\n", err)
+		fmt.Fprintf(stderr, "cutcheck %s: %v\n", cmd, err)
 		return exitUsage
 	}
 	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
 	if err != nil {
-		return usageErr(stderr, "merge", "%v", err)
+		return usageErr(stderr, cmd, "%v", err)
 	}
 	defer outs.discard()
 	rep, balance, err := explore.Merge(parts)
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck merge: %s: %v\n", fs.Arg(0), err)
+		fmt.Fprintf(stderr, "cutcheck %s: %s: %v\n", cmd, dir, err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "cutcheck %s: merged %d shards of %s\n", version, len(parts), model)
+	rep.Identity = first.Identity
+	fmt.Fprintf(stdout, "cutcheck %s: merged %d shards of %s (search %s)\n", version, len(parts), first.Model, first.Identity.Fingerprint())
 	fmt.Fprint(stdout, rep.Summary())
 	fmt.Fprintf(stdout, "shards:\n")
 	for _, b := range balance {
@@ -270,11 +382,11 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if rep.Violation != nil {
 		fmt.Fprintf(stdout, "\nCounterexample (%d steps):\n%s", len(rep.Violation.Steps)-1, rep.Violation.Text(o.fullStates))
 	}
-	if err := outs.write(rep, model); err != nil {
-		fmt.Fprintf(stderr, "cutcheck merge: %v\n", err)
+	if err := outs.write(rep, first.Model); err != nil {
+		fmt.Fprintf(stderr, "cutcheck %s: %v\n", cmd, err)
 		return exitError
 	}
-	if spec != nil {
+	if spec := first.Spec; spec != nil {
 		got, ok, why := spec.Judge(rep)
 		if !ok {
 			fmt.Fprintf(stdout, "spec %s: MISMATCH: %s\n", spec.Name, why)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -117,31 +118,105 @@ func TestShardsAsProcesses(t *testing.T) {
 	}
 }
 
-// Merge refuses a directory that is not one whole search, with one line.
+// Merge refuses what is not one whole search, with one line and exit 2:
+// results of two searches (other bounds, other deadlock checking) under
+// one --shard-dir, a shard of another build, a result edited by hand, a
+// missing shard. Each search's shards write to a directory of their own,
+// which --shard merge/N finds from the same flags; a shard that does not
+// finish writes nothing.
 func TestMergeRefusesMixedShards(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join("..", "specs", "classic-1.json")
 	other := filepath.Join("..", "specs", "classic-2.json")
-	for _, args := range [][]string{
-		{"run", spec, "--shard", "0/2", "--shard-dir", dir},
-		{"run", other, "--shard", "1/2", "--shard-dir", dir},
-	} {
-		if code, out, _ := runCLI(append(args, "--progress", "0")...); code != exitOK {
-			t.Fatalf("%v: %d %s", args, code, out)
+	shard := func(args ...string) {
+		t.Helper()
+		if code, out, stderr := runCLI(append(args, "--shard-dir", dir, "--progress", "0")...); code != exitOK {
+			t.Fatalf("%v: %d %s%s", args, code, out, stderr)
 		}
 	}
-	code, _, stderr := runCLI("merge", dir)
-	if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "another search") {
-		t.Errorf("mixed: %d %q", code, stderr)
+	refused := func(what, want string, args ...string) {
+		t.Helper()
+		code, _, stderr := runCLI(args...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d %q, want exit 2 and %q", what, code, stderr, want)
+		}
 	}
-	os.Remove(filepath.Join(dir, "shard-1-of-2.json"))
-	code, _, stderr = runCLI("merge", dir)
-	if code != exitUsage || !strings.Contains(stderr, "shard 1/2 is missing") {
-		t.Errorf("missing: %d %q", code, stderr)
+	shard("run", spec, "--shard", "0/2")
+	shard("run", other, "--shard", "1/2")
+	shard("run", spec, "--shard", "1/2", "--no-deadlock")
+	refused("three searches", "holds the shards of 3 searches", "merge", dir)
+	// merge/N takes the search's own directory, whatever else is there.
+	shard("run", spec, "--shard", "1/2")
+	if code, out, stderr := runCLI("run", spec, "--shard", "merge/2", "--shard-dir", dir); code != exitOK || !strings.Contains(out, "as expected") {
+		t.Fatalf("merge/2: %d %s%s", code, out, stderr)
+	}
+	refused("merge/2 of a missing search", "shard 0/2 is missing", "run", spec, "--shard", "merge/2", "--shard-dir", dir, "--no-deadlock")
+
+	// Copied into one directory, the results are still told apart.
+	search := func(args ...string) string {
+		opts := explore.Options{NoDeadlock: slices.Contains(args, "--no-deadlock"), Shard: explore.Shard{Count: 2, Depth: 3}}
+		s, err := specs.Parse(args[0], must(os.ReadFile(args[0])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, p, _ := s.Config()
+		return searchDir(dir, specs.Identify(p, cfg, s.Options(opts)))
+	}
+	mixed := t.TempDir()
+	copyFile := func(from, to string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(mixed, to), must(os.ReadFile(from)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(filepath.Join(search(spec), "shard-0-of-2.json"), "shard-0-of-2.json")
+	copyFile(filepath.Join(search(spec, "--no-deadlock"), "shard-1-of-2.json"), "shard-1-of-2.json")
+	refused("mixed --no-deadlock", `deadlock is "true" in one, "false" in the other`, "merge", mixed)
+	copyFile(filepath.Join(search(other), "shard-1-of-2.json"), "shard-1-of-2.json")
+	refused("other bounds", "are shards of different searches: keys is", "merge", mixed)
+
+	// A shard of another build: a valid file whose build differs.
+	f, err := readShard(filepath.Join(search(spec), "shard-1-of-2.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f.Identity {
+		if f.Identity[i].Name == "build" {
+			f.Identity[i].Value += " modified"
+		}
+	}
+	if _, err := writeShard(mixed, f); err != nil {
+		t.Fatal(err)
+	}
+	refused("another build", "build is", "merge", mixed)
+
+	// Counts edited by hand.
+	copyFile(filepath.Join(search(spec), "shard-1-of-2.json"), "shard-1-of-2.json")
+	if code, out, stderr := runCLI("merge", mixed); code != exitOK {
+		t.Fatalf("the shards of one search: %d %s%s", code, out, stderr)
+	}
+	path := filepath.Join(mixed, "shard-1-of-2.json")
+	data := must(os.ReadFile(path))
+	edited := regexp.MustCompile(`"distinct": \d+`).ReplaceAllString(string(data), `"distinct": 12345`)
+	if edited == string(data) {
+		t.Fatal("no distinct count in the shard result")
+	}
+	os.WriteFile(path, []byte(edited), 0o644)
+	refused("edited counts", "does not match its checksum", "merge", mixed)
+	os.WriteFile(path, data[:len(data)/2], 0o644)
+	refused("cut short", "shard-1-of-2.json", "merge", mixed)
+	os.Remove(path)
+	refused("missing", "shard 1/2 is missing", "merge", mixed)
+
+	// A shard stopped early writes nothing and says so.
+	stopped := t.TempDir()
+	code, _, stderr := runCLI("run", spec, "--shard", "0/2", "--shard-dir", stopped, "--max-depth", "1", "--progress", "0")
+	if names, _ := filepath.Glob(filepath.Join(stopped, "*", "*")); code != exitIncomplete || len(names) != 0 || !strings.Contains(stderr, "no result written") {
+		t.Errorf("stopped shard: exit %d, files %v, %q", code, names, stderr)
 	}
 	for _, tt := range []struct{ spec, env, want string }{
 		{"2/2", "", "index \"2\" is not in 0..1"},
-		{"x", "", "want i/N or auto/N"},
+		{"x", "", "want i/N, auto/N or merge/N"},
 		{"auto/4", "", "neither JOB_COMPLETION_INDEX nor SLURM_ARRAY_TASK_ID is set"},
 	} {
 		if _, err := parseShard(tt.spec, func(string) string { return tt.env }); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -152,4 +227,11 @@ func TestMergeRefusesMixedShards(t *testing.T) {
 	if sh, err := parseShard("auto/4", func(k string) string { return env[k] }); err != nil || sh.Index != 3 || sh.Count != 4 {
 		t.Errorf("auto/4 with SLURM_ARRAY_TASK_ID=3: %v %v", sh, err)
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -21,6 +21,7 @@ import (
 type runOpts struct {
 	engine engineFlags
 	shard  shardFlags
+	resume resumeFlag
 }
 
 func runFlags() (*pflag.FlagSet, *runOpts) {
@@ -28,6 +29,7 @@ func runFlags() (*pflag.FlagSet, *runOpts) {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	o.engine.register(fs)
 	o.shard.register(fs)
+	o.resume.register(fs)
 	return fs, o
 }
 
@@ -66,7 +68,10 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 		if opts.Symmetry {
 			return usageErr(stderr, "run", "--symmetry and --shard cannot be combined (a shard key is of concrete states)")
 		}
-		return runSpecShard(list[0], opts, &o.shard, stdout, stderr)
+		return runSpecShard(list[0], opts, &o.shard, &o.resume, stdout, stderr)
+	}
+	if o.resume.on {
+		return usageErr(stderr, "run", "--resume applies to one shard (--shard); use check --resume for one search")
 	}
 	ctx, stop := interrupted()
 	defer stop()

@@ -24,6 +24,15 @@ type Options struct {
 	// every level and from which it continues if one is there (see
 	// checkpoint.go); "" = none.
 	Checkpoint string
+	// OnResume, when set, is called once a run has continued from a
+	// checkpoint, with the level it continues from and the states found
+	// up to it.
+	OnResume func(level int, distinct uint64)
+	// Identity names the search for the files a later run reads back
+	// (checkpoints, shard results): the fields only the caller knows, such
+	// as the build and the model's parameters. SearchIdentity adds the
+	// options' own.
+	Identity Identity
 }
 
 // Verdict is the outcome of a run.

@@ -176,8 +176,11 @@
 // frontier's encodings, the counters) and continues from it when started
 // again, reaching the same result as a run never interrupted, whether it
 // was cancelled or killed. Unlike the disk tier's files, the checkpoint is
-// kept when the run is incomplete; a finished run removes it. See
-// checkpoint.go for its files and limits.
+// kept when the run is incomplete; a finished run removes it. It carries
+// the search's identity (Options.SearchIdentity) and checksums of its
+// files: a checkpoint of another search is refused with a *MismatchError
+// naming the field that differs, a damaged one with ErrDamaged, and one a
+// live run holds with ErrInUse. See checkpoint.go for its files and limits.
 //
 // # Memory budget
 //

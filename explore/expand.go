@@ -97,7 +97,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	// A budgeted level expanded in one pass was planned from the last
 	// level's ratios. If it outgrows its level map it is abandoned, and
 	// redone in passes planned from what it showed (errTooWide).
-	widen := e.opts.MemBudget > 0 && !e.inPasses && e.ckpt == nil
+	widen := e.opts.MemBudget > 0 && !e.inPasses
 	generated := e.generated.Load()
 	var expanded atomic.Int64
 	stop := func() bool { return ctx.Err() != nil || widen && e.lm.overflow.Load() }

@@ -9,3 +9,7 @@ import "os"
 func claim(string) (*os.File, error) { return nil, nil }
 
 func removeIfOrphan(string) (*Orphan, error) { return nil, nil }
+
+// Without flock, a checkpoint directory is not locked: runs must not
+// share one.
+func lock(dir string) (*os.File, error) { return os.Open(dir) }

@@ -3,6 +3,7 @@
 package explore
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -58,4 +59,30 @@ func removeIfOrphan(p string) (*Orphan, error) {
 		return nil, fmt.Errorf("explore: removing %s, left by process %d: %w", p, pid, err)
 	}
 	return o, nil
+}
+
+// lock locks dir's owner file for the life of a run that keeps files in
+// dir from one run to the next (a checkpoint), refusing a directory a
+// live run holds. The file stays when the run ends, unlocked.
+func lock(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("explore: locking %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		data, _ := io.ReadAll(f)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("explore: %s is %w (process %s)", dir, ErrInUse, strings.TrimSpace(string(data)))
+		}
+		return nil, fmt.Errorf("explore: locking %s: %w", dir, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, err = fmt.Fprintf(f, "%d\n", os.Getpid())
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("explore: locking %s: %w", dir, err)
+	}
+	return f, nil
 }

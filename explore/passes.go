@@ -53,9 +53,7 @@ const (
 // when the level fits. A level that needs more first moves the run to disk
 // (the frontier to a file, which each pass reads).
 func (e *engine[S, A]) passes(ctx context.Context) (int, error) {
-	if e.opts.MemBudget <= 0 || e.front.n == 0 || e.ckpt != nil {
-		// A checkpointed run keeps each level whole: its checkpoint
-		// records a level's fingerprints as one commit writes them.
+	if e.opts.MemBudget <= 0 || e.front.n == 0 {
 		return 1, nil
 	}
 	if e.levelNeed() <= float64(e.avail()) {
@@ -207,6 +205,10 @@ func (e *engine[S, A]) commitPass(ctx context.Context, outs []*batch, f *os.File
 		e.release(outs)
 		return 0, err
 	}
+	if err := e.ckpt.appendFps(lists); err != nil {
+		e.release(outs)
+		return 0, err
+	}
 	w := bufio.NewWriterSize(f, ioBuffer)
 	var (
 		buf []byte
@@ -315,6 +317,9 @@ func (e *engine[S, A]) mergePasses(parts []*os.File, counts []uint64) error {
 			if err := e.trace.extend([][]uint64{keys}, 1); err != nil {
 				return err
 			}
+			if err := e.ckpt.appendKeys(keys); err != nil {
+				return err
+			}
 			keys = keys[:0]
 		}
 		ok, err := r.next()
@@ -327,6 +332,14 @@ func (e *engine[S, A]) mergePasses(parts []*os.File, counts []uint64) error {
 	}
 	if err := e.trace.extend([][]uint64{keys}, 1); err != nil {
 		return err
+	}
+	if err := e.ckpt.appendKeys(keys); err != nil {
+		return err
+	}
+	if e.ckpt != nil {
+		if err := e.ckpt.endLevel(); err != nil {
+			return err
+		}
 	}
 	if err := qw.flush(); err != nil {
 		return fmt.Errorf("explore: writing the queue: %w", err)

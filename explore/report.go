@@ -19,6 +19,7 @@ type Report struct {
 	Violation   *TraceReport  `json:"violation,omitempty"`
 	Levels      []ShardLevel  `json:"levels,omitempty"`     // a shard's run only
 	Simulation  *SimStats     `json:"simulation,omitempty"` // a simulation only
+	Identity    Identity      `json:"identity,omitempty"`   // the search's, when the caller sets it
 }
 
 // TraceReport is a violation with its trace rendered step by step.

@@ -75,6 +75,10 @@ type Protocol struct {
 	Defaults Config
 	Limits   Limits
 	Faults   []Fault // the faults this protocol implements
+	// Version is what the author declares of the model's version: change
+	// it with the model (its parts), so that checkpoints and shard results
+	// of the old one are refused by name, not only by the build.
+	Version string
 	// Properties lists the properties the model checks under cfg.
 	Properties func(cfg Config) []Prop
 	// Check explores the model under cfg.

@@ -391,6 +391,8 @@ type Outcome struct {
 	OK      bool   // Got matches Expect (and every sometimes was reached, if Reach)
 	Why     string // when not OK: what differs
 	Elapsed time.Duration
+	// Identity is the search's (Spec.Identity).
+	Identity explore.Identity
 }
 
 // Run checks one spec.
@@ -399,13 +401,13 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	opts = s.Options(opts)
+	opts = Identify(p, cfg, s.Options(opts))
 	start := time.Now()
 	rep, err := p.Check(ctx, cfg, opts)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", s.Name, err)
 	}
-	o := Outcome{Spec: s, Config: cfg, Report: rep, Elapsed: time.Since(start)}
+	o := Outcome{Spec: s, Config: cfg, Report: rep, Elapsed: time.Since(start), Identity: opts.SearchIdentity()}
 	o.Got, o.OK, o.Why = s.Judge(rep)
 	return o, nil
 }

@@ -30,6 +30,9 @@ type Row struct {
 	Rate      float64  `json:"distinct_per_second"`
 	Unreached []string `json:"unreached_sometimes,omitempty"`
 	Note      string   `json:"note,omitempty"`
+	// Identity is the search's (Spec.Identity): the build, protocol,
+	// bounds, mutation and options that produced the row.
+	Identity explore.Identity `json:"identity,omitempty"`
 }
 
 // TableJSON turns outcomes into rows.
@@ -41,7 +44,7 @@ func TableJSON(out []Outcome) []Row {
 		cfg.Fault = protocols.None
 		r := Row{Spec: o.Spec.Name, Protocol: o.Spec.Protocol, Bounds: cfg.String(), Mutation: o.Spec.Mutation,
 			Generated: st.Generated, Distinct: st.Distinct, Depth: st.Depth, Verdict: o.Got, Expected: o.Spec.Expect,
-			OK: o.OK, Why: o.Why, Seconds: o.Elapsed.Seconds(), Note: o.Spec.Note}
+			OK: o.OK, Why: o.Why, Seconds: o.Elapsed.Seconds(), Note: o.Spec.Note, Identity: o.Identity}
 		if s := o.Elapsed.Seconds(); s > 0 {
 			r.Rate = float64(st.Distinct) / s
 		}

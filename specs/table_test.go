@@ -40,3 +40,36 @@ func TestOpenMarkdown(t *testing.T) {
 		t.Fatal("a run without open specs should have no open table")
 	}
 }
+
+// A results row carries its search's identity: the one Spec.Identity
+// gives, different for another mutation or other options.
+func TestRowIdentity(t *testing.T) {
+	plain, err := Parse("a.json", []byte(`{"protocol": "classic", "keys": 1, "values": 1, "events": 1, "chunks": 1, "txn": 1, "expect": "pass"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutated, err := Parse("b.json", []byte(`{"protocol": "classic", "keys": 1, "values": 1, "events": 1, "chunks": 1, "txn": 1, "mutation": "early-release", "expect": "pass"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := explore.Options{Workers: 1}
+	o, err := Run(context.Background(), plain, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := TableJSON([]Outcome{o})[0]
+	want, err := plain.Identity(opts)
+	if err != nil || row.Identity.Fingerprint() != want.Fingerprint() {
+		t.Fatalf("row identity %v, spec's %v (%v)", row.Identity, want, err)
+	}
+	for name, v := range map[string]string{"protocol": "classic", "mutation": "none", "keys": "1", "build": explore.BuildIdentity()} {
+		if got, _ := row.Identity.Get(name); got != v {
+			t.Errorf("identity field %s = %q, want %q", name, got, v)
+		}
+	}
+	other, _ := mutated.Identity(opts)
+	noDeadlock, _ := plain.Identity(explore.Options{NoDeadlock: true})
+	if other.Fingerprint() == want.Fingerprint() || noDeadlock.Fingerprint() == want.Fingerprint() {
+		t.Error("another mutation or other options give the same identity")
+	}
+}

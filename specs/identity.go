@@ -1,0 +1,50 @@
+package specs
+
+import (
+	"fmt"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+// Identify returns opts with the search identity's fields of checking p
+// under cfg (explore.Options.Identity): the build, the protocol (its
+// registered name and the version it declares for its parts), every
+// bound, the mode, the initial store and the mutation. With the options'
+// own (deadlock checking, the properties checked, symmetry, the depth
+// limit, the shard split), opts.SearchIdentity() is the identity every
+// file a later run reads back carries.
+func Identify(p *protocols.Protocol, cfg protocols.Config, opts explore.Options) explore.Options {
+	initial := "empty"
+	switch {
+	case cfg.InitialAny:
+		initial = "any"
+	case cfg.Initial != (model.Store{}):
+		initial = protocols.StoreString(cfg.Initial, cfg.Keys)
+	}
+	opts.Identity = explore.Identity{}.
+		With("build", explore.BuildIdentity()).
+		With("protocol", p.Name).
+		With("protocol-version", p.Version).
+		With("keys", fmt.Sprint(cfg.Keys)).
+		With("values", fmt.Sprint(cfg.Values)).
+		With("events", fmt.Sprint(cfg.Events)).
+		With("chunks", fmt.Sprint(cfg.Chunks)).
+		With("txn", fmt.Sprint(cfg.Txn)).
+		With("mode", cfg.Mode).
+		With("initial", initial).
+		With("mutation", cfg.Fault.String())
+	return opts
+}
+
+// Identity is the search identity of running s with opts, as Run runs it:
+// what results/table.json records with its row, and what a results set's
+// manifest can record of each spec.
+func (s Spec) Identity(opts explore.Options) (explore.Identity, error) {
+	cfg, p, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	return Identify(p, cfg, s.Options(opts)).SearchIdentity(), nil
+}
