@@ -35,6 +35,9 @@ func (v *verifier) advance(r io.Reader) (*Failure, error) {
 		if len(strings.TrimSpace(string(line))) > 0 {
 			lineNo++
 			if h == nil {
+				if err := strictJSON(line, "format", "version", "from", "to"); err != nil {
+					return s1(lineNo, "the segment header: %v", err), nil
+				}
 				dec := json.NewDecoder(strings.NewReader(string(line)))
 				dec.DisallowUnknownFields()
 				h = new(SegmentHeader)

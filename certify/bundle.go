@@ -179,8 +179,16 @@ func (r *Result) Line() string {
 	return r.Verdict.String()
 }
 
+// headerNames are the member names of the header and its parts.
+var headerNames = []string{"format", "version", "coordinates", "keys", "base", "discipline", "reads",
+	"certificate", "run", "units", "scope", "frontier", "prefix_entries", "start", "consumed",
+	"domain", "lo", "hi", "low", "high", "ranges", "ge", "gt", "lt", "le"}
+
 // parseHeader decodes the first line; unknown fields are Unsupported.
 func parseHeader(line []byte) (*Header, *Failure) {
+	if err := strictJSON(line, headerNames...); err != nil {
+		return nil, s1(1, "the header: %v", err)
+	}
 	var probe struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
