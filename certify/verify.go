@@ -28,7 +28,44 @@ type Options struct {
 // itself. It streams: memory grows with the keys in scope (and with how far
 // the recorded emitted stream lags the log), not with the length of the log.
 // The error is only for failing to read r.
+//
+// Under Options.Restrict the whole certificate is verified too (Result.Full),
+// so the answer says whether the cut on K' is all that holds: the bundle is
+// read twice, from the start again when r is an io.Seeker, else held in
+// memory.
 func Verify(r io.Reader, opt Options) (*Result, error) {
+	if opt.Restrict == nil {
+		return verify(r, opt)
+	}
+	rs, ok := r.(io.ReadSeeker)
+	if !ok {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		rs = bytes.NewReader(b)
+	}
+	at, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, err
+	}
+	full, err := verify(rs, Options{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rs.Seek(at, io.SeekStart); err != nil {
+		return nil, err
+	}
+	res, err := verify(rs, opt)
+	if err != nil {
+		return nil, err
+	}
+	full.Cut, full.Assumes = nil, nil
+	res.Full = full
+	return res, nil
+}
+
+func verify(r io.Reader, opt Options) (*Result, error) {
 	v := &verifier{opt: opt}
 	res, err := v.run(r)
 	if err != nil {
@@ -135,12 +172,18 @@ type verifier struct {
 	phase   int // 0 base, 1 reads, 2 log
 	pos     int64
 	lastTxn int64
-	txns    map[int64]bool
-	loOrder []int // units by lo (position coordinates)
-	loNext  int
-	hiOrder []int // units by hi (position coordinates)
-	hiNext  int
-	final   bool // closeUpTo(f+1) done
+	// Transaction labels of the log (x), for transaction closure (main
+	// paper §2.2): unlabeled is set when some event lacks one; split is the
+	// label of a transaction the frontier falls inside (0: none).
+	lastHas   bool
+	unlabeled bool
+	split     int64
+	txns      map[int64]bool
+	loOrder   []int // units by lo (position coordinates)
+	loNext    int
+	hiOrder   []int // units by hi (position coordinates)
+	hiNext    int
+	final     bool // closeUpTo(f+1) done
 
 	exp, act  []entry
 	expH      int
@@ -195,15 +238,49 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 			return &Result{Verdict: Reject, Failure: f}, nil
 		}
 	}
+	res := &Result{Verdict: Accept}
 	if v.opt.Segment != nil {
+		from := v.f
+		seen := v.pos
 		if f, err := v.advance(v.opt.Segment); err != nil || f != nil {
 			if err != nil {
 				return nil, err
 			}
 			return stop(f), nil
 		}
+		res.From = &from
+		checked := "none of it is in the bundle's log, which ends at the certified frontier"
+		if seen > from {
+			checked = fmt.Sprintf("(%d, %d] agrees with the bundle's log", from, min(seen, v.f))
+			if seen < v.f {
+				checked += fmt.Sprintf(", (%d, %d] is beyond it", seen, v.f)
+			}
+		}
+		res.Assumes = append(res.Assumes, fmt.Sprintf("the segment is the source's change data in (%d, %d] (ContSeg, 003 §11.1): %s", from, v.f, checked))
 	}
-	return &Result{Verdict: Accept, Cut: v.cut()}, nil
+	res.Cut = v.cut()
+	res.Assumes = append(v.assumptions(), res.Assumes...)
+	return res, nil
+}
+
+// assumptions names what an Accept rests on that the bundle cannot show.
+func (v *verifier) assumptions() []string {
+	a := []string{"faithful source observation: the recorded reads and log are what the source held and committed (003 §8.7)"}
+	if v.h.Base == "from-reads" {
+		a = append(a, "an unknown base: a key's base state is what its chunk read observed")
+	}
+	if v.h.Reads == "survivors" {
+		a = append(a, "survivor-only reads: a read discarded by a window event is not in the bundle (003 §5.4)")
+	}
+	switch {
+	case v.h.Coordinates == "executed-set":
+		a = append(a, "the frontier is a transaction boundary (checked)")
+	case v.split != 0:
+		a = append(a, fmt.Sprintf("a row-event cut only: the frontier falls inside transaction %d, so the cut is no transactional snapshot (main §2.2)", v.split))
+	case v.unlabeled && v.pos > 0:
+		a = append(a, "a row-event cut: the log carries no transaction labels, so whether the frontier is transaction-closed is not evidenced (main §2.2)")
+	}
+	return a
 }
 
 func stop(f *Failure) *Result {
@@ -740,7 +817,27 @@ func (v *verifier) event(fs []field) *Failure {
 	if kraw != nil && val == nil {
 		return unsupported("v", "line %d: a row event without a full image (field v)", v.stats.Lines)
 	}
-	if v.h.Coordinates == "executed-set" {
+	if !hasTxn {
+		v.unlabeled = true
+	}
+	if hasTxn && v.lastHas && txn == v.lastTxn {
+		// p-1 and p are one transaction: a coordinate p-1 is inside it.
+		if p-1 == v.f && v.split == 0 {
+			v.split = txn
+			if v.h.Coordinates == "executed-set" {
+				v.fail(rFrontier, &Failure{Obligation: "S4", Clause: "the frontier is transaction-closed (main §2.2, §7.4)", Coord: coord(v.f), Line: v.stats.Lines,
+					Detail: fmt.Sprintf("the frontier %d falls inside transaction %d: executed-set coordinates are transaction boundaries, and a cut there is a half-applied transaction", v.f, txn)})
+			}
+		}
+		if p-1 == v.s0 && v.h.Coordinates == "executed-set" {
+			v.fail(rStart, &Failure{Obligation: "S4", Clause: "consumption starts at a transaction boundary (main §7.4)", Coord: coord(v.s0), Line: v.stats.Lines,
+				Detail: fmt.Sprintf("consumption starts at %d, inside transaction %d", v.s0, txn)})
+		}
+	}
+	v.lastHas = hasTxn
+	if v.h.Coordinates != "executed-set" {
+		v.lastTxn = txn
+	} else {
 		if !hasTxn {
 			return s1(v.stats.Lines, "an event of an executed-set bundle needs its transaction label x")
 		}
