@@ -3,6 +3,7 @@ package certify
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/model"
@@ -115,6 +116,12 @@ func TestRestriction(t *testing.T) {
 	mustReject(t, stale, "O2")
 	if res := verifyBytes(t, stale, Options{Restrict: keysScope("1", "2")}); res.Verdict != Accept {
 		t.Errorf("restricted away from the stale key: %s", res.Line())
+	} else if res.Full == nil || res.Full.Verdict != Reject || !strings.Contains(res.Line(), "sub-scope only: the full certificate is Reject: S4 (O2") {
+		// The Accept on K' must not read as the certificate's.
+		t.Errorf("the Accept on a sub-scope of a rejected certificate does not say so: %s", res.Line())
+	}
+	if res := verifyBytes(t, b, Options{Restrict: keysScope("1", "2")}); res.Full == nil || !strings.Contains(res.Line(), "the full certificate is accepted too") {
+		t.Errorf("restricted Accept of an accepted certificate: %s", res.Line())
 	}
 	if res := verifyBytes(t, stale, Options{Restrict: keysScope("0")}); res.Verdict != Reject {
 		t.Errorf("restricted to the stale key: %s", res.Line())

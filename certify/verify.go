@@ -38,16 +38,18 @@ func Verify(r io.Reader, opt Options) (*Result, error) {
 		return verify(r, opt)
 	}
 	rs, ok := r.(io.ReadSeeker)
+	var at int64
+	if ok {
+		var err error
+		at, err = rs.Seek(0, io.SeekCurrent)
+		ok = err == nil // a pipe is no seeker
+	}
 	if !ok {
 		b, err := io.ReadAll(r)
 		if err != nil {
 			return nil, err
 		}
-		rs = bytes.NewReader(b)
-	}
-	at, err := rs.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return nil, err
+		rs, at = bytes.NewReader(b), 0
 	}
 	full, err := verify(rs, Options{})
 	if err != nil {
