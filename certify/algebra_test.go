@@ -3,6 +3,7 @@ package certify
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -66,6 +67,35 @@ func TestAdvanceRejectsWrongSegment(t *testing.T) {
 		res := verifyBytes(t, b, Options{Segment: bytes.NewReader([]byte(seg))})
 		if res.Verdict != Reject || res.Failure.Obligation != "ContSeg" {
 			t.Errorf("%s: %s", name, res.Line())
+		}
+	}
+	// Finding: the segment was trusted. It must agree with the bundle's
+	// own log where that goes past the frontier (p5 is k0 := ⊥ there), list
+	// every position, and reach the frontier it claims.
+	const head = `{"format":"cutcheck-segment","version":1,"from":4,"to":%d}` + "\n"
+	for name, seg := range map[string]string{
+		"contradicts the bundle's log": fmt.Sprintf(head, 5) + `{"p":5,"k":0,"v":7}` + "\n",
+		"omits an event of the log":    fmt.Sprintf(head, 5) + `{"p":5}` + "\n",
+		"another key than the log's":   fmt.Sprintf(head, 5) + `{"p":5,"k":1,"v":null}` + "\n",
+		"has a gap":                    fmt.Sprintf(head, 7) + `{"p":5,"k":0,"v":null}` + "\n" + `{"p":7,"k":1,"v":3}` + "\n",
+		"empty to 10^12":               fmt.Sprintf(head, 1000000000000),
+		"stops short of its end":       fmt.Sprintf(head, 6) + `{"p":5,"k":0,"v":null}` + "\n",
+	} {
+		res := verifyBytes(t, b, Options{Segment: strings.NewReader(seg)})
+		if res.Verdict != Reject || res.Failure.Obligation != "ContSeg" {
+			t.Errorf("a segment that %s: %s", name, res.Line())
+		} else {
+			t.Logf("%s: %s", name, res.Line())
+		}
+	}
+	for name, seg := range map[string]string{
+		"agrees with the log":   fmt.Sprintf(head, 5) + `{"p":5,"k":0,"v":null}` + "\n",
+		"goes beyond the log":   fmt.Sprintf(head, 6) + `{"p":5,"k":0,"v":null}` + "\n" + `{"p":6,"k":1,"v":3}` + "\n",
+		"an out-of-scope event": fmt.Sprintf(head, 6) + `{"p":5,"k":0,"v":null}` + "\n" + `{"p":6,"k":9,"v":3}` + "\n",
+	} {
+		res := verifyBytes(t, b, Options{Segment: strings.NewReader(seg)})
+		if res.Verdict != Accept || !strings.Contains(res.Line(), "advanced from the certified frontier 4") || !strings.Contains(res.Line(), "ContSeg") {
+			t.Errorf("a segment that %s: %s", name, res.Line())
 		}
 	}
 	res := verifyBytes(t, b, Options{Segment: bytes.NewReader([]byte(`{"format":"cutcheck-segment","version":1,"from":4,"to":5}` + "\n" + `{"p":5,"k":0,"v":null,"patch":1}` + "\n"))})

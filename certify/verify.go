@@ -198,6 +198,16 @@ type verifier struct {
 	lastRaw   []byte    // the raw key of the last lookup
 	lastKS    *keyState // and its state
 	sink      uint64    // keeps warm's loads alive
+	// With a segment: the bundle's own log after the frontier, position
+	// f+1 first, which the segment must agree with where they overlap.
+	tail []tailEvent
+}
+
+// tailEvent is a log position after the frontier: the scope key it writes
+// (nil for none) and the image.
+type tailEvent struct {
+	k   *keyState
+	img string
 }
 
 func (v *verifier) fail(rank int, f *Failure) {
@@ -870,6 +880,7 @@ func (v *verifier) event(fs []field) *Failure {
 	if emitting {
 		v.closeUpTo(p)
 	}
+	var tail tailEvent
 	if kraw != nil {
 		ks, f := v.state(kraw)
 		if f != nil {
@@ -877,6 +888,7 @@ func (v *verifier) event(fs []field) *Failure {
 		}
 		if ks != nil {
 			img := canonValue(val)
+			tail = tailEvent{ks, img}
 			if emitting && !v.discDone {
 				pass := true
 				if ks.unit >= 0 && v.h.Discipline == RangeMerge {
@@ -901,6 +913,9 @@ func (v *verifier) event(fs []field) *Failure {
 			}
 			ks.sigma, ks.known = img, true
 		}
+	}
+	if v.opt.Segment != nil && p > v.f {
+		v.tail = append(v.tail, tail) // what the segment must agree with
 	}
 	v.pos = p
 	if v.h.Coordinates == "position" {
