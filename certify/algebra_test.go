@@ -44,6 +44,19 @@ func TestAdvanceEqualsLongerRun(t *testing.T) {
 				t.Fatalf("%v: advanced to %d gives %v; certifying the longer run gives %v", &c, f2, res.Cut.State, fresh.Line())
 			}
 			advanced++
+			// The same segment with its first row event's image changed
+			// contradicts the bundle's own log, which reaches f2.
+			lines := strings.Split(seg.String(), "\n")
+			for i, l := range lines[1:] {
+				if strings.Contains(l, `"k":`) {
+					lines[i+1] = strings.Replace(strings.Replace(l, `"v":null`, `"v":9`, 1), `"v":1}`, `"v":9}`, 1)
+					bad := verifyBytes(t, b, Options{Segment: strings.NewReader(strings.Join(lines, "\n"))})
+					if bad.Verdict != Reject || bad.Failure.Obligation != "ContSeg" {
+						t.Fatalf("%v: a segment contradicting the log to %d: %s", &c, f2, bad.Line())
+					}
+					break
+				}
+			}
 		}
 	})
 	if advanced == 0 {
