@@ -173,3 +173,43 @@ func TestCheckBundleFlag(t *testing.T) {
 		t.Fatalf("a passing check wrote a bundle: %v", err)
 	}
 }
+
+// certify's Accept line says what it rests on; under --scope, whether the
+// full certificate was accepted; under --advance, that the cut is
+// conditional on the segment; a segment that contradicts the bundle's log
+// is a Reject (exit 1).
+func TestCertifyWording(t *testing.T) {
+	dir := t.TempDir()
+	var l model.Log
+	l.Commit(model.Event{Key: 0, Img: 1})
+	l.Commit(model.Event{Key: 1, Img: 1})
+	l.Commit(model.Event{Key: 0, Img: 2})
+	p := &model.Plan{Keys: 2, Frontier: 2}
+	p.Add(model.Unit{Domain: model.Range(0, 1), Lo: 0, Hi: 1, Refresh: model.Store{0: 1}, Read: model.Range(0, 1)})
+	p.Add(model.Unit{Domain: model.Range(1, 2), Lo: 1, Hi: 1, Read: model.Range(1, 2)})
+	var b bytes.Buffer
+	if err := certify.WriteModelBundle(&b, certify.ModelRun{Log: &l, Plan: p, Frontier: 2, Discipline: certify.WindowDiscard, Stream: model.WindowDiscard(p, &l, 0, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(dir, "run.jsonl")
+	os.WriteFile(bundle, b.Bytes(), 0o644)
+	code, out, _ := runCLI("certify", bundle)
+	if code != exitOK || !strings.Contains(out, "rests on: faithful source observation") {
+		t.Fatalf("certify: exit %d %s", code, out)
+	}
+	// k1's read is made stale: the whole is rejected, {k0} accepted.
+	stale := filepath.Join(dir, "stale.jsonl")
+	os.WriteFile(stale, bytes.Replace(b.Bytes(), []byte(`{"read":1,"k":0,"v":1}`), []byte(`{"read":1,"k":0,"v":7}`), 1), 0o644)
+	if code, out, _ := runCLI("certify", "--scope", "keys=1", stale); code != exitOK || !strings.Contains(out, "sub-scope only: the full certificate is Reject") {
+		t.Fatalf("--scope on a rejected certificate: exit %d %s", code, out)
+	}
+	seg := filepath.Join(dir, "seg.jsonl")
+	os.WriteFile(seg, []byte(`{"format":"cutcheck-segment","version":1,"from":2,"to":4}`+"\n"+`{"p":3,"k":0,"v":2}`+"\n"+`{"p":4,"k":1,"v":null}`+"\n"), 0o644)
+	if code, out, _ := runCLI("certify", "--advance", seg, bundle); code != exitOK || !strings.Contains(out, "advanced from the certified frontier 2") || !strings.Contains(out, "ContSeg") {
+		t.Fatalf("--advance: exit %d %s", code, out)
+	}
+	os.WriteFile(seg, []byte(`{"format":"cutcheck-segment","version":1,"from":2,"to":4}`+"\n"+`{"p":3,"k":0,"v":5}`+"\n"+`{"p":4,"k":1,"v":null}`+"\n"), 0o644)
+	if code, out, _ := runCLI("certify", "--advance", seg, bundle); code != exitViolated || !strings.HasPrefix(out, "Reject: ContSeg") {
+		t.Fatalf("--advance, a segment contradicting the log: exit %d %s", code, out)
+	}
+}
