@@ -79,7 +79,7 @@ func TestFrontierTransactionClosed(t *testing.T) {
 		return strings.Replace(line, `"low":[[1,1]],"high":[[1,2]]`, `"lo":1,"hi":3`, 1)
 	})
 	res = mustAccept(t, position)
-	if !strings.Contains(res.Line(), "inside transaction 3") {
+	if !strings.Contains(res.Line(), "splits transaction 3") {
 		t.Errorf("the Accept does not say the frontier splits a transaction: %s", res.Line())
 	}
 	if res := mustAccept(t, executedRunAt(t, 5)); !strings.Contains(res.Line(), "faithful source observation") {

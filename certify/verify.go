@@ -277,20 +277,20 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 
 // assumptions names what an Accept rests on that the bundle cannot show.
 func (v *verifier) assumptions() []string {
-	a := []string{"faithful source observation: the recorded reads and log are what the source held and committed (003 §8.7)"}
+	a := []string{"faithful source observation (003 §8.7): the recorded reads and log are the source's"}
 	if v.h.Base == "from-reads" {
-		a = append(a, "an unknown base: a key's base state is what its chunk read observed")
+		a = append(a, "an unknown base: a key's base is what its chunk read")
 	}
 	if v.h.Reads == "survivors" {
-		a = append(a, "survivor-only reads: a read discarded by a window event is not in the bundle (003 §5.4)")
+		a = append(a, "survivor-only reads: discarded reads are not evidenced (003 §5.4)")
 	}
 	switch {
 	case v.h.Coordinates == "executed-set":
-		a = append(a, "the frontier is a transaction boundary (checked)")
+		a = append(a, "a transaction-closed frontier (checked)")
 	case v.split != 0:
-		a = append(a, fmt.Sprintf("a row-event cut only: the frontier falls inside transaction %d, so the cut is no transactional snapshot (main §2.2)", v.split))
+		a = append(a, fmt.Sprintf("a row-event cut: the frontier splits transaction %d, so it is no transactional snapshot (main §2.2)", v.split))
 	case v.unlabeled && v.pos > 0:
-		a = append(a, "a row-event cut: the log carries no transaction labels, so whether the frontier is transaction-closed is not evidenced (main §2.2)")
+		a = append(a, "a row-event cut: without transaction labels the frontier's transaction closure is not evidenced (main §2.2)")
 	}
 	return a
 }
