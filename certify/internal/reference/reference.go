@@ -136,20 +136,20 @@ func (c *checker) parseKey(raw json.RawMessage) (key, error) {
 		if !c.ints {
 			return key{s: t}, nil
 		}
-		n, err := strconv.ParseInt(t, 10, 64)
-		if err != nil || strconv.FormatInt(n, 10) != t {
-			return key{}, errors.New("not a canonical integer key")
+		n, err := strconv.ParseInt(t, 10, 64) // "007" is 7
+		if err != nil {
+			return key{}, errors.New("not an integer key")
 		}
-		return key{s: t, n: n}, nil
+		return key{s: strconv.FormatInt(n, 10), n: n}, nil
 	case json.Number:
 		if !c.ints {
 			return key{}, errors.New("a number as a string key")
 		}
 		n, err := strconv.ParseInt(t.String(), 10, 64)
-		if err != nil || strconv.FormatInt(n, 10) != t.String() {
-			return key{}, errors.New("not a canonical integer key")
+		if err != nil {
+			return key{}, errors.New("not an integer key")
 		}
-		return key{s: t.String(), n: n}, nil
+		return key{s: strconv.FormatInt(n, 10), n: n}, nil
 	}
 	return key{}, errors.New("a key is a string or an integer")
 }
@@ -251,8 +251,8 @@ type record struct {
 // members reads an object's members in order; duplicate or case-variant
 // names anywhere in it are an error.
 func members(line []byte) ([]string, map[string]json.RawMessage, error) {
-	if err := strict(json.NewDecoder(bytes.NewReader(line))); err != nil {
-		return nil, nil, err
+	if !json.Valid(line) {
+		return nil, nil, errors.New("not one JSON value")
 	}
 	d := json.NewDecoder(bytes.NewReader(line))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
@@ -270,13 +270,24 @@ func members(line []byte) ([]string, map[string]json.RawMessage, error) {
 		if err := d.Decode(&raw); err != nil {
 			return nil, nil, err
 		}
+		for _, o := range names {
+			if strings.EqualFold(o, name) {
+				return nil, nil, errors.New("repeated member name " + name)
+			}
+		}
 		names = append(names, name)
 		vals[name] = raw
 	}
 	return names, vals, nil
 }
 
-// strict walks a JSON value's tokens, refusing repeated names.
+// headerNames are the names of the header's members at every depth.
+var headerNames = []string{"format", "version", "coordinates", "keys", "base", "discipline", "reads",
+	"certificate", "run", "units", "scope", "frontier", "prefix_entries", "start", "consumed",
+	"domain", "lo", "hi", "low", "high", "ranges", "ge", "gt", "lt", "le"}
+
+// strict walks a JSON value's tokens, refusing repeated names and names
+// that are a header name in another case.
 func strict(d *json.Decoder) error {
 	t, err := d.Token()
 	if err != nil {
@@ -291,9 +302,9 @@ func strict(d *json.Decoder) error {
 				return err
 			}
 			name := nt.(string)
-			for _, o := range seen {
-				if strings.EqualFold(o, name) {
-					return errors.New("repeated member name " + name)
+			for _, o := range append(seen, headerNames...) {
+				if strings.EqualFold(o, name) && (o != name || len(seen) > 0 && contains(seen, name)) {
+					return errors.New("repeated or case-variant member name " + name)
 				}
 			}
 			seen = append(seen, name)
@@ -700,8 +711,8 @@ func verify(lines [][]byte) Result {
 		return "", false
 	}
 	b0 := func(k key) string {
-		if h.Base == "complete" {
-			return base[k.s]
+		if v, ok := base[k.s]; ok || h.Base == "complete" {
+			return v // observed (⊥ for a complete base without a record)
 		}
 		r, _ := readOf(k)
 		return r // unknown base: pinned by the read
