@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 )
 
@@ -31,34 +32,42 @@ type Options struct {
 //
 // Under Options.Restrict the whole certificate is verified too (Result.Full),
 // so the answer says whether the cut on K' is all that holds: the bundle is
-// read twice, from the start again when r is an io.Seeker, else held in
-// memory.
+// read twice, from a regular file or an in-memory reader in place, from
+// anything else (a pipe) held in memory.
 func Verify(r io.Reader, opt Options) (*Result, error) {
 	if opt.Restrict == nil {
 		return verify(r, opt)
 	}
-	rs, ok := r.(io.ReadSeeker)
-	var at int64
-	if ok {
-		var err error
-		at, err = rs.Seek(0, io.SeekCurrent)
-		ok = err == nil // a pipe is no seeker
+	// Each pass reads its own section: a pass that stops early leaves its
+	// reader behind, which must not move the other's offset.
+	var section func() io.Reader
+	switch x := r.(type) {
+	case interface { // a file
+		io.ReaderAt
+		io.Seeker
+		Stat() (fs.FileInfo, error)
+	}:
+		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
+			if at, err := x.Seek(0, io.SeekCurrent); err == nil {
+				section = func() io.Reader { return io.NewSectionReader(x, at, fi.Size()-at) }
+			}
+		}
+	case *bytes.Reader:
+		at := x.Size() - int64(x.Len())
+		section = func() io.Reader { return io.NewSectionReader(x, at, x.Size()-at) }
 	}
-	if !ok {
+	if section == nil {
 		b, err := io.ReadAll(r)
 		if err != nil {
 			return nil, err
 		}
-		rs, at = bytes.NewReader(b), 0
+		section = func() io.Reader { return bytes.NewReader(b) }
 	}
-	full, err := verify(rs, Options{})
+	full, err := verify(section(), Options{})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := rs.Seek(at, io.SeekStart); err != nil {
-		return nil, err
-	}
-	res, err := verify(rs, opt)
+	res, err := verify(section(), opt)
 	if err != nil {
 		return nil, err
 	}
