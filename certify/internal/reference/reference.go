@@ -241,15 +241,8 @@ func (c *checker) has(s set, k key) bool {
 	return false
 }
 
-// record is one line after the header: its member names in order and values.
-type record struct {
-	line  int
-	names []string
-	vals  map[string]json.RawMessage
-}
-
-// members reads an object's members in order; duplicate or case-variant
-// names anywhere in it are an error.
+// members reads a record's members in order; a repeated or case-variant
+// name is an error (row values are compared as text, not read).
 func members(line []byte) ([]string, map[string]json.RawMessage, error) {
 	if !json.Valid(line) {
 		return nil, nil, errors.New("not one JSON value")
