@@ -35,6 +35,9 @@ func (v *verifier) advance(r io.Reader) (*Failure, error) {
 		if len(strings.TrimSpace(string(line))) > 0 {
 			lineNo++
 			if h == nil {
+				if err := strictJSON(line, "format", "version", "from", "to"); err != nil {
+					return s1(lineNo, "the segment header: %v", err), nil
+				}
 				dec := json.NewDecoder(strings.NewReader(string(line)))
 				dec.DisallowUnknownFields()
 				h = new(SegmentHeader)
@@ -70,6 +73,9 @@ func (v *verifier) advance(r io.Reader) (*Failure, error) {
 	if h == nil {
 		return cont("the segment is empty: no header"), nil
 	}
+	if last != h.To {
+		return cont("the segment ends at position %d, short of the frontier %d it claims: every position of (%d, %d] must be listed ({\"p\": n} for one without a row of the scope)", last, h.To, h.From, h.To), nil
+	}
 	v.f = h.To
 	return nil, nil
 }
@@ -100,26 +106,47 @@ func (v *verifier) segmentEvent(line []byte, lineNo int64, last *int64, to int64
 	if p <= *last || p > to {
 		return cont("position %d at segment line %d: positions must increase within (%d, %d]", p, lineNo, v.f, to)
 	}
+	if p != *last+1 {
+		// A gap is an event the segment left out, unless told otherwise:
+		// ContSeg is exact coverage (§11.1).
+		return cont("position %d at segment line %d follows %d: a segment lists every position, without gaps", p, lineNo, *last)
+	}
 	*last = p
 	v.stats.SegmentEvs++
-	if kraw == nil {
-		return nil
-	}
-	if val == nil {
+	if kraw != nil && val == nil {
 		return unsupported("v", "segment line %d: a row event without a full image (field v)", lineNo)
 	}
-	k, err := v.kind.parse(kraw)
-	if err != nil {
-		return s1(lineNo, "%v", err)
+	var ks *keyState
+	var img string
+	if kraw != nil {
+		k, err := v.kind.parse(kraw)
+		if err != nil {
+			return s1(lineNo, "%v", err)
+		}
+		if v.scope.has(k) {
+			if ks = v.keys.get(k); ks == nil {
+				ks = &keyState{k: k, unit: -1}
+				v.keys.put(ks)
+			}
+			img = canonValue(val)
+		}
 	}
-	if !v.scope.has(k) {
-		return nil
+	// Where the bundle recorded the log past its frontier, the segment is
+	// that log: a segment contradicting it is not the source's.
+	if i := p - v.f - 1; i < int64(len(v.tail)) {
+		if b := v.tail[i]; b.k != ks || b.img != img {
+			return cont("position %d at segment line %d: the segment has %s, the bundle's own log %s", p, lineNo, showTail(tailEvent{ks, img}), showTail(b))
+		}
 	}
-	ks := v.keys.get(k)
-	if ks == nil {
-		ks = &keyState{k: k, unit: -1}
-		v.keys.put(ks)
+	if ks != nil {
+		ks.out = img
 	}
-	ks.out = canonValue(val)
 	return nil
+}
+
+func showTail(e tailEvent) string {
+	if e.k == nil {
+		return "no row of the scope"
+	}
+	return e.k.k.String() + " := " + showValue(e.img)
 }

@@ -3,6 +3,8 @@ package certify
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/model"
@@ -42,6 +44,19 @@ func TestAdvanceEqualsLongerRun(t *testing.T) {
 				t.Fatalf("%v: advanced to %d gives %v; certifying the longer run gives %v", &c, f2, res.Cut.State, fresh.Line())
 			}
 			advanced++
+			// The same segment with its first row event's image changed
+			// contradicts the bundle's own log, which reaches f2.
+			lines := strings.Split(seg.String(), "\n")
+			for i, l := range lines[1:] {
+				if strings.Contains(l, `"k":`) {
+					lines[i+1] = strings.Replace(strings.Replace(l, `"v":null`, `"v":9`, 1), `"v":1}`, `"v":9}`, 1)
+					bad := verifyBytes(t, b, Options{Segment: strings.NewReader(strings.Join(lines, "\n"))})
+					if bad.Verdict != Reject || bad.Failure.Obligation != "ContSeg" {
+						t.Fatalf("%v: a segment contradicting the log to %d: %s", &c, f2, bad.Line())
+					}
+					break
+				}
+			}
 		}
 	})
 	if advanced == 0 {
@@ -65,6 +80,35 @@ func TestAdvanceRejectsWrongSegment(t *testing.T) {
 		res := verifyBytes(t, b, Options{Segment: bytes.NewReader([]byte(seg))})
 		if res.Verdict != Reject || res.Failure.Obligation != "ContSeg" {
 			t.Errorf("%s: %s", name, res.Line())
+		}
+	}
+	// Finding: the segment was trusted. It must agree with the bundle's
+	// own log where that goes past the frontier (p5 is k0 := ⊥ there), list
+	// every position, and reach the frontier it claims.
+	const head = `{"format":"cutcheck-segment","version":1,"from":4,"to":%d}` + "\n"
+	for name, seg := range map[string]string{
+		"contradicts the bundle's log": fmt.Sprintf(head, 5) + `{"p":5,"k":0,"v":7}` + "\n",
+		"omits an event of the log":    fmt.Sprintf(head, 5) + `{"p":5}` + "\n",
+		"another key than the log's":   fmt.Sprintf(head, 5) + `{"p":5,"k":1,"v":null}` + "\n",
+		"has a gap":                    fmt.Sprintf(head, 7) + `{"p":5,"k":0,"v":null}` + "\n" + `{"p":7,"k":1,"v":3}` + "\n",
+		"empty to 10^12":               fmt.Sprintf(head, 1000000000000),
+		"stops short of its end":       fmt.Sprintf(head, 6) + `{"p":5,"k":0,"v":null}` + "\n",
+	} {
+		res := verifyBytes(t, b, Options{Segment: strings.NewReader(seg)})
+		if res.Verdict != Reject || res.Failure.Obligation != "ContSeg" {
+			t.Errorf("a segment that %s: %s", name, res.Line())
+		} else {
+			t.Logf("%s: %s", name, res.Line())
+		}
+	}
+	for name, seg := range map[string]string{
+		"agrees with the log":   fmt.Sprintf(head, 5) + `{"p":5,"k":0,"v":null}` + "\n",
+		"goes beyond the log":   fmt.Sprintf(head, 6) + `{"p":5,"k":0,"v":null}` + "\n" + `{"p":6,"k":1,"v":3}` + "\n",
+		"an out-of-scope event": fmt.Sprintf(head, 6) + `{"p":5,"k":0,"v":null}` + "\n" + `{"p":6,"k":9,"v":3}` + "\n",
+	} {
+		res := verifyBytes(t, b, Options{Segment: strings.NewReader(seg)})
+		if res.Verdict != Accept || !strings.Contains(res.Line(), "advanced from the certified frontier 4") || !strings.Contains(res.Line(), "ContSeg") {
+			t.Errorf("a segment that %s: %s", name, res.Line())
 		}
 	}
 	res := verifyBytes(t, b, Options{Segment: bytes.NewReader([]byte(`{"format":"cutcheck-segment","version":1,"from":4,"to":5}` + "\n" + `{"p":5,"k":0,"v":null,"patch":1}` + "\n"))})
@@ -115,6 +159,12 @@ func TestRestriction(t *testing.T) {
 	mustReject(t, stale, "O2")
 	if res := verifyBytes(t, stale, Options{Restrict: keysScope("1", "2")}); res.Verdict != Accept {
 		t.Errorf("restricted away from the stale key: %s", res.Line())
+	} else if res.Full == nil || res.Full.Verdict != Reject || !strings.Contains(res.Line(), "sub-scope only: the full certificate is Reject: S4 (O2") {
+		// The Accept on K' must not read as the certificate's.
+		t.Errorf("the Accept on a sub-scope of a rejected certificate does not say so: %s", res.Line())
+	}
+	if res := verifyBytes(t, b, Options{Restrict: keysScope("1", "2")}); res.Full == nil || !strings.Contains(res.Line(), "the full certificate is accepted too") {
+		t.Errorf("restricted Accept of an accepted certificate: %s", res.Line())
 	}
 	if res := verifyBytes(t, stale, Options{Restrict: keysScope("0")}); res.Verdict != Reject {
 		t.Errorf("restricted to the stale key: %s", res.Line())

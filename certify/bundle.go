@@ -165,22 +165,54 @@ type Result struct {
 	Verdict Verdict  `json:"verdict"`
 	Failure *Failure `json:"failure,omitempty"`
 	Cut     *Cut     `json:"cut,omitempty"` // on Accept
-	Stats   Stats    `json:"stats"`
+	// Assumes names what an Accept rests on beyond the bundle: the
+	// assumptions the verifier cannot check (003 §8.7: an accepted
+	// certificate is a virtual cut under faithful source observation).
+	Assumes []string `json:"assumes,omitempty"`
+	// Full is, under Options.Restrict, the verdict on the whole
+	// certificate: an Accept on K' says nothing of the rest of scope(C).
+	Full *Result `json:"full,omitempty"`
+	// From is, under Options.Segment, the frontier of the certificate the
+	// cut was advanced from.
+	From  *int64 `json:"advanced_from,omitempty"`
+	Stats Stats  `json:"stats"`
 }
 
 // Line is the one-line verdict the CLI prints.
 func (r *Result) Line() string {
 	switch {
 	case r.Verdict == Accept && r.Cut != nil:
-		return fmt.Sprintf("Accept: virtual cut at frontier %d on scope %s (%d keys present, digest %.16s)", r.Cut.Frontier, r.Cut.Scope, r.Cut.Present, r.Cut.Digest)
+		s := fmt.Sprintf("Accept: virtual cut at frontier %d on scope %s (%d keys present, digest %.16s)", r.Cut.Frontier, r.Cut.Scope, r.Cut.Present, r.Cut.Digest)
+		if r.From != nil {
+			s += fmt.Sprintf(", advanced from the certified frontier %d by the segment", *r.From)
+		}
+		if r.Full != nil {
+			if r.Full.Verdict == Accept {
+				s += "; the full certificate is accepted too"
+			} else {
+				s += "; this is the sub-scope only: the full certificate is " + r.Full.Line()
+			}
+		}
+		if len(r.Assumes) > 0 {
+			s += "; rests on: " + strings.Join(r.Assumes, "; ")
+		}
+		return s
 	case r.Failure != nil:
 		return r.Verdict.String() + ": " + r.Failure.String()
 	}
 	return r.Verdict.String()
 }
 
+// headerNames are the member names of the header and its parts.
+var headerNames = []string{"format", "version", "coordinates", "keys", "base", "discipline", "reads",
+	"certificate", "run", "units", "scope", "frontier", "prefix_entries", "start", "consumed",
+	"domain", "lo", "hi", "low", "high", "ranges", "ge", "gt", "lt", "le"}
+
 // parseHeader decodes the first line; unknown fields are Unsupported.
 func parseHeader(line []byte) (*Header, *Failure) {
+	if err := strictJSON(line, headerNames...); err != nil {
+		return nil, s1(1, "the header: %v", err)
+	}
 	var probe struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`

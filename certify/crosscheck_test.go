@@ -564,3 +564,127 @@ func TestCrossCheckVariants(t *testing.T) {
 	})
 	t.Logf("%d cases, each as ranges and as executed-set samples", cases)
 }
+
+// grouped is l with positions 1 and 2 committed as one transaction.
+func grouped(l model.Log) (model.Log, bool) {
+	if l.Len() < 2 {
+		return l, false
+	}
+	g := model.Log{Init: l.Init}
+	g.Commit(l.At(1), l.At(2))
+	for p := model.Coord(3); p <= l.Len(); p++ {
+		g.Commit(l.At(p))
+	}
+	return g, true
+}
+
+// Reference: 003 §5.3–§5.4, §11.3; main paper §2.2, §7.4. The
+// cross-check's cases in the other forms a recorded run takes (a sample of
+// them, to stay fast): string keys give the integer keys' verdict; with
+// survivor-only reads an Accept of all reads stays an Accept and every
+// Accept is σ_f; an unknown base (from reads) accepts every wellformed run,
+// with the same cut; a restriction to one key accepts when the whole does,
+// reports the whole's verdict, and any cut it accepts is σ_f there; a log
+// whose first two events are one transaction certifies in position
+// coordinates as before, and in executed-set coordinates exactly when every
+// coordinate of the run is also a transaction boundary.
+func TestCrossCheckForms(t *testing.T) {
+	every := 53
+	if raceEnabled || testing.Short() {
+		every = 157
+	}
+	seen, cases, txns, split := 0, 0, 0, 0
+	var buf bytes.Buffer
+	write := func(c *xcase, ranges, exec bool) []byte {
+		buf.Reset()
+		if err := WriteModelBundle(&buf, ModelRun{Log: &c.log, Plan: &c.plan, Start: c.s0, Frontier: c.f, Discipline: c.discipline, Stream: c.stream(), Ranges: ranges, ExecutedSet: exec}); err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Clone(buf.Bytes())
+	}
+	isSigma := func(c *xcase, res *Result, keys ...model.Key) bool {
+		sigma := c.log.State(c.f)
+		for _, k := range keys {
+			if orNull(res.Cut.State[fmt.Sprint(int(k))]) != modelValue(sigma[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	// grouping keeps a case's coordinates, when the bracket edges are
+	// boundaries of the grouped log (a sample names a boundary; an edge
+	// inside the transaction would be written as another run).
+	grouping := func(c *xcase) (g model.Log, ok, closed bool) {
+		if g, ok = grouped(c.log); !ok {
+			return g, false, false
+		}
+		for i := 0; i < int(c.plan.N); i++ {
+			if u := c.plan.Units[i]; !g.Boundary(u.Lo) || !g.Boundary(u.Hi) || u.Hi > g.Len() {
+				return g, false, false
+			}
+		}
+		return g, true, g.Boundary(c.f) && g.Boundary(c.s0)
+	}
+	enumerate(2, 1, func(c xcase) {
+		want := expect(&c)
+		_, ok, closed := grouping(&c)
+		// The sample, and every wellformed run whose frontier or start
+		// the grouping puts inside a transaction (they are few).
+		if seen++; seen%every != 0 && !(ok && want == "" && !closed) {
+			return
+		}
+		cases++
+		b := write(&c, false, false)
+		res := verifyBytes(t, b, Options{KeepState: true})
+		if (res.Verdict == Accept) != (want == "") {
+			t.Fatalf("%v\nmodel %q, certify %s", &c, want, res.Line())
+		}
+		// String keys.
+		if s := verifyBytes(t, stringKeys(b), Options{}); s.Verdict != res.Verdict || s.Failure != nil && s.Failure.Clause != res.Failure.Clause {
+			t.Fatalf("%v\nstring keys: %s; integer keys: %s", &c, s.Line(), res.Line())
+		}
+		// An unknown base.
+		if fr := verifyBytes(t, fromReads(b), Options{KeepState: true}); want == "" && (fr.Verdict != Accept || fr.Cut.Digest != res.Cut.Digest) {
+			t.Fatalf("%v\nfrom reads: %s; complete base: %s", &c, fr.Line(), res.Line())
+		}
+		// Survivor-only reads, over ranges (reads are total there).
+		if c.discipline == WindowDiscard {
+			all := verifyBytes(t, write(&c, true, false), Options{})
+			sv := verifyBytes(t, survivorsOnly(write(&c, true, false), &c), Options{KeepState: true})
+			if all.Verdict == Accept && sv.Verdict != Accept || sv.Verdict == Accept && !isSigma(&c, sv, 0, 1) {
+				t.Fatalf("%v\nsurvivors: %s; all reads: %s", &c, sv.Line(), all.Line())
+			}
+		}
+		// Restriction to one key.
+		for _, k := range []model.Key{0, 1} {
+			rs := verifyBytes(t, b, Options{Restrict: keysScope(fmt.Sprint(int(k))), KeepState: true})
+			switch {
+			case want == "" && rs.Verdict != Accept:
+				t.Fatalf("%v\nrestricted to k%d: %s", &c, k, rs.Line())
+			case rs.Verdict == Accept && (rs.Full == nil || rs.Full.Verdict != res.Verdict || !isSigma(&c, rs, k)):
+				t.Fatalf("%v\nrestricted to k%d: %s (full %s)", &c, k, rs.Line(), res.Line())
+			}
+		}
+		// Multi-event transactions.
+		g, ok, closed := grouping(&c)
+		if !ok {
+			return
+		}
+		d := c
+		d.log = g
+		if pos := verifyBytes(t, write(&d, false, false), Options{}); pos.Verdict != res.Verdict {
+			t.Fatalf("%v\none transaction at 1–2: %s; before: %s", &d, pos.Line(), res.Line())
+		}
+		if ex := verifyBytes(t, write(&d, false, true), Options{}); (ex.Verdict == Accept) != (want == "" && closed) {
+			t.Fatalf("%v\nexecuted-set, one transaction at 1–2 (frontier and start boundaries: %v): %s", &d, closed, ex.Line())
+		}
+		txns++
+		if want == "" && !closed {
+			split++
+		}
+	})
+	if txns == 0 || split == 0 {
+		t.Fatalf("%d cases, %d with a two-event transaction, %d of them wellformed but split: too few", cases, txns, split)
+	}
+	t.Logf("%d cases in every form, %d with a two-event transaction (%d wellformed runs split it)", cases, txns, split)
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // field is one member of a flat JSON object: its name and its raw value.
@@ -19,6 +21,12 @@ type field struct {
 // verifier together. Nested values are validated and returned raw. The
 // returned slices alias line.
 func scanObject(line []byte, buf []field) ([]field, error) {
+	// encoding/json would replace invalid UTF-8 (and lone surrogates, see
+	// skipString) by U+FFFD, so two distinct keys could read as one.
+	if !utf8.Valid(line) {
+		return nil, errors.New("the record is not valid UTF-8")
+	}
+	first := len(buf)
 	s := scanner{b: line}
 	s.space()
 	if !s.eat('{') {
@@ -42,6 +50,13 @@ func scanObject(line []byte, buf []field) ([]field, error) {
 		start := s.i
 		if err := s.value(0); err != nil {
 			return nil, err
+		}
+		// A repeated member would make two readers of one record disagree
+		// (encoding/json keeps the last).
+		for _, f := range buf[first:] {
+			if strings.EqualFold(f.name, name) {
+				return nil, errors.New("member " + strconv.Quote(name) + " repeats " + strconv.Quote(f.name) + " (duplicate or case-variant member names)")
+			}
 		}
 		buf = append(buf, field{name, line[start:s.i]})
 		s.space()
@@ -134,6 +149,12 @@ func (s *scanner) skipString() error {
 			s.i++
 			return nil
 		case c == '\\':
+			if s.i+1 < len(s.b) && s.b[s.i+1] == 'u' {
+				if err := s.escapeU(); err != nil {
+					return err
+				}
+				continue
+			}
 			s.i += 2
 		case c < 0x20:
 			return errors.New("control character in string")
@@ -142,6 +163,48 @@ func (s *scanner) skipString() error {
 		}
 	}
 	return errors.New("unterminated string")
+}
+
+// escapeU reads a \uXXXX escape at s.i; a surrogate must be the first half
+// of a pair followed by the second. A lone surrogate encodes no character:
+// encoding/json decodes it as U+FFFD, so "d\ud800" and "d\udbff" would be
+// one key.
+func (s *scanner) escapeU() error {
+	hi, ok := s.hex4(s.i + 2)
+	if !ok {
+		return errors.New("malformed \\u escape in string")
+	}
+	s.i += 6
+	switch {
+	case hi < 0xd800 || hi > 0xdfff:
+		return nil
+	case hi <= 0xdbff && s.i+1 < len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u':
+		if lo, ok := s.hex4(s.i + 2); ok && lo >= 0xdc00 && lo <= 0xdfff {
+			s.i += 6
+			return nil
+		}
+	}
+	return errors.New("lone surrogate escape in string (not a Unicode character)")
+}
+
+func (s *scanner) hex4(at int) (rune, bool) {
+	if at+4 > len(s.b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s.b[at : at+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 const maxDepth = 64
@@ -252,9 +315,15 @@ func decodeString(tok []byte) (string, error) {
 	if len(tok) < 2 || tok[0] != '"' {
 		return "", errors.New("expected a string")
 	}
+	if !utf8.Valid(tok) {
+		return "", errors.New("a string that is not valid UTF-8")
+	}
 	inner := tok[1 : len(tok)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return string(inner), nil
+	}
+	if err := (&scanner{b: tok}).skipString(); err != nil {
+		return "", err
 	}
 	var out string
 	if err := json.Unmarshal(tok, &out); err != nil {
@@ -293,4 +362,77 @@ func showValue(v string) string {
 		return "⊥"
 	}
 	return v
+}
+
+// strictJSON checks a document that encoding/json is about to decode (a
+// header): valid UTF-8 without lone surrogates, no object with a repeated
+// member, and no member name that differs only in case from one of names
+// (encoding/json keeps the last duplicate and matches field names without
+// regard to case, so two readers of one header could disagree).
+func strictJSON(b []byte, names ...string) error {
+	if !utf8.Valid(b) {
+		return errors.New("not valid UTF-8")
+	}
+	s := scanner{b: b}
+	s.space()
+	if err := s.strictValue(0, names); err != nil {
+		return err
+	}
+	return s.end()
+}
+
+func (s *scanner) strictValue(depth int, names []string) error {
+	if depth > maxDepth {
+		return errors.New("value nested too deeply")
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '{' && s.b[s.i] != '[' {
+		return s.value(depth)
+	}
+	obj := s.b[s.i] == '{'
+	closer := byte(']')
+	if obj {
+		closer = '}'
+	}
+	s.i++
+	s.space()
+	if s.eat(closer) {
+		return nil
+	}
+	var seen []string
+	for {
+		s.space()
+		if obj {
+			name, err := s.str()
+			if err != nil {
+				return err
+			}
+			for _, o := range seen {
+				if strings.EqualFold(o, name) {
+					return errors.New("member " + strconv.Quote(name) + " repeats " + strconv.Quote(o) + " (duplicate or case-variant member names)")
+				}
+			}
+			for _, n := range names {
+				if n != name && strings.EqualFold(n, name) {
+					return errors.New("member " + strconv.Quote(name) + " is " + strconv.Quote(n) + " in another case (member names are case-sensitive)")
+				}
+			}
+			seen = append(seen, name)
+			s.space()
+			if !s.eat(':') {
+				return errors.New("expected ':' after member name")
+			}
+			s.space()
+		}
+		if err := s.strictValue(depth+1, names); err != nil {
+			return err
+		}
+		s.space()
+		if s.eat(',') {
+			continue
+		}
+		if s.eat(closer) {
+			return nil
+		}
+		return errors.New("expected ',' or a closing bracket")
+	}
 }

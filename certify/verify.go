@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 )
 
@@ -28,7 +29,54 @@ type Options struct {
 // itself. It streams: memory grows with the keys in scope (and with how far
 // the recorded emitted stream lags the log), not with the length of the log.
 // The error is only for failing to read r.
+//
+// Under Options.Restrict the whole certificate is verified too (Result.Full),
+// so the answer says whether the cut on K' is all that holds: the bundle is
+// read twice, from a regular file or an in-memory reader in place, from
+// anything else (a pipe) held in memory.
 func Verify(r io.Reader, opt Options) (*Result, error) {
+	if opt.Restrict == nil {
+		return verify(r, opt)
+	}
+	// Each pass reads its own section: a pass that stops early leaves its
+	// reader behind, which must not move the other's offset.
+	var section func() io.Reader
+	switch x := r.(type) {
+	case interface { // a file
+		io.ReaderAt
+		io.Seeker
+		Stat() (fs.FileInfo, error)
+	}:
+		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
+			if at, err := x.Seek(0, io.SeekCurrent); err == nil {
+				section = func() io.Reader { return io.NewSectionReader(x, at, fi.Size()-at) }
+			}
+		}
+	case *bytes.Reader:
+		at := x.Size() - int64(x.Len())
+		section = func() io.Reader { return io.NewSectionReader(x, at, x.Size()-at) }
+	}
+	if section == nil {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		section = func() io.Reader { return bytes.NewReader(b) }
+	}
+	full, err := verify(section(), Options{})
+	if err != nil {
+		return nil, err
+	}
+	res, err := verify(section(), opt)
+	if err != nil {
+		return nil, err
+	}
+	full.Cut, full.Assumes = nil, nil
+	res.Full = full
+	return res, nil
+}
+
+func verify(r io.Reader, opt Options) (*Result, error) {
 	v := &verifier{opt: opt}
 	res, err := v.run(r)
 	if err != nil {
@@ -135,12 +183,18 @@ type verifier struct {
 	phase   int // 0 base, 1 reads, 2 log
 	pos     int64
 	lastTxn int64
-	txns    map[int64]bool
-	loOrder []int // units by lo (position coordinates)
-	loNext  int
-	hiOrder []int // units by hi (position coordinates)
-	hiNext  int
-	final   bool // closeUpTo(f+1) done
+	// Transaction labels of the log (x), for transaction closure (main
+	// paper §2.2): unlabeled is set when some event lacks one; split is the
+	// label of a transaction the frontier falls inside (0: none).
+	lastHas   bool
+	unlabeled bool
+	split     int64
+	txns      map[int64]bool
+	loOrder   []int // units by lo (position coordinates)
+	loNext    int
+	hiOrder   []int // units by hi (position coordinates)
+	hiNext    int
+	final     bool // closeUpTo(f+1) done
 
 	exp, act  []entry
 	expH      int
@@ -153,6 +207,16 @@ type verifier struct {
 	lastRaw   []byte    // the raw key of the last lookup
 	lastKS    *keyState // and its state
 	sink      uint64    // keeps warm's loads alive
+	// With a segment: the bundle's own log after the frontier, position
+	// f+1 first, which the segment must agree with where they overlap.
+	tail []tailEvent
+}
+
+// tailEvent is a log position after the frontier: the scope key it writes
+// (nil for none) and the image.
+type tailEvent struct {
+	k   *keyState
+	img string
 }
 
 func (v *verifier) fail(rank int, f *Failure) {
@@ -195,15 +259,49 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 			return &Result{Verdict: Reject, Failure: f}, nil
 		}
 	}
+	res := &Result{Verdict: Accept}
 	if v.opt.Segment != nil {
+		from := v.f
+		seen := v.pos
 		if f, err := v.advance(v.opt.Segment); err != nil || f != nil {
 			if err != nil {
 				return nil, err
 			}
 			return stop(f), nil
 		}
+		res.From = &from
+		checked := "none of it is in the bundle's log, which ends at the certified frontier"
+		if seen > from {
+			checked = fmt.Sprintf("(%d, %d] agrees with the bundle's log", from, min(seen, v.f))
+			if seen < v.f {
+				checked += fmt.Sprintf(", (%d, %d] is beyond it", seen, v.f)
+			}
+		}
+		res.Assumes = append(res.Assumes, fmt.Sprintf("the segment is the source's change data in (%d, %d] (ContSeg, 003 §11.1): %s", from, v.f, checked))
 	}
-	return &Result{Verdict: Accept, Cut: v.cut()}, nil
+	res.Cut = v.cut()
+	res.Assumes = append(v.assumptions(), res.Assumes...)
+	return res, nil
+}
+
+// assumptions names what an Accept rests on that the bundle cannot show.
+func (v *verifier) assumptions() []string {
+	a := []string{"faithful source observation (003 §8.7): the recorded reads and log are the source's"}
+	if v.h.Base == "from-reads" {
+		a = append(a, "an unknown base: a key's base is what its chunk read")
+	}
+	if v.h.Reads == "survivors" {
+		a = append(a, "survivor-only reads: discarded reads are not evidenced (003 §5.4)")
+	}
+	switch {
+	case v.h.Coordinates == "executed-set":
+		a = append(a, "a transaction-closed frontier (checked)")
+	case v.split != 0:
+		a = append(a, fmt.Sprintf("a row-event cut: the frontier splits transaction %d, so it is no transactional snapshot (main §2.2)", v.split))
+	case v.unlabeled && v.pos > 0:
+		a = append(a, "a row-event cut: without transaction labels the frontier's transaction closure is not evidenced (main §2.2)")
+	}
+	return a
 }
 
 func stop(f *Failure) *Result {
@@ -740,7 +838,27 @@ func (v *verifier) event(fs []field) *Failure {
 	if kraw != nil && val == nil {
 		return unsupported("v", "line %d: a row event without a full image (field v)", v.stats.Lines)
 	}
-	if v.h.Coordinates == "executed-set" {
+	if !hasTxn {
+		v.unlabeled = true
+	}
+	if hasTxn && v.lastHas && txn == v.lastTxn {
+		// p-1 and p are one transaction: a coordinate p-1 is inside it.
+		if p-1 == v.f && v.split == 0 {
+			v.split = txn
+			if v.h.Coordinates == "executed-set" {
+				v.fail(rFrontier, &Failure{Obligation: "S4", Clause: "the frontier is transaction-closed (main §2.2, §7.4)", Coord: coord(v.f), Line: v.stats.Lines,
+					Detail: fmt.Sprintf("the frontier %d falls inside transaction %d: executed-set coordinates are transaction boundaries, and a cut there is a half-applied transaction", v.f, txn)})
+			}
+		}
+		if p-1 == v.s0 && v.h.Coordinates == "executed-set" {
+			v.fail(rStart, &Failure{Obligation: "S4", Clause: "consumption starts at a transaction boundary (main §7.4)", Coord: coord(v.s0), Line: v.stats.Lines,
+				Detail: fmt.Sprintf("consumption starts at %d, inside transaction %d", v.s0, txn)})
+		}
+	}
+	v.lastHas = hasTxn
+	if v.h.Coordinates != "executed-set" {
+		v.lastTxn = txn
+	} else {
 		if !hasTxn {
 			return s1(v.stats.Lines, "an event of an executed-set bundle needs its transaction label x")
 		}
@@ -771,6 +889,7 @@ func (v *verifier) event(fs []field) *Failure {
 	if emitting {
 		v.closeUpTo(p)
 	}
+	var tail tailEvent
 	if kraw != nil {
 		ks, f := v.state(kraw)
 		if f != nil {
@@ -778,6 +897,7 @@ func (v *verifier) event(fs []field) *Failure {
 		}
 		if ks != nil {
 			img := canonValue(val)
+			tail = tailEvent{ks, img}
 			if emitting && !v.discDone {
 				pass := true
 				if ks.unit >= 0 && v.h.Discipline == RangeMerge {
@@ -802,6 +922,9 @@ func (v *verifier) event(fs []field) *Failure {
 			}
 			ks.sigma, ks.known = img, true
 		}
+	}
+	if v.opt.Segment != nil && p > v.f {
+		v.tail = append(v.tail, tail) // what the segment must agree with
 	}
 	v.pos = p
 	if v.h.Coordinates == "position" {
@@ -1007,7 +1130,16 @@ func showEntry(e *entry) string {
 	return fmt.Sprintf("(%s, %s, tag %d)", e.k.k, showValue(e.v), e.tag)
 }
 
+// planted switches obligations off, for tests that show the cross-check
+// against the model catches a verifier without them. Never set otherwise.
+var planted struct{ noEmission, noVC bool }
+
 func (v *verifier) prefixFail(e, a *entry) {
+	if planted.noEmission {
+		v.discDone = true
+		v.exp, v.act, v.expH, v.actH = nil, nil, 0, 0
+		return
+	}
 	f := &Failure{Obligation: "S4", Clause: "the prefix is the " + v.h.Discipline + " emission (§6)",
 		Expected: showEntry(e), Observed: showEntry(a)}
 	switch {
@@ -1112,7 +1244,7 @@ func (v *verifier) finish() *Failure {
 		}
 	}
 	// The virtual-cut equality (§6): apply(prefix)↾K = src(b0, H, f)↾K.
-	if v.fails == [nRanks]*Failure{} {
+	if v.fails == [nRanks]*Failure{} && !planted.noVC {
 		for _, ks := range v.sortedKeys() {
 			want, known := ks.sigma, ks.known
 			if ks.atFSet {

@@ -24,6 +24,7 @@ type checkOpts struct {
 	keys, values, events, chunks, txn int
 	mode, mutation, initial           string
 	jsonOut, traceJSON, html          string
+	bundle                            string
 	fullStates                        bool
 	only, with                        []string
 	shard                             shardFlags
@@ -45,6 +46,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.StringVar(&o.jsonOut, "json", "", "write the machine-readable result to this file")
 	fs.StringVar(&o.traceJSON, "trace-json", "", "write the counterexample trace as JSON to this file")
 	fs.StringVar(&o.html, "html", "", "write the counterexample as a self-contained HTML picture to this file")
+	fs.StringVar(&o.bundle, "bundle", "", "write the counterexample's run as an evidence bundle to this file (for cutcheck certify)")
 	fs.BoolVar(&o.fullStates, "full-states", false, "print whole states in traces instead of what changed")
 	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from 'cutcheck list'); sometimes-properties are always reported")
 	fs.StringSliceVar(&o.with, "with", nil, "also check these opt-in invariants (e.g. no-duplicate-delivery, for exactly-once sinks)")
@@ -151,11 +153,20 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err := o.resume.apply(&opts, o.engine.dir, stdout); err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
+	discipline, exportable := bundleDiscipline(p.Name, cfg.Mode)
+	if o.bundle != "" && !exportable {
+		return usageErr(stderr, "check", "--bundle: %s runs (mode %q) have no evidence-bundle form", p.Name, cfg.Mode)
+	}
 	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
 	if err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
 	defer outs.discard()
+	bundle, err := openOut("--bundle", o.bundle)
+	if err != nil {
+		return usageErr(stderr, "check", "%v", err)
+	}
+	defer bundle.discard()
 	ctx, stop := interrupted()
 	defer stop()
 	fmt.Fprintf(stdout, "cutcheck %s: checking %s\n", version, what)
@@ -180,6 +191,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err := outs.write(rep, p.Name+" "+cfg.String()); err != nil {
 		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
 		return exitError
+	}
+	if rep.Violation != nil {
+		if err := bundle.write(func(w io.Writer) error { return writeBundle(w, rep.Violation, discipline) }); err != nil {
+			fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
+			return exitError
+		}
 	}
 	return verdictCode(rep.Verdict)
 }

@@ -3,6 +3,7 @@ package protocols
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ type certified[S, A any] struct {
 	capture    func(s *S) *model.Capture
 	units      int
 	discipline string
+	restrict   bool           // also certify each accepted run restricted to k0
 	rejected   map[string]int // by certify clause; written from the engine's goroutines
 	mu         chan struct{}
 }
@@ -35,7 +37,7 @@ func (c certified[S, A]) Done(s *S) bool { return c.Model.(explore.Doner[S]).Don
 
 func (c certified[S, A]) Properties() []explore.Property[S, A] {
 	return []explore.Property[S, A]{{Name: "certify-agrees", Kind: explore.Always, Check: func(s *S) string {
-		clause, reason := certifyAgrees(c.capture(s), c.units, c.discipline)
+		clause, reason := certifyAgrees(c.capture(s), c.units, c.discipline, c.restrict)
 		if clause != "" {
 			c.mu <- struct{}{}
 			c.rejected[clause]++
@@ -47,7 +49,7 @@ func (c certified[S, A]) Properties() []explore.Property[S, A] {
 
 // certifyAgrees checks one state; clause is certify's clause when it
 // rejected, reason is non-empty when certify and the model disagree.
-func certifyAgrees(c *model.Capture, units int, discipline string) (clause, reason string) {
+func certifyAgrees(c *model.Capture, units int, discipline string, restrict bool) (clause, reason string) {
 	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
 		return "", ""
 	}
@@ -74,7 +76,8 @@ func certifyAgrees(c *model.Capture, units int, discipline string) (clause, reas
 	if err := certify.WriteModelBundle(&buf, certify.ModelRun{Log: &c.Log, Plan: &c.Plan, Start: c.Start, Frontier: c.Pos, Discipline: discipline, Stream: stream}); err != nil {
 		return "", err.Error()
 	}
-	res, err := certify.Verify(&buf, certify.Options{})
+	b := buf.Bytes()
+	res, err := certify.Verify(bytes.NewReader(b), certify.Options{})
 	if err != nil {
 		return "", err.Error()
 	}
@@ -87,6 +90,26 @@ func certifyAgrees(c *model.Capture, units int, discipline string) (clause, reas
 		// the protocol's own replay with.
 		if got, want := stream.Replay(), c.Log.State(c.Pos); got != want {
 			return "", fmt.Sprintf("accepted, but the discipline's prefix replays to %v, not σ_f %v", got, want)
+		}
+		if !restrict {
+			return "", ""
+		}
+		// Restricted to k0 (003 §11.3): accepted, the whole accepted too,
+		// and the cut there is σ_f(k0).
+		sub, err := certify.Verify(bytes.NewReader(b), certify.Options{Restrict: &certify.ScopeSpec{Keys: []json.RawMessage{json.RawMessage("0")}}, KeepState: true})
+		if err != nil {
+			return "", err.Error()
+		}
+		want := "null"
+		if v := c.Log.State(c.Pos)[0]; v != model.Absent {
+			want = fmt.Sprint(int(v))
+		}
+		got, ok := sub.Cut.State["0"]
+		if !ok {
+			got = "null"
+		}
+		if sub.Verdict != certify.Accept || sub.Full == nil || sub.Full.Verdict != certify.Accept || got != want {
+			return "", fmt.Sprintf("restricted to k0: %s, σ_f(k0) = %s", sub.Line(), want)
 		}
 		return "", ""
 	case res.Verdict != certify.Reject:
@@ -109,13 +132,18 @@ func certifyAgrees(c *model.Capture, units int, discipline string) (clause, reas
 
 func crossCheck[S, A any](t *testing.T, name string, m explore.Model[S, A], capture func(*S) *model.Capture, units int, discipline string) map[string]int {
 	t.Helper()
-	c := certified[S, A]{Model: m, capture: capture, units: units, discipline: discipline, rejected: map[string]int{}, mu: make(chan struct{}, 1)}
+	return crossCheckWith(t, name, m, capture, units, discipline, false)
+}
+
+func crossCheckWith[S, A any](t *testing.T, name string, m explore.Model[S, A], capture func(*S) *model.Capture, units int, discipline string, restrict bool) map[string]int {
+	t.Helper()
+	c := certified[S, A]{Model: m, capture: capture, units: units, discipline: discipline, restrict: restrict, rejected: map[string]int{}, mu: make(chan struct{}, 1)}
 	r, err := explore.Run(context.Background(), c, explore.Options{Workers: 2, NoDeadlock: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Verdict != explore.Pass {
-		t.Fatalf("%s: %s\n%s", name, r.Violation.Reason, wdTrace[S, A](c, r.Violation))
+		t.Fatalf("%s: %s\n%s", name, r.Violation.Reason, wdTrace[S, A](m, r.Violation))
 	}
 	t.Logf("%s: %d states, rejected by clause %v", name, r.Stats.Distinct, c.rejected)
 	return c.rejected
@@ -150,6 +178,9 @@ func TestCertifyCrossCheck(t *testing.T) {
 		{"classic late-start", func(t *testing.T) map[string]int {
 			return crossCheck(t, "classic", newClassic(with(small, func(c *Config) { c.Fault = LateStart })), classicCap, 2, certify.WindowDiscard)
 		}, "S-OBS"},
+		{"classic two-event transactions", func(t *testing.T) map[string]int {
+			return crossCheckWith(t, "classic", newClassic(with(small, func(c *Config) { c.Txn = 2 })), classicCap, 2, certify.WindowDiscard, true)
+		}, ""},
 		{"readonly", func(t *testing.T) map[string]int {
 			return crossCheck(t, "readonly", newReadonly(with(small, func(c *Config) { c.Txn = 2 })), readonlyCap, 2, certify.WindowDiscard)
 		}, ""},
@@ -160,7 +191,7 @@ func TestCertifyCrossCheck(t *testing.T) {
 			return crossCheck(t, "parallel", newParallel(with(small, func(c *Config) { c.Fault = HighBeforeRead }), ParallelParts{}), parallelCap, 2, certify.RangeMerge)
 		}, "O2"},
 		{"dump trusted", func(t *testing.T) map[string]int {
-			return crossCheck(t, "dump", newDump(with(small, func(c *Config) { c.Chunks, c.Mode = 1, DumpTrusted })), dumpCap, 1, certify.PointSplice)
+			return crossCheckWith(t, "dump", newDump(with(small, func(c *Config) { c.Chunks, c.Mode = 1, DumpTrusted })), dumpCap, 1, certify.PointSplice, true)
 		}, ""},
 		{"dump uncertain", func(t *testing.T) map[string]int {
 			return crossCheck(t, "dump", newDump(with(small, func(c *Config) { c.Chunks, c.Mode = 1, DumpUncertain })), dumpCap, 1, certify.WindowDiscard)
