@@ -445,6 +445,7 @@ func (c *capture) rowEvent(lsn pglogrepl.LSN, op string, k int64, before, after 
 	w.WriteString(`,"x":` + strconv.FormatUint(uint64(c.xid), 10) + "}\n")
 	consumed := p > c.start || !c.lateStart
 	if c.open && consumed {
+		c.settle()
 		if i, ok := c.idx[k]; ok && c.alive[i] {
 			c.discard(p, i)
 		}
@@ -472,14 +473,21 @@ func (c *capture) discard(p int64, i int) {
 		}
 	case "high-edge-off-by-one":
 		// The window is taken as (lo, hi-1]: the discard of the event just
-		// before the high watermark is lost, so each waits for the next.
-		if c.pending > 0 {
-			c.alive[c.pending-1] = false
-		}
+		// before the high watermark is lost, so each waits for the next
+		// position (settle) and is dropped at the close.
 		c.pending = i + 1
 		return
 	}
 	c.alive[i] = false
+}
+
+// settle applies a discard held back by high-edge-off-by-one: a later
+// position of the window came, so its event was not at hi-1.
+func (c *capture) settle() {
+	if c.pending > 0 {
+		c.alive[c.pending-1] = false
+		c.pending = 0
+	}
 }
 
 func (c *capture) emit(k string, v []byte) {
@@ -498,11 +506,14 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 	c.stats.Positions = p
 	c.spool.log.WriteString(`{"p":` + strconv.FormatInt(p, 10) + `,"x":` + strconv.FormatUint(uint64(c.xid), 10) + "}\n")
 	st = step{pos: p}
-	if op != "c" || newV == nil {
-		return st, true, nil
+	var id string
+	if op == "c" && newV != nil {
+		id = string(newV[c.sig.col("id")])
 	}
-	id := string(newV[c.sig.col("id")])
 	ours := c.cur > 0 && (id == c.signalID(c.cur, "open") || id == c.signalID(c.cur, "close"))
+	if c.open && (p > c.start || !c.lateStart) && id != c.signalID(c.cur, "close") {
+		c.settle()
+	}
 	if !ours {
 		return st, true, nil // another run's watermark: a position like any other
 	}
@@ -523,7 +534,10 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 	} else {
 		u.hi = p
 		c.open = false
-		c.pending = 0
+		if c.pending > 0 {
+			c.stats.Diverged++
+			c.pending = 0
+		}
 		st.close = c.cur
 	}
 	if p > c.start || !c.lateStart {

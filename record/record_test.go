@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -121,8 +122,139 @@ func TestCleanRunsAccepted(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	os.Exit(m.Run())
+// A fault is caught exactly when it bites: a run in which the faulty capture
+// acted otherwise than the correct one is rejected, naming the clause; a run
+// in which it did not (the race never happened) is accepted.
+// Reference: mutations no-discard, copy-dropped, late-start and the window
+// edges (Def. 6.2, S-OBS, §2.3 half-open windows).
+func TestFaultsRejectedWhenTheyBite(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	for _, tc := range []struct {
+		fault, clause string
+	}{
+		{"no-discard", "the prefix is the window-discard emission"},
+		{"copy-dropped", "the prefix is the window-discard emission"},
+		{"late-start", "consumption starts at or before every low edge"},
+		{"low-edge-off-by-one", "the prefix is the window-discard emission"},
+		{"high-edge-off-by-one", "the prefix is the window-discard emission"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			bit := false
+			for seed := int64(1); seed <= 6 && !bit; seed++ {
+				tab, sig := freshTable(t, c)
+				st, bundle, _ := record(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 5, Populate: 20, Fault: tc.fault,
+					Workload: Workload{Rate: -1, Seed: seed, Clients: 2, MaxRows: 2}, WindowHold: 10 * time.Millisecond})
+				res := verify(t, bundle)
+				if st.Diverged == 0 {
+					if res.Verdict != certify.Accept {
+						t.Fatalf("seed %d: the fault never acted, yet %v: %v", seed, res.Verdict, res.Failure)
+					}
+					continue
+				}
+				bit = true
+				if res.Verdict != certify.Reject || !strings.HasPrefix(res.Failure.Clause, tc.clause) {
+					t.Fatalf("seed %d: the fault acted %d times; want Reject naming %q, got %v: %v", seed, st.Diverged, tc.clause, res.Verdict, res.Failure)
+				}
+				noLeftovers(t, c, sig)
+			}
+			if !bit {
+				t.Errorf("in six seeded runs the fault never acted: the race was not provoked")
+			}
+		})
+	}
 }
 
-var _ = strings.Contains
+// Ctrl-C in the middle of a run leaves nothing behind: the temporary slot
+// goes with its connection, the publication and the signal rows are removed.
+func TestCancelLeavesNothing(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	tab, sig := freshTable(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	// cancel once the second chunk's window is open: a slot, a publication
+	// and signal rows exist then
+	go func() {
+		for ctx.Err() == nil {
+			var n int
+			c2, err := pgx.Connect(ctx, url)
+			if err == nil {
+				c2.QueryRow(ctx, "SELECT count(*) FROM "+sig).Scan(&n)
+				c2.Close(context.Background())
+			}
+			if n >= 3 {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	var bundle bytes.Buffer
+	_, err := Record(ctx, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 2, Populate: 200, Bundle: &bundle,
+		Workload: Workload{Rate: 200, Seed: 1}, WindowHold: 20 * time.Millisecond})
+	cancel()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want the run cancelled, got %v", err)
+	}
+	if bundle.Len() != 0 {
+		t.Errorf("a cancelled run wrote %d bytes of bundle", bundle.Len())
+	}
+	// the server drops a temporary slot when its walsender exits: give it a moment
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var slots int
+		c.QueryRow(context.Background(), "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'cutcheck\\_%'").Scan(&slots)
+		if slots == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	noLeftovers(t, c, sig)
+}
+
+// Bad input gets one line and the right class: usage (exit 2) for what the
+// user must fix in the command, I/O (exit 3) for the server.
+func TestBadInput(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	ctx := context.Background()
+	tab, sig := freshTable(t, c)
+	c.Exec(ctx, "CREATE TABLE "+tab+" (a int, b int)")
+	typed, _ := freshTable(t, c)
+	c.Exec(ctx, "CREATE TABLE "+typed+" (id int PRIMARY KEY, at timestamptz)")
+	textKey, _ := freshTable(t, c)
+	c.Exec(ctx, "CREATE TABLE "+textKey+" (id text PRIMARY KEY)")
+	ok, _ := freshTable(t, c)
+	c.Exec(ctx, "CREATE TABLE "+ok+" (id int PRIMARY KEY)")
+	c.Exec(ctx, "SELECT pg_create_logical_replication_slot('cutcheck_busy_test', 'pgoutput')")
+	t.Cleanup(func() { c.Exec(ctx, "SELECT pg_drop_replication_slot('cutcheck_busy_test')") })
+	for _, tc := range []struct {
+		name  string
+		opt   Options
+		usage bool
+		want  string
+	}{
+		{"no primary key", Options{URL: url, Table: tab}, true, "has no primary key"},
+		{"no such table", Options{URL: url, Table: "no_such_table_x"}, true, "does not exist"},
+		{"column type", Options{URL: url, Table: typed}, true, "column at has type timestamptz, which record cannot render"},
+		{"text key", Options{URL: url, Table: textKey}, true, "single integer key"},
+		{"slot in use", Options{URL: url, Table: ok, Slot: "cutcheck_busy_test"}, true, `replication slot "cutcheck_busy_test" is in use`},
+		{"bad fault", Options{URL: url, Table: ok, Fault: "nope"}, true, "unknown fault"},
+		{"bad url", Options{URL: "postgres://x:y:z", Table: ok}, true, "--db"},
+		{"unreachable", Options{URL: "postgres://nobody@127.0.0.1:1/db?connect_timeout=2", Table: ok}, false, "cannot reach the server"},
+		{"no such user", Options{URL: url + "&user=nobody_here", Table: ok}, false, "nobody_here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opt.SignalTable = sig
+			_, err := Record(ctx, tc.opt)
+			var re *Error
+			if !errors.As(err, &re) {
+				t.Fatalf("want a record.Error, got %T %v", err, err)
+			}
+			if re.Usage != tc.usage || !strings.Contains(re.Msg, tc.want) || strings.Contains(re.Msg, "\n") {
+				t.Fatalf("got usage=%v %q; want usage=%v and %q on one line", re.Usage, re.Msg, tc.usage, tc.want)
+			}
+		})
+	}
+	noLeftovers(t, c, sig)
+}
