@@ -59,6 +59,7 @@ type capture struct {
 	keys    []int64
 	rows    [][]byte
 	alive   []bool
+	touched []bool // a consumed window event had the row's key
 	idx     map[int64]int
 	pending int // high-edge-off-by-one: the buffered row the last window event would discard, +1
 
@@ -198,7 +199,7 @@ func (c *capture) selectChunk(ctx context.Context, i int) error {
 	if err != nil {
 		return c.s.dbErr(ctx, "reading chunk "+strconv.Itoa(i), err)
 	}
-	c.keys, c.rows, c.alive = c.keys[:0], c.rows[:0], c.alive[:0]
+	c.keys, c.rows, c.alive, c.touched = c.keys[:0], c.rows[:0], c.alive[:0], c.touched[:0]
 	clear(c.idx)
 	for rows.Next() {
 		vals := rows.RawValues()
@@ -216,6 +217,7 @@ func (c *capture) selectChunk(ctx context.Context, i int) error {
 		c.keys = append(c.keys, k)
 		c.rows = append(c.rows, img)
 		c.alive = append(c.alive, true)
+		c.touched = append(c.touched, false)
 		c.spool.reads.WriteString(`{"read":` + strconv.Itoa(i) + `,"k":` + strconv.FormatInt(k, 10) + `,"v":`)
 		c.spool.reads.Write(img)
 		c.spool.reads.WriteString("}\n")
@@ -446,8 +448,11 @@ func (c *capture) rowEvent(lsn pglogrepl.LSN, op string, k int64, before, after 
 	consumed := p > c.start || !c.lateStart
 	if c.open && consumed {
 		c.settle()
-		if i, ok := c.idx[k]; ok && c.alive[i] {
-			c.discard(p, i)
+		if i, ok := c.idx[k]; ok {
+			c.touched[i] = true
+			if c.alive[i] {
+				c.discard(p, i)
+			}
 		}
 	}
 	if consumed {
@@ -464,11 +469,9 @@ func (c *capture) discard(p int64, i int) {
 	u := &c.units[c.cur-1]
 	switch c.fault {
 	case "no-discard":
-		c.stats.Diverged++
 		return
 	case "low-edge-off-by-one":
 		if p == u.lo+1 {
-			c.stats.Diverged++
 			return
 		}
 	case "high-edge-off-by-one":
@@ -534,10 +537,7 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 	} else {
 		u.hi = p
 		c.open = false
-		if c.pending > 0 {
-			c.stats.Diverged++
-			c.pending = 0
-		}
+		c.pending = 0
 		st.close = c.cur
 	}
 	if p > c.start || !c.lateStart {
@@ -556,6 +556,9 @@ func (c *capture) closeChunk(lsn pglogrepl.LSN) {
 		if !c.alive[i] {
 			continue
 		}
+		if c.touched[i] {
+			c.stats.Diverged++ // a row the window's events should have discarded
+		}
 		c.stats.Survivors++
 		if c.fault == "copy-dropped" {
 			c.stats.Diverged++
@@ -565,7 +568,7 @@ func (c *capture) closeChunk(lsn pglogrepl.LSN) {
 		c.event("r", c.tab, nil, c.rows[i], lsn, "incremental")
 	}
 	c.cur = 0
-	c.keys, c.rows, c.alive = c.keys[:0], c.rows[:0], c.alive[:0]
+	c.keys, c.rows, c.alive, c.touched = c.keys[:0], c.rows[:0], c.alive[:0], c.touched[:0]
 	clear(c.idx)
 }
 
