@@ -57,6 +57,8 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "record", "--table is required")
 	case o.bundle == "" && o.events == "":
 		return usageErr(stderr, "record", "give --bundle FILE (and/or --events FILE)")
+	case o.opt.ChunkSize < 1:
+		return usageErr(stderr, "record", "--chunk-size must be at least 1, got %d", o.opt.ChunkSize)
 	}
 	if o.schedule != "" {
 		f, err := os.Open(o.schedule)
@@ -85,11 +87,11 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interrupted()
 	defer stop()
 	var st record.Stats
+	var recErr error // the recording's own error, which write would wrap
 	run := func(bw, ew io.Writer) error {
 		o.opt.Bundle, o.opt.Events = bw, ew
-		var err error
-		st, err = record.Record(ctx, o.opt)
-		return err
+		st, recErr = record.Record(ctx, o.opt)
+		return recErr
 	}
 	withEvents := func(bw io.Writer) error {
 		if events == nil {
@@ -101,6 +103,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		err = withEvents(nil)
 	} else {
 		err = bundle.write(withEvents)
+	}
+	if recErr != nil {
+		err = recErr
 	}
 	if err != nil {
 		var re *record.Error
@@ -121,6 +126,29 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		st.Elapsed.Round(time.Millisecond), float64(st.Rows)/max(secs, 1e-9))
 	if o.opt.Fault != "" {
 		fmt.Fprintf(stdout, "fault %s changed the capture's behaviour %d times\n", o.opt.Fault, st.Diverged)
+	}
+	return exitOK
+}
+
+// cleanDB is `cutcheck clean --db URL`: the slots and publications killed
+// record runs left.
+func cleanDB(url string, stdout, stderr io.Writer) int {
+	ctx, stop := interrupted()
+	defer stop()
+	dropped, err := record.Clean(ctx, url)
+	for _, d := range dropped {
+		fmt.Fprintf(stdout, "dropped %s, left by a cutcheck record run\n", d)
+	}
+	if err != nil {
+		var re *record.Error
+		fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
+		if errors.As(err, &re) && re.Usage {
+			return exitUsage
+		}
+		return exitError
+	}
+	if len(dropped) == 0 {
+		fmt.Fprintln(stdout, "nothing to drop: no slot or publication of cutcheck record is left on the server")
 	}
 	return exitOK
 }

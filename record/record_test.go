@@ -64,7 +64,7 @@ func noLeftovers(t *testing.T, c *pgx.Conn, sig string) {
 	// The server drops a temporary slot when its walsender exits, a moment
 	// after the connection closes.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		c.QueryRow(ctx, "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'cutcheck\\_%' AND slot_name <> 'cutcheck_busy_test'").Scan(&slots)
+		c.QueryRow(ctx, "SELECT count(*) FROM pg_replication_slots WHERE slot_name LIKE 'cutcheck\\_%' AND slot_name <> 'cutcheck_busy_test' AND database = current_database()").Scan(&slots)
 		if slots == 0 || time.Now().After(deadline) {
 			break
 		}

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// recordDB gives the command tests a database of their own on the test
+// server (.ci/postgres), so `clean --db` there touches no other test's run.
+func recordDB(t *testing.T) (url string, c *pgx.Conn) {
+	t.Helper()
+	base := os.Getenv("CUTCHECK_PG_URL")
+	if base == "" {
+		if os.Getenv("CUTCHECK_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("CUTCHECK_PG_URL is not set and CUTCHECK_REQUIRE_POSTGRES=1: start a server with . .ci/postgres")
+		}
+		t.Skip("no PostgreSQL: set CUTCHECK_PG_URL (. .ci/postgres starts a throwaway one)")
+	}
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer admin.Close(ctx)
+	admin.Exec(ctx, "DROP DATABASE IF EXISTS cutcheck_cli_test WITH (FORCE)")
+	if _, err := admin.Exec(ctx, "CREATE DATABASE cutcheck_cli_test"); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := pgx.Connect(context.Background(), base)
+		if err == nil {
+			a.Exec(context.Background(), "DROP DATABASE IF EXISTS cutcheck_cli_test WITH (FORCE)")
+			a.Close(context.Background())
+		}
+	})
+	cfg, err := pgx.ParseConfig(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = "cutcheck_cli_test"
+	c, err = pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	url = strings.Replace(base, "/postgres?", "/cutcheck_cli_test?", 1)
+	if url == base {
+		t.Fatalf("CUTCHECK_PG_URL %q: the tests expect a URL naming the database postgres", base)
+	}
+	return url, c
+}
+
+// The whole loop on the command line: record a run, certify its bundle
+// (Accept), a faulted one (Reject), bad input's exit codes, and clean
+// dropping a slot and a publication a killed run left.
+func TestRecordCommand(t *testing.T) {
+	url, c := recordDB(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	bundle, events := filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "e.jsonl")
+	var out, errb bytes.Buffer
+	code := Main([]string{"record", "--db", url, "--table", "items", "--populate", "300", "--chunk-size", "64",
+		"--rate", "300", "--bundle", bundle, "--events", events}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("record: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "recorded 5 chunks: ") {
+		t.Errorf("record said %q", out.String())
+	}
+	out.Reset()
+	if code := Main([]string{"certify", bundle}, &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "Accept: ") {
+		t.Fatalf("certify: exit %d: %s%s", code, out.String(), errb.String())
+	}
+	ev, _ := os.ReadFile(events)
+	if !bytes.Contains(ev, []byte(`"connector":"postgresql"`)) || !bytes.Contains(ev, []byte(`"op":"r"`)) || !bytes.Contains(ev, []byte(`"snapshot-window-close"`)) {
+		t.Errorf("the events are not Debezium PostgreSQL envelopes with snapshot rows and watermarks:\n%.400s", ev)
+	}
+
+	out.Reset()
+	if code := Main([]string{"record", "--db", url, "--table", "items", "--chunk-size", "64", "--rate", "0",
+		"--fault", "copy-dropped", "--bundle", bundle}, &out, &errb); code != exitOK {
+		t.Fatalf("record --fault: exit %d: %s", code, errb.String())
+	}
+	out.Reset()
+	if code := Main([]string{"certify", bundle}, &out, &errb); code != exitViolated || !strings.Contains(out.String(), "the prefix is the window-discard emission") {
+		t.Fatalf("certify of copy-dropped: exit %d: %s%s", code, out.String(), errb.String())
+	}
+
+	c.Exec(ctx, "CREATE TABLE nokey (a int)")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--table", "nokey"}, exitUsage, "has no primary key"},
+		{[]string{"--table", "items", "--chunk-size", "0"}, exitUsage, "--chunk-size must be at least 1"},
+		{[]string{"--table", "items", "--fault", "nope"}, exitUsage, "unknown fault"},
+	} {
+		errb.Reset()
+		args := append([]string{"record", "--db", url, "--bundle", bundle}, tc.args...)
+		if code := Main(args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want exit %d and one line with %q", tc.args, code, errb.String(), tc.code, tc.want)
+		}
+	}
+	errb.Reset()
+	if code := Main([]string{"record", "--db", "postgres://u@127.0.0.1:1/x?connect_timeout=2", "--table", "t", "--bundle", bundle}, &out, &errb); code != exitError || !strings.Contains(errb.String(), "cannot reach the server") {
+		t.Errorf("unreachable server: exit %d, %q", code, errb.String())
+	}
+
+	// What a killed run with a permanent slot would leave.
+	if _, err := c.Exec(ctx, "SELECT pg_create_logical_replication_slot('cutcheck_left_behind', 'pgoutput')"); err != nil {
+		t.Fatal(err)
+	}
+	c.Exec(ctx, "CREATE PUBLICATION cutcheck_left_behind FOR TABLE items")
+	out.Reset()
+	if code := Main([]string{"clean", "--db", url}, &out, &errb); code != exitOK {
+		t.Fatalf("clean: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "dropped publication cutcheck_left_behind") || !strings.Contains(out.String(), "dropped slot cutcheck_left_behind") {
+		t.Errorf("clean said %q", out.String())
+	}
+	var n int
+	c.QueryRow(ctx, "SELECT (SELECT count(*) FROM pg_replication_slots WHERE database = current_database()) + (SELECT count(*) FROM pg_publication)").Scan(&n)
+	if n != 0 {
+		t.Errorf("%d slots or publications left after clean", n)
+	}
+}
