@@ -124,7 +124,15 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "recorded %d chunks: %d rows read, %d log positions, %d entries emitted (%d survivors, %d discarded by window events), %d workload transactions; frontier %d, max key %d; %s (%.0f rows/s)\n",
 		st.Chunks, st.Rows, st.Positions, st.Emitted, st.Survivors, st.Discarded, st.Txns, st.Frontier, st.MaxKey,
 		st.Elapsed.Round(time.Millisecond), float64(st.Rows)/max(secs, 1e-9))
-	if o.opt.Fault != "" {
+	if o.opt.Schedule != nil {
+		fmt.Fprintf(stdout, "replayed %d steps of the trace (%s: %s); the sink at rest against the table:\n", len(o.opt.Schedule.Steps)-1, o.opt.Schedule.Property, o.opt.Schedule.Reason)
+		if len(st.Diff) == 0 {
+			fmt.Fprintln(stdout, "  they agree on every key")
+		}
+		for _, d := range st.Diff {
+			fmt.Fprintln(stdout, "  "+d)
+		}
+	} else if o.opt.Fault != "" {
 		fmt.Fprintf(stdout, "fault %s changed the capture's behaviour %d times\n", o.opt.Fault, st.Diverged)
 	}
 	return exitOK

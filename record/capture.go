@@ -25,6 +25,7 @@ type unit struct {
 	le     int64
 	lo, hi int64
 	last   bool
+	read   bool
 }
 
 // capture is the window-discard capture and its recorder: it consumes the
@@ -65,6 +66,7 @@ type capture struct {
 
 	stats Stats
 	buf   []byte
+	sink  map[int64][]byte // schedule runs: the replay of what was emitted
 }
 
 // step is what one consumed position was.
@@ -195,6 +197,39 @@ func (c *capture) selectChunk(ctx context.Context, i int) error {
 		args = append(args, *u.gt)
 	}
 	q += " ORDER BY " + pk + " LIMIT " + strconv.Itoa(c.s.opt.ChunkSize)
+	if err := c.fill(ctx, i, q, args); err != nil {
+		return err
+	}
+	n := len(c.keys)
+	if n < c.s.opt.ChunkSize || c.keys[n-1] >= c.maxKey {
+		u.le, u.last = c.maxKey, true
+	} else {
+		u.le = c.keys[n-1]
+	}
+	u.read = true
+	c.units = append(c.units, u)
+	c.stats.Chunks = len(c.units)
+	c.cur = i
+	return nil
+}
+
+// readUnit reads a planned chunk's whole key range (schedule runs, whose
+// chunks are the model's).
+func (c *capture) readUnit(ctx context.Context, i int) error {
+	u := &c.units[i-1]
+	pk := quoteIdent(c.tab.cols[c.tab.pk].name)
+	q := "SELECT " + c.tab.selectList() + " FROM " + c.tab.qname + " WHERE " + pk + " <= $1"
+	args := []any{u.le}
+	if u.gt != nil {
+		q += " AND " + pk + " > $2"
+		args = append(args, *u.gt)
+	}
+	u.read = true
+	return c.fill(ctx, i, q+" ORDER BY "+pk, args)
+}
+
+// fill runs chunk i's select into the buffer and the bundle's reads.
+func (c *capture) fill(ctx context.Context, i int, q string, args []any) error {
 	rows, err := c.s.sql.Query(ctx, q, args...)
 	if err != nil {
 		return c.s.dbErr(ctx, "reading chunk "+strconv.Itoa(i), err)
@@ -227,15 +262,6 @@ func (c *capture) selectChunk(ctx context.Context, i int) error {
 		return c.s.dbErr(ctx, "reading chunk "+strconv.Itoa(i), err)
 	}
 	c.stats.Rows += int64(len(c.keys))
-	n := len(c.keys)
-	if n < c.s.opt.ChunkSize || c.keys[n-1] >= c.maxKey {
-		u.le, u.last = c.maxKey, true
-	} else {
-		u.le = c.keys[n-1]
-	}
-	c.units = append(c.units, u)
-	c.stats.Chunks = len(c.units)
-	c.cur = i
 	return nil
 }
 
@@ -445,7 +471,7 @@ func (c *capture) rowEvent(lsn pglogrepl.LSN, op string, k int64, before, after 
 	w.WriteString(`{"p":` + strconv.FormatInt(p, 10) + `,"k":` + ks + `,"v":`)
 	w.Write(img)
 	w.WriteString(`,"x":` + strconv.FormatUint(uint64(c.xid), 10) + "}\n")
-	consumed := p > c.start || !c.lateStart
+	consumed := p > c.start
 	if c.open && consumed {
 		c.settle()
 		if i, ok := c.idx[k]; ok {
@@ -456,7 +482,7 @@ func (c *capture) rowEvent(lsn pglogrepl.LSN, op string, k int64, before, after 
 		}
 	}
 	if consumed {
-		c.emit(ks, img)
+		c.emit(k, img)
 		c.event(op, c.tab, before, after, lsn, "false")
 	}
 	return step{pos: p, key: k, hasKey: true}
@@ -493,9 +519,12 @@ func (c *capture) settle() {
 	}
 }
 
-func (c *capture) emit(k string, v []byte) {
+func (c *capture) emit(k int64, v []byte) {
+	if c.sink != nil {
+		c.sink[k] = v
+	}
 	w := c.spool.log
-	w.WriteString(`{"out":` + k + `,"v":`)
+	w.WriteString(`{"out":` + strconv.FormatInt(k, 10) + `,"v":`)
 	w.Write(v)
 	w.WriteString(`,"tag":` + strconv.FormatInt(c.pos, 10) + "}\n")
 	c.stats.Emitted++
@@ -514,7 +543,7 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 		id = string(newV[c.sig.col("id")])
 	}
 	ours := c.cur > 0 && (id == c.signalID(c.cur, "open") || id == c.signalID(c.cur, "close"))
-	if c.open && (p > c.start || !c.lateStart) && id != c.signalID(c.cur, "close") {
+	if c.open && p > c.start && id != c.signalID(c.cur, "close") {
 		c.settle()
 	}
 	if !ours {
@@ -540,7 +569,7 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 		c.pending = 0
 		st.close = c.cur
 	}
-	if p > c.start || !c.lateStart {
+	if p > c.start {
 		c.event("c", c.sig, nil, after, lsn, "false")
 	}
 	if st.close > 0 {
@@ -564,7 +593,7 @@ func (c *capture) closeChunk(lsn pglogrepl.LSN) {
 			c.stats.Diverged++
 			continue
 		}
-		c.emit(strconv.FormatInt(k, 10), c.rows[i])
+		c.emit(k, c.rows[i])
 		c.event("r", c.tab, nil, c.rows[i], lsn, "incremental")
 	}
 	c.cur = 0

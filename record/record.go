@@ -54,8 +54,9 @@ type Stats struct {
 	Emitted   int64 // entries emitted
 	Discarded int64 // buffered rows a window event discarded (the race happened)
 	Survivors int64
-	Txns      int64 // workload transactions committed
-	Diverged  int64 // times the fault under test made the capture act otherwise than the correct one
+	Txns      int64    // workload transactions committed
+	Diff      []string // schedule runs: the keys where the sink at rest differs from the table
+	Diverged  int64    // times the fault under test made the capture act otherwise than the correct one
 	MaxKey    int64
 	Frontier  int64
 	Elapsed   time.Duration
@@ -277,7 +278,11 @@ func (s *session) prepare(ctx context.Context) error {
 	if inUse {
 		return usageErr("replication slot %q is in use: choose another --slot (or drop it: SELECT pg_drop_replication_slot('%s'))", s.slot, s.slot)
 	}
-	if s.opt.Populate > 0 {
+	if s.opt.Schedule != nil {
+		if err := s.opt.Schedule.createTable(ctx, s.sql, s.opt.Table); err != nil {
+			return err
+		}
+	} else if s.opt.Populate > 0 {
 		if err := populate(ctx, s.sql, s.opt.Table, s.opt.Populate); err != nil {
 			return err
 		}
