@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -166,6 +167,12 @@ func (c *capture) replay(ctx context.Context, s *Schedule) error {
 		case st.View.Consumed > prev.View.Consumed:
 			want := st.View.Consumed
 			if st.View.Start > prev.View.Start {
+				// S-OBS: a correct capture starts at or before every low edge
+				for _, e := range st.View.Log {
+					if e.Pos <= st.View.Start && strings.HasPrefix(e.Marker, "L") && c.fault != "late-start" {
+						return fail("the consumer's start moves past the low watermark at position %d, which only a capture with --fault late-start does", e.Pos)
+					}
+				}
 				c.start = st.View.Start // the consumer's start moves past this position: it is not consumed
 			}
 			got, err := c.consume(ctx)
