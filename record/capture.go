@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -143,6 +142,9 @@ func (c *capture) readChunk(ctx context.Context, i int) error {
 	if err := c.writeLow(ctx, i); err != nil {
 		return err
 	}
+	if err := c.awaitVisible(ctx); err != nil {
+		return err
+	}
 	if err := c.selectChunk(ctx, i); err != nil {
 		return err
 	}
@@ -154,6 +156,39 @@ func (c *capture) readChunk(ctx context.Context, i int) error {
 		}
 	}
 	return c.writeHigh(ctx, i)
+}
+
+// awaitVisible waits until every transaction in progress when the low
+// watermark committed has ended. PostgreSQL makes a commit visible a moment
+// after writing its commit record, so a transaction ordered before the low
+// watermark in the log can still be invisible to the chunk's select: the
+// read would then be stale at every coordinate of its bracket (O2), and the
+// survivor would overwrite the newer value the stream already delivered — a
+// lost update. Waiting for the snapshot's in-progress set closes that gap.
+func (c *capture) awaitVisible(ctx context.Context) error {
+	var xip []string
+	rows, err := c.s.sql.Query(ctx, "SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x")
+	if err == nil {
+		xip, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		return c.s.dbErr(ctx, "reading the transactions in progress", err)
+	}
+	for len(xip) > 0 {
+		var n int
+		if err := c.s.sql.QueryRow(ctx, "SELECT count(*) FROM unnest($1::text[]) x WHERE pg_xact_status(x::xid8) = 'in progress'", xip).Scan(&n); err != nil {
+			return c.s.dbErr(ctx, "waiting for the transactions in progress", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 func (c *capture) signalID(i int, edge string) string {
@@ -618,7 +653,11 @@ func (c *capture) event(op string, t *table, before, after []byte, lsn pglogrepl
 	b = append(b, snapshot...)
 	b = append(b, `","db":`...)
 	b = appendString(b, c.s.cfg.Database)
-	seq, _ := json.Marshal(fmt.Sprintf(`["%d","%d"]`, uint64(c.lastCommit), uint64(lsn)))
+	last := "null" // no transaction committed before this one in the stream
+	if c.lastCommit != 0 {
+		last = `"` + strconv.FormatUint(uint64(c.lastCommit), 10) + `"`
+	}
+	seq, _ := json.Marshal(`[` + last + `,"` + strconv.FormatUint(uint64(lsn), 10) + `"]`)
 	b = append(b, `,"sequence":`...)
 	b = append(b, seq...)
 	b = append(b, `,"schema":`...)
@@ -754,6 +793,3 @@ func (s *spool) remove() {
 		}
 	}
 }
-
-var _ = errors.New
-var _ = pgx.ErrNoRows
