@@ -121,9 +121,13 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	secs := st.Elapsed.Seconds()
-	fmt.Fprintf(stdout, "recorded %d chunks: %d rows read, %d log positions, %d entries emitted (%d survivors, %d discarded by window events), %d workload transactions; frontier %d, max key %d; %s (%.0f rows/s)\n",
-		st.Chunks, st.Rows, st.Positions, st.Emitted, st.Survivors, st.Discarded, st.Txns, st.Frontier, st.MaxKey,
-		st.Elapsed.Round(time.Millisecond), float64(st.Rows)/max(secs, 1e-9))
+	fmt.Fprintf(stdout, "recorded %d chunks: %d rows read, %d log positions, %d entries emitted (%d survivors, %d discarded by window events), %d workload transactions; frontier %d, max key %d\n",
+		st.Chunks, st.Rows, st.Positions, st.Emitted, st.Survivors, st.Discarded, st.Txns, st.Frontier, st.MaxKey)
+	if o.opt.Schedule == nil {
+		fmt.Fprintf(stdout, "%s: %.0f rows/s read, %.0f workload transactions/s, %.0f positions/s consumed; a high watermark reached the consumer within %s\n",
+			st.Elapsed.Round(time.Millisecond), float64(st.Rows)/max(secs, 1e-9), float64(st.Txns)/max(secs, 1e-9),
+			float64(st.Positions)/max(secs, 1e-9), st.MaxLag.Round(time.Millisecond))
+	}
 	if o.opt.Schedule != nil {
 		fmt.Fprintf(stdout, "replayed %d steps of the trace (%s: %s); the sink at rest against the table:\n", len(o.opt.Schedule.Steps)-1, o.opt.Schedule.Property, o.opt.Schedule.Reason)
 		if len(st.Diff) == 0 {

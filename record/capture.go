@@ -63,9 +63,10 @@ type capture struct {
 	idx     map[int64]int
 	pending int // high-edge-off-by-one: the buffered row the last window event would discard, +1
 
-	stats Stats
-	buf   []byte
-	sink  map[int64][]byte // schedule runs: the replay of what was emitted
+	stats  Stats
+	buf    []byte
+	sink   map[int64][]byte // schedule runs: the replay of what was emitted
+	highAt time.Time        // when the last high watermark was written
 }
 
 // step is what one consumed position was.
@@ -210,6 +211,7 @@ func (c *capture) writeHigh(ctx context.Context, i int) error {
 	if err != nil {
 		return c.s.dbErr(ctx, "writing the high watermark", err)
 	}
+	c.highAt = time.Now()
 	return nil
 }
 
@@ -601,6 +603,9 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 	} else {
 		u.hi = p
 		c.open = false
+		if lag := time.Since(c.highAt); lag > c.stats.MaxLag {
+			c.stats.MaxLag = lag
+		}
 		c.pending = 0
 		st.close = c.cur
 	}

@@ -60,6 +60,7 @@ type Stats struct {
 	MaxKey    int64
 	Frontier  int64
 	Elapsed   time.Duration
+	MaxLag    time.Duration // the longest a high watermark took from its commit to the consumer
 }
 
 // Error is a failure to record, with the exit code class the command line
