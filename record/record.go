@@ -52,7 +52,7 @@ type Stats struct {
 	Chunks    int
 	Positions int64 // log positions consumed
 	Emitted   int64 // entries emitted
-	Discarded int64 // buffered rows a window event discarded (the race happened)
+	Discarded int64 // buffered rows a window event touched: the race happened (a correct capture discards them)
 	Survivors int64
 	Txns      int64    // workload transactions committed
 	Diff      []string // schedule runs: the keys where the sink at rest differs from the table
