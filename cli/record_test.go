@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -50,9 +51,9 @@ func recordDB(t *testing.T) (url string, c *pgx.Conn) {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { c.Close(context.Background()) })
-	url = strings.Replace(base, "/postgres?", "/cutcheck_cli_test?", 1)
-	if url == base {
-		t.Fatalf("CUTCHECK_PG_URL %q: the tests expect a URL naming the database postgres", base)
+	url = fmt.Sprintf("host=%s port=%d user=%s dbname=cutcheck_cli_test sslmode=disable", cfg.Host, cfg.Port, cfg.User)
+	if cfg.Password != "" {
+		url += " password=" + cfg.Password
 	}
 	return url, c
 }
@@ -201,5 +202,55 @@ func TestRecordReplaysCounterexamples(t *testing.T) {
 	code := Main([]string{"record", "--db", url, "--table", "replay_bad", "--schedule", bad, "--bundle", filepath.Join(dir, "bad.bundle")}, &out, &errb)
 	if code != exitUsage || !strings.Contains(errb.String(), "deletes the absent key 0") || strings.Count(errb.String(), "\n") != 1 {
 		t.Errorf("an undrivable trace: exit %d, %q", code, errb.String())
+	}
+}
+
+// Ctrl-C in the middle of a recording: exit 4, no file written, and no slot,
+// publication or signal row left on the server.
+func TestRecordInterrupted(t *testing.T) {
+	url, c := recordDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	old := interrupted
+	interrupted = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+	t.Cleanup(func() { interrupted = old; cancel() })
+	go func() {
+		// press Ctrl-C once the second chunk's low watermark is written
+		for ctx.Err() == nil {
+			var n int
+			c2, err := pgx.Connect(ctx, url)
+			if err == nil {
+				c2.QueryRow(ctx, "SELECT count(*) FROM debezium_signal").Scan(&n)
+				c2.Close(context.Background())
+			}
+			if n >= 3 {
+				cancel()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "b.jsonl")
+	var out, errb bytes.Buffer
+	code := Main([]string{"record", "--db", url, "--table", "items", "--populate", "100", "--chunk-size", "10",
+		"--window-hold", "50ms", "--bundle", bundle}, &out, &errb)
+	if code != exitIncomplete || !strings.Contains(errb.String(), "interrupted; the slot, the publication and the signal rows were removed") {
+		t.Fatalf("exit %d, %q", code, errb.String())
+	}
+	if _, err := os.Stat(bundle); err == nil {
+		t.Errorf("an interrupted run wrote %s", bundle)
+	}
+	bg := context.Background()
+	var slots, pubs, rows int
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c.QueryRow(bg, "SELECT count(*) FROM pg_replication_slots WHERE database = current_database()").Scan(&slots)
+		if slots == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	c.QueryRow(bg, "SELECT count(*) FROM pg_publication").Scan(&pubs)
+	c.QueryRow(bg, "SELECT count(*) FROM debezium_signal").Scan(&rows)
+	if slots+pubs+rows != 0 {
+		t.Errorf("left behind: %d slots, %d publications, %d signal rows", slots, pubs, rows)
 	}
 }

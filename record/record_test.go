@@ -30,6 +30,17 @@ func pgURL(t testing.TB) string {
 	return url
 }
 
+// withParam sets a connection parameter in a URL or a key=value string.
+func withParam(url, key, value string) string {
+	switch {
+	case !strings.Contains(url, "://"):
+		return url + " " + key + "=" + value
+	case strings.Contains(url, "?"):
+		return url + "&" + key + "=" + value
+	}
+	return url + "?" + key + "=" + value
+}
+
 func sqlConn(t testing.TB, url string) *pgx.Conn {
 	t.Helper()
 	c, err := pgx.Connect(context.Background(), url)
@@ -243,7 +254,7 @@ func TestBadInput(t *testing.T) {
 		{"bad fault", Options{URL: url, Table: ok, Fault: "nope"}, true, "unknown fault"},
 		{"bad url", Options{URL: "postgres://x:y:z", Table: ok}, true, "--db"},
 		{"unreachable", Options{URL: "postgres://nobody@127.0.0.1:1/db?connect_timeout=2", Table: ok}, false, "cannot reach the server"},
-		{"no such user", Options{URL: url + "&user=nobody_here", Table: ok}, false, "nobody_here"},
+		{"no such user", Options{URL: withParam(url, "user", "nobody_here"), Table: ok}, false, "nobody_here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opt.SignalTable = sig
