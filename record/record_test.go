@@ -123,7 +123,7 @@ func TestCleanRunsAccepted(t *testing.T) {
 		t.Run(fmt.Sprintf("seed%d-chunk%d", tc.seed, tc.chunk), func(t *testing.T) {
 			tab, sig := freshTable(t, c)
 			st, bundle, _ := record(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: tc.chunk, Populate: 60,
-				Workload: Workload{Rate: 1000, Seed: tc.seed}, WindowHold: 2 * time.Millisecond})
+				Workload: Workload{Rate: 1000, Seed: tc.seed}, WindowHold: 5 * time.Millisecond})
 			res := verify(t, bundle)
 			if res.Verdict != certify.Accept {
 				t.Fatalf("verdict %v: %v\nstats %+v", res.Verdict, res.Failure, st)
@@ -269,4 +269,18 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	noLeftovers(t, c, sig)
+}
+
+// Only classic traces are replayed: a step of another protocol is refused,
+// not replayed as something it is not.
+func TestReadScheduleRefusesOtherProtocols(t *testing.T) {
+	trace := `{"property":"p","steps":[{"action":"","view":{"source":[{"key":0,"value":0}]}},
+		{"action":"chunk 1 backfills (1, 2] and emits merged {} at 2","view":{"source":[{"key":0,"value":0}]}}]}`
+	_, err := ReadSchedule(strings.NewReader(trace))
+	if err == nil || !strings.Contains(err.Error(), "is not a step of the classic capture") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := ReadSchedule(strings.NewReader("{")); err == nil || !strings.Contains(err.Error(), "not a trace written by check --trace-json") {
+		t.Fatalf("got %v", err)
+	}
 }

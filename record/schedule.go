@@ -60,8 +60,22 @@ func ReadSchedule(r io.Reader) (*Schedule, error) {
 	if len(t.Steps) < 2 || len(t.Steps[0].View.Source) == 0 {
 		return nil, fmt.Errorf("not a trace written by check --trace-json: no steps or no source store")
 	}
+	// Only the classic capture's steps have a counterpart here; a trace of
+	// another protocol would be replayed as something it is not.
+	for n, st := range t.Steps[1:] {
+		known := false
+		for _, p := range classicSteps {
+			known = known || strings.HasPrefix(st.Action, p)
+		}
+		if !known {
+			return nil, fmt.Errorf("step %d (%s) is not a step of the classic capture, the only one record replays", n+1, st.Action)
+		}
+	}
 	return &Schedule{Property: t.Property, Reason: t.Reason, Steps: t.Steps}, nil
 }
+
+var classicSteps = []string{"source commits ", "write low watermark for chunk ", "write high watermark for chunk ",
+	"read chunk ", "consume position ", "consumer's start moves past position "}
 
 // keys is the number of keys of the trace's model.
 func (s *Schedule) keys() int64 { return int64(len(s.Steps[0].View.Source)) }
