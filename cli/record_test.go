@@ -143,22 +143,29 @@ func TestRecordCommand(t *testing.T) {
 func TestRecordReplaysCounterexamples(t *testing.T) {
 	url, _ := recordDB(t)
 	dir := t.TempDir()
-	for i, tc := range []struct{ mutation, diff string }{
-		{"no-discard", `key 0: the table holds ⊥, the sink {"id":0,"v":1} (a resurrected row)`},
-		{"copy-dropped", `key 0: the table holds {"id":0,"v":1}, the sink ⊥ (a lost row)`},
-		{"late-start", `key 0: the table holds {"id":0,"v":1}, the sink ⊥ (a lost row)`},
-		{"low-edge-off-by-one", `(a resurrected row)`},
-		{"high-edge-off-by-one", `(a resurrected row)`},
+	one := []string{"--keys", "1", "--events", "2", "--chunks", "1"}
+	for i, tc := range []struct {
+		mutation, diff string
+		bounds         []string
+	}{
+		{"no-discard", `key 0: the table holds ⊥, the sink {"id":0,"v":1} (a resurrected row)`, one},
+		{"copy-dropped", `key 0: the table holds {"id":0,"v":1}, the sink ⊥ (a lost row)`, one},
+		{"late-start", `key 0: the table holds {"id":0,"v":1}, the sink ⊥ (a lost row)`, one},
+		{"low-edge-off-by-one", `(a resurrected row)`, one},
+		{"high-edge-off-by-one", `(a resurrected row)`, one},
+		// two keys in two chunks: the trace stops inside the first, whose
+		// keys are all the claim covers
+		{"copy-dropped", `(a lost row)`, []string{"--keys", "2", "--events", "3", "--chunks", "2"}},
 	} {
-		t.Run(tc.mutation, func(t *testing.T) {
-			trace := filepath.Join(dir, tc.mutation+".json")
+		t.Run(tc.mutation+strings.Join(tc.bounds, ""), func(t *testing.T) {
+			trace := filepath.Join(dir, fmt.Sprintf("%d.json", i))
 			var out, errb bytes.Buffer
-			if code := Main([]string{"check", "classic", "--keys", "1", "--events", "2", "--chunks", "1", "--mutation", tc.mutation,
-				"--trace-json", trace}, &out, &errb); code != exitViolated {
+			if code := Main(append(append([]string{"check", "classic"}, tc.bounds...), "--mutation", tc.mutation,
+				"--trace-json", trace), &out, &errb); code != exitViolated {
 				t.Fatalf("check: exit %d: %s", code, errb.String())
 			}
 			for _, fault := range []string{tc.mutation, ""} {
-				bundle := filepath.Join(dir, tc.mutation+fault+".bundle")
+				bundle := filepath.Join(dir, fmt.Sprintf("%d%s.bundle", i, fault))
 				args := []string{"record", "--db", url, "--table", fmt.Sprintf("replay_%d_%t", i, fault == ""), "--schedule", trace, "--bundle", bundle}
 				if fault != "" {
 					args = append(args, "--fault", fault)

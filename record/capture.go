@@ -711,9 +711,11 @@ func (c *capture) finish(w io.Writer) error {
 		return nil
 	}
 	num := func(k int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(k, 10)) }
+	// The claim covers the chunks planned: every key up to the maximum key
+	// once the backfill is done; a schedule may stop after its first chunk.
 	scope := certify.ScopeSpec{Keys: []json.RawMessage{}}
-	if !c.empty {
-		scope = certify.ScopeSpec{Ranges: []certify.RangeSpec{{Le: num(c.maxKey)}}}
+	if n := len(c.units); n > 0 {
+		scope = certify.ScopeSpec{Ranges: []certify.RangeSpec{{Le: num(c.units[n-1].le)}}}
 	}
 	frontier := c.pos
 	if n := len(c.units); n > 0 {
