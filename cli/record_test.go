@@ -156,6 +156,9 @@ func TestRecordReplaysCounterexamples(t *testing.T) {
 		// two keys in two chunks: the trace stops inside the first, whose
 		// keys are all the claim covers
 		{"copy-dropped", `(a lost row)`, []string{"--keys", "2", "--events", "3", "--chunks", "2"}},
+		// early-release's violation is transient (closed-unit-cut): at rest
+		// the sink agrees, and the cut at the frontier is certified
+		{"early-release", "", one},
 	} {
 		t.Run(tc.mutation+strings.Join(tc.bounds, ""), func(t *testing.T) {
 			trace := filepath.Join(dir, fmt.Sprintf("%d.json", i))
@@ -186,7 +189,7 @@ func TestRecordReplaysCounterexamples(t *testing.T) {
 				story := out.String()
 				var cert bytes.Buffer
 				code = Main([]string{"certify", bundle}, &cert, &errb)
-				if fault == "" {
+				if fault == "" || tc.diff == "" {
 					if !strings.Contains(story, "they agree on every key") || code != exitOK {
 						t.Errorf("the correct capture on the same schedule: %s\ncertify: exit %d %s", story, code, cert.String())
 					}

@@ -212,7 +212,27 @@ func (c *capture) writeHigh(ctx context.Context, i int) error {
 		return c.s.dbErr(ctx, "writing the high watermark", err)
 	}
 	c.highAt = time.Now()
+	if c.fault == "early-release" {
+		c.releaseEarly()
+	}
 	return nil
+}
+
+// releaseEarly is the early-release fault: the buffer is emitted as soon as
+// the high watermark is written, before the consumer has processed the
+// window's events, so nothing is discarded. The entries are recorded where
+// they were emitted, at the position the consumer had reached.
+func (c *capture) releaseEarly() {
+	for i, k := range c.keys {
+		if !c.alive[i] {
+			continue
+		}
+		c.alive[i] = false
+		c.stats.Diverged++
+		c.stats.Survivors++
+		c.emit(k, c.rows[i])
+		c.event("r", c.tab, nil, c.rows[i], c.lastCommit, "incremental")
+	}
 }
 
 // selectChunk reads chunk i: pk > last ORDER BY pk LIMIT n, up to the

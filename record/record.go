@@ -81,7 +81,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Faults are the shipped mutations that are implementation choices of a
 // window-discard capture, made on purpose so certify can be seen to catch them.
-var Faults = []string{"no-discard", "copy-dropped", "late-start", "low-edge-off-by-one", "high-edge-off-by-one"}
+var Faults = []string{"no-discard", "copy-dropped", "late-start", "low-edge-off-by-one", "high-edge-off-by-one", "early-release"}
 
 // connect opens a SQL connection and says in one line why it could not.
 func connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {

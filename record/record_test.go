@@ -160,6 +160,7 @@ func TestFaultsRejectedWhenTheyBite(t *testing.T) {
 		{"late-start", "consumption starts at or before every low edge"},
 		{"low-edge-off-by-one", "the prefix is the window-discard emission"},
 		{"high-edge-off-by-one", "the prefix is the window-discard emission"},
+		{"early-release", "the prefix is the window-discard emission"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			bit := false
