@@ -35,6 +35,7 @@ func recordFlags() (*pflag.FlagSet, *recordOpts) {
 	fs.IntVar(&o.opt.Workload.Rate, "rate", 200, "workload transactions per second while recording (0: none, -1: as fast as it goes)")
 	fs.IntVar(&o.opt.Workload.Clients, "clients", 2, "workload connections")
 	fs.IntVar(&o.opt.Workload.MaxRows, "rows", 3, "rows per workload transaction, at most")
+	fs.DurationVar(&o.opt.Stall, "stall", time.Minute, "say the capture is stuck (exit 4) when a high watermark or an expected position has not arrived for this long")
 	fs.DurationVar(&o.opt.WindowHold, "window-hold", 0, "wait this long between a chunk's read and its high watermark (widens the race)")
 	fs.StringVar(&o.schedule, "schedule", "", "drive the run through a counterexample (check --trace-json) instead of the backfill loop")
 	return fs, o
@@ -112,6 +113,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case ctx.Err() != nil || errors.Is(err, context.Canceled):
 			fmt.Fprintln(stderr, "cutcheck record: interrupted; the slot, the publication and the signal rows were removed, no file was written")
+			return exitIncomplete
+		case errors.As(err, &re) && re.Stuck:
+			fmt.Fprintf(stderr, "cutcheck record: %s; the slot, the publication and the signal rows were removed\n", re.Msg)
 			return exitIncomplete
 		case errors.As(err, &re) && re.Usage:
 			fmt.Fprintf(stderr, "cutcheck record: %s\n", re.Msg)

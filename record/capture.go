@@ -325,7 +325,15 @@ func (c *capture) fill(ctx context.Context, i int, q string, args []any) error {
 // consume processes replication messages until one log position has been
 // consumed, and returns what it was.
 func (c *capture) consume(ctx context.Context) (step, error) {
+	entered := time.Now()
 	for {
+		stall := c.s.opt.Stall
+		if c.cur > 0 && !c.open && !c.highAt.IsZero() && c.units[c.cur-1].hi < 0 && time.Since(c.highAt) > stall {
+			return step{}, &Error{Stuck: true, Msg: fmt.Sprintf("chunk %d's watermarks did not reach the consumer within %s of its high watermark: the capture would wait forever (is the signalling table %s in the publication?)", c.cur, stall, c.sig.qname)}
+		}
+		if time.Since(entered) > stall {
+			return step{}, &Error{Stuck: true, Msg: fmt.Sprintf("no log position reached the consumer for %s: the capture would wait forever", stall)}
+		}
 		if time.Now().After(c.nextAck) {
 			if err := c.ack(ctx, false); err != nil {
 				return step{}, err

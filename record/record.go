@@ -32,6 +32,10 @@ type Options struct {
 	// with keys 1..Populate when it does not exist.
 	Populate int
 	Workload Workload
+	// Stall is how long the consumer waits for a high watermark it wrote,
+	// or for any position a schedule expects, before it says the capture is
+	// stuck (default one minute).
+	Stall time.Duration
 	// WindowHold waits this long between a chunk's read and its high
 	// watermark, widening the window the workload can race (for tests).
 	WindowHold time.Duration
@@ -67,6 +71,7 @@ type Stats struct {
 // maps it to: Usage for bad input (exit 2), else an I/O error (exit 3).
 type Error struct {
 	Usage bool
+	Stuck bool // the capture waits for what will never come (exit 4)
 	Msg   string
 }
 
@@ -81,7 +86,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Faults are the shipped mutations that are implementation choices of a
 // window-discard capture, made on purpose so certify can be seen to catch them.
-var Faults = []string{"no-discard", "copy-dropped", "late-start", "low-edge-off-by-one", "high-edge-off-by-one", "early-release"}
+var Faults = []string{"no-discard", "copy-dropped", "late-start", "low-edge-off-by-one", "high-edge-off-by-one", "early-release", "lost-watermark"}
 
 // connect opens a SQL connection and says in one line why it could not.
 func connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
@@ -176,6 +181,9 @@ func Record(ctx context.Context, opt Options) (st Stats, err error) {
 	}
 	if opt.SignalTable == "" {
 		opt.SignalTable = "debezium_signal"
+	}
+	if opt.Stall == 0 {
+		opt.Stall = time.Minute
 	}
 	if opt.Table == "" {
 		return st, usageErr("--table is required")
@@ -300,7 +308,11 @@ func (s *session) prepare(ctx context.Context) error {
 	if s.sig, err = s.signalTable(ctx); err != nil {
 		return err
 	}
-	if _, err := s.sql.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s, %s", s.slot, s.tab.qname, s.sig.qname)); err != nil {
+	tables := s.tab.qname + ", " + s.sig.qname
+	if s.opt.Fault == "lost-watermark" {
+		tables = s.tab.qname // an include list without the signalling table (§7.3 W3/W4)
+	}
+	if _, err := s.sql.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s", s.slot, tables)); err != nil {
 		return s.dbErr(ctx, "creating the publication", err)
 	}
 	s.pubMade = true

@@ -285,3 +285,24 @@ func TestReadScheduleRefusesOtherProtocols(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// lost-watermark: the signalling table is left out of the publication, the
+// windows never open or close, and the capture would wait forever; record
+// says so (exit 4 on the command line) and leaves nothing behind.
+// Reference: mutation lost-watermark (§7.3 W3/W4, a deadlock in the model).
+func TestLostWatermarkIsStuck(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	tab, sig := freshTable(t, c)
+	var bundle bytes.Buffer
+	_, err := Record(context.Background(), Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 5, Populate: 20,
+		Fault: "lost-watermark", Stall: 500 * time.Millisecond, Workload: Workload{Rate: 100, Seed: 1}, Bundle: &bundle})
+	var re *Error
+	if !errors.As(err, &re) || !re.Stuck || !strings.Contains(re.Msg, "the capture would wait forever") {
+		t.Fatalf("want the capture stuck, got %v", err)
+	}
+	if bundle.Len() != 0 {
+		t.Errorf("a stuck run wrote a bundle")
+	}
+	noLeftovers(t, c, sig)
+}
