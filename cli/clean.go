@@ -14,7 +14,7 @@ import (
 func cleanFlags() (*pflag.FlagSet, *string) {
 	fs := pflag.NewFlagSet("clean", pflag.ContinueOnError)
 	dir := fs.String("dir", "", "the directory runs were given with --dir (default: the system's temporary directory)")
-	fs.String("db", "", "also drop the replication slots and publications killed `cutcheck record` runs left on this PostgreSQL server")
+	fs.String("db", "", "also drop the replication slots and publications that killed record runs left on the PostgreSQL server at `URL`")
 	return fs, dir
 }
 
