@@ -67,6 +67,8 @@ type capture struct {
 	buf    []byte
 	sink   map[int64][]byte // schedule runs: the replay of what was emitted
 	highAt time.Time        // when the last high watermark was written
+	// the last change's LSN, for events emitted between changes
+	lastLSN pglogrepl.LSN
 }
 
 // step is what one consumed position was.
@@ -231,7 +233,7 @@ func (c *capture) releaseEarly() {
 		c.stats.Diverged++
 		c.stats.Survivors++
 		c.emit(k, c.rows[i])
-		c.event("r", c.tab, nil, c.rows[i], c.lastCommit, "incremental")
+		c.event("r", c.tab, nil, c.rows[i], c.lastLSN, "incremental")
 	}
 }
 
@@ -463,6 +465,7 @@ func (c *capture) change(lsn pglogrepl.LSN, rel uint32, op string, oldT, newT *p
 	if t == nil {
 		return st, false, nil
 	}
+	c.lastLSN = lsn
 	oldV, err := tuple(t, oldT)
 	if err != nil {
 		return st, false, err

@@ -3,9 +3,11 @@ package record
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -305,4 +307,59 @@ func TestLostWatermarkIsStuck(t *testing.T) {
 		t.Errorf("a stuck run wrote a bundle")
 	}
 	noLeftovers(t, c, sig)
+}
+
+// The events are Debezium's PostgreSQL envelope and, ordered as written,
+// their source.sequence never goes back (lsn alone may: PostgreSQL
+// interleaves transactions in the WAL and delivers them by commit); every
+// log position of the table is one c/u/d event and every survivor one r.
+func TestEventsAreDebeziumEnvelopes(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	tab, sig := freshTable(t, c)
+	st, _, events := record(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 10, Populate: 50,
+		Workload: Workload{Rate: 500, Seed: 3}, WindowHold: 5 * time.Millisecond})
+	var prev [2]uint64
+	ops := map[string]int64{}
+	for n, line := range bytes.Split(bytes.TrimSpace(events), []byte("\n")) {
+		var e struct {
+			Before, After json.RawMessage
+			Op            string `json:"op"`
+			Source        struct {
+				Connector, Snapshot, DB, Schema, Table, Sequence string
+				TxID                                             *uint64 `json:"txId"`
+				LSN                                              *uint64 `json:"lsn"`
+			} `json:"source"`
+		}
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("line %d: %v", n+1, err)
+		}
+		src := e.Source
+		if src.Connector != "postgresql" || src.DB == "" || src.Schema != "public" || src.TxID == nil || src.LSN == nil {
+			t.Fatalf("line %d: not a PostgreSQL source block: %s", n+1, line)
+		}
+		var seq []*string
+		if err := json.Unmarshal([]byte(src.Sequence), &seq); err != nil || len(seq) != 2 || seq[1] == nil {
+			t.Fatalf("line %d: sequence %q", n+1, src.Sequence)
+		}
+		var cur [2]uint64
+		for i, s := range seq {
+			if s != nil {
+				cur[i], _ = strconv.ParseUint(*s, 10, 64)
+			}
+		}
+		if cur[0] < prev[0] || cur[0] == prev[0] && cur[1] < prev[1] {
+			t.Fatalf("line %d: sequence %v after %v", n+1, cur, prev)
+		}
+		prev = cur
+		if src.Table == tab {
+			ops[e.Op]++
+			if (e.Op == "r") != (src.Snapshot == "incremental") {
+				t.Fatalf("line %d: op %s with snapshot %q", n+1, e.Op, src.Snapshot)
+			}
+		}
+	}
+	if ops["r"] != st.Survivors || ops["c"]+ops["u"]+ops["d"] == 0 {
+		t.Errorf("events by op %v; survivors %d", ops, st.Survivors)
+	}
 }
