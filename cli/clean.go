@@ -14,6 +14,7 @@ import (
 func cleanFlags() (*pflag.FlagSet, *string) {
 	fs := pflag.NewFlagSet("clean", pflag.ContinueOnError)
 	dir := fs.String("dir", "", "the directory runs were given with --dir (default: the system's temporary directory)")
+	fs.String("db", "", "also drop the replication slots and publications that killed record runs left on the PostgreSQL server at `URL`")
 	return fs, dir
 }
 
@@ -26,6 +27,11 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		return usageErr(stderr, "clean", "takes no arguments, got %q", strings.Join(fs.Args(), " "))
+	}
+	if db, _ := fs.GetString("db"); db != "" {
+		if code := cleanDB(db, stdout, stderr); code != exitOK {
+			return code
+		}
 	}
 	where := *dir
 	if where == "" {

@@ -55,6 +55,7 @@ func init() {
 		{"merge", "DIR [flags]", "combine the shard results of one split search (check --shard) into its single-run report", runMerge},
 		{"reproduce", "[--quick] [--out DIR] [--specs DIR]", "run every spec (the paper's bounded and mutated runs) and write the results table", runReproduce},
 		{"certify", "BUNDLE [flags]", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
+		{"record", "--db URL --table T --bundle FILE", "record a watermark backfill of a PostgreSQL table as an evidence bundle and Debezium events", runRecord},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
 		{"clean", "[--dir DIR]", "remove the disk-tier directories of runs that were killed", runClean},
 		{"version", "", "print the version", runVersion},
@@ -147,6 +148,9 @@ func flagsFor(name string) *pflag.FlagSet {
 		return fs
 	case "certify":
 		fs, _ := certifyFlags()
+		return fs
+	case "record":
+		fs, _ := recordFlags()
 		return fs
 	}
 	return nil

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cutcheck/cutcheck/record"
+)
+
+type recordOpts struct {
+	opt                      record.Options
+	bundle, events, schedule string
+}
+
+func recordFlags() (*pflag.FlagSet, *recordOpts) {
+	o := &recordOpts{}
+	fs := pflag.NewFlagSet("record", pflag.ContinueOnError)
+	fs.StringVar(&o.opt.URL, "db", "", "the PostgreSQL server (URL or key=value string); wal_level must be logical")
+	fs.StringVar(&o.opt.Table, "table", "", "the table to back-fill (schema.table); its primary key is one integer column")
+	fs.StringVar(&o.bundle, "bundle", "", "write the evidence bundle (certify/FORMAT.md) to this file")
+	fs.StringVar(&o.events, "events", "", "write the emitted stream as Debezium PostgreSQL change events (JSON Lines) to this file")
+	fs.IntVar(&o.opt.ChunkSize, "chunk-size", 1024, "rows per chunk")
+	fs.StringVar(&o.opt.SignalTable, "signal-table", "debezium_signal", "the signalling table for the watermark rows (created if missing)")
+	fs.StringVar(&o.opt.Slot, "slot", "", "the replication slot and publication name (default cutcheck_<random>)")
+	fs.StringVar(&o.opt.Fault, "fault", "", "make an implementation mistake on purpose: "+strings.Join(record.Faults, ", "))
+	fs.IntVar(&o.opt.Populate, "populate", 0, "create the table (id bigint primary key, v integer, s text) with keys 1..N if it does not exist")
+	fs.Int64Var(&o.opt.Workload.Seed, "seed", 1, "the workload's seed")
+	fs.IntVar(&o.opt.Workload.Rate, "rate", 200, "workload transactions per second while recording (0: none, -1: as fast as it goes)")
+	fs.IntVar(&o.opt.Workload.Clients, "clients", 2, "workload connections")
+	fs.IntVar(&o.opt.Workload.MaxRows, "rows", 3, "rows per workload transaction, at most")
+	fs.DurationVar(&o.opt.Stall, "stall", time.Minute, "say the capture is stuck (exit 4) when a high watermark or an expected position has not arrived for this long")
+	fs.DurationVar(&o.opt.WindowHold, "window-hold", 0, "wait this long between a chunk's read and its high watermark (widens the race)")
+	fs.StringVar(&o.schedule, "schedule", "", "drive the run through a counterexample (check --trace-json) instead of the backfill loop")
+	return fs, o
+}
+
+// runRecord is `cutcheck record`: a watermark backfill of a real table,
+// recorded as evidence for certify.
+func runRecord(args []string, stdout, stderr io.Writer) int {
+	fs, o := recordFlags()
+	if code := parse(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageErr(stderr, "record", "takes no arguments, got %q", strings.Join(fs.Args(), " "))
+	}
+	switch {
+	case o.opt.URL == "":
+		return usageErr(stderr, "record", "--db is required")
+	case o.opt.Table == "" && o.schedule == "":
+		return usageErr(stderr, "record", "--table is required")
+	case o.bundle == "" && o.events == "":
+		return usageErr(stderr, "record", "give --bundle FILE (and/or --events FILE)")
+	case o.opt.ChunkSize < 1:
+		return usageErr(stderr, "record", "--chunk-size must be at least 1, got %d", o.opt.ChunkSize)
+	}
+	if o.schedule != "" {
+		f, err := os.Open(o.schedule)
+		if err != nil {
+			return usageErr(stderr, "record", "--schedule: %v", pathErr(err))
+		}
+		sched, err := record.ReadSchedule(f)
+		f.Close()
+		if err != nil {
+			return usageErr(stderr, "record", "--schedule %s: %v", o.schedule, err)
+		}
+		o.opt.Schedule = sched
+		o.opt.Workload.Rate = 0
+	}
+	bundle, err := openOut("--bundle", o.bundle)
+	if err != nil {
+		return usageErr(stderr, "record", "%v", err)
+	}
+	defer bundle.discard()
+	events, err := openOut("--events", o.events)
+	if err != nil {
+		return usageErr(stderr, "record", "%v", err)
+	}
+	defer events.discard()
+
+	ctx, stop := interrupted()
+	defer stop()
+	var st record.Stats
+	var recErr error // the recording's own error, which write would wrap
+	run := func(bw, ew io.Writer) error {
+		o.opt.Bundle, o.opt.Events = bw, ew
+		st, recErr = record.Record(ctx, o.opt)
+		return recErr
+	}
+	withEvents := func(bw io.Writer) error {
+		if events == nil {
+			return run(bw, nil)
+		}
+		return events.write(func(ew io.Writer) error { return run(bw, ew) })
+	}
+	if bundle == nil {
+		err = withEvents(nil)
+	} else {
+		err = bundle.write(withEvents)
+	}
+	if recErr != nil {
+		err = recErr
+	}
+	if err != nil {
+		var re *record.Error
+		switch {
+		case ctx.Err() != nil || errors.Is(err, context.Canceled):
+			fmt.Fprintln(stderr, "cutcheck record: interrupted; the slot, the publication and the signal rows were removed, no file was written")
+			return exitIncomplete
+		case errors.As(err, &re) && re.Stuck:
+			fmt.Fprintf(stderr, "cutcheck record: %s; the slot, the publication and the signal rows were removed\n", re.Msg)
+			return exitIncomplete
+		case errors.As(err, &re) && re.Usage:
+			fmt.Fprintf(stderr, "cutcheck record: %s\n", re.Msg)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "cutcheck record: %s\n", strings.Join(strings.Fields(err.Error()), " "))
+		return exitError
+	}
+	secs := st.Elapsed.Seconds()
+	fmt.Fprintf(stdout, "recorded %d chunks: %d rows read, %d log positions, %d entries emitted (%d survivors; %d buffered rows raced by a window event), %d workload transactions; frontier %d, max key %d\n",
+		st.Chunks, st.Rows, st.Positions, st.Emitted, st.Survivors, st.Discarded, st.Txns, st.Frontier, st.MaxKey)
+	if o.opt.Schedule == nil {
+		fmt.Fprintf(stdout, "%s: %.0f rows/s read, %.0f workload transactions/s, %.0f positions/s consumed; a high watermark reached the consumer within %s\n",
+			st.Elapsed.Round(time.Millisecond), float64(st.Rows)/max(secs, 1e-9), float64(st.Txns)/max(secs, 1e-9),
+			float64(st.Positions)/max(secs, 1e-9), st.MaxLag.Round(time.Millisecond))
+	}
+	if o.opt.Schedule != nil {
+		fmt.Fprintf(stdout, "replayed %d steps of the trace (%s: %s); the sink at rest against the table:\n", len(o.opt.Schedule.Steps)-1, o.opt.Schedule.Property, o.opt.Schedule.Reason)
+		if len(st.Diff) == 0 {
+			fmt.Fprintln(stdout, "  they agree on every key")
+		}
+		for _, d := range st.Diff {
+			fmt.Fprintln(stdout, "  "+d)
+		}
+	} else if o.opt.Fault != "" {
+		fmt.Fprintf(stdout, "fault %s changed the capture's behaviour %d times\n", o.opt.Fault, st.Diverged)
+	}
+	return exitOK
+}
+
+// cleanDB is `cutcheck clean --db URL`: the slots and publications killed
+// record runs left.
+func cleanDB(url string, stdout, stderr io.Writer) int {
+	ctx, stop := interrupted()
+	defer stop()
+	dropped, err := record.Clean(ctx, url)
+	for _, d := range dropped {
+		fmt.Fprintf(stdout, "dropped %s, left by a cutcheck record run\n", d)
+	}
+	if err != nil {
+		var re *record.Error
+		fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
+		if errors.As(err, &re) && re.Usage {
+			return exitUsage
+		}
+		return exitError
+	}
+	if len(dropped) == 0 {
+		fmt.Fprintln(stdout, "nothing to drop: no slot or publication of cutcheck record is left on the server")
+	}
+	return exitOK
+}

@@ -1,0 +1,833 @@
+package record
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/cutcheck/cutcheck/certify"
+)
+
+// unit is one chunk of the plan: its key range (gt, le] and its bracket.
+type unit struct {
+	gt     *int64
+	le     int64
+	lo, hi int64
+	last   bool
+	read   bool
+}
+
+// capture is the window-discard capture and its recorder: it consumes the
+// slot, keeps the log positions, the chunk buffer and the plan, and writes
+// the bundle's parts and the events as it goes.
+type capture struct {
+	s      *session
+	tab    *table
+	sig    *table
+	fault  string
+	maxKey int64
+	empty  bool // the table had no row when the snapshot started
+
+	spool  *spool
+	events *bufio.Writer
+
+	// the log
+	pos        int64
+	start      int64 // consumption start s0 (late-start moves it past the first low edge)
+	lateStart  bool
+	xid        uint32
+	commitTime time.Time
+	lastCommit pglogrepl.LSN // Debezium's lastCommitLsn: the commit before the current transaction
+	acked      pglogrepl.LSN
+	nextAck    time.Time
+	rels       map[uint32]*table
+
+	// the plan and the chunk in hand
+	units   []unit
+	cur     int // 1-based index of the chunk whose window is open or pending, 0 for none
+	open    bool
+	keys    []int64
+	rows    [][]byte
+	alive   []bool
+	touched []bool // a consumed window event had the row's key
+	idx     map[int64]int
+	pending int // high-edge-off-by-one: the buffered row the last window event would discard, +1
+
+	stats  Stats
+	buf    []byte
+	sink   map[int64][]byte // schedule runs: the replay of what was emitted
+	highAt time.Time        // when the last high watermark was written
+	// the last change's LSN, for events emitted between changes
+	lastLSN pglogrepl.LSN
+}
+
+// step is what one consumed position was.
+type step struct {
+	pos    int64
+	key    int64
+	hasKey bool
+	open   int // our low watermark of this chunk
+	close  int // our high watermark of this chunk
+}
+
+func (s *session) startCapture(ctx context.Context) (*capture, error) {
+	c := &capture{s: s, tab: s.tab, sig: s.sig, fault: s.opt.Fault, rels: map[uint32]*table{}, idx: map[int64]int{}}
+	c.lateStart = c.fault == "late-start"
+	var err error
+	if c.spool, err = newSpool(s.opt.Spool); err != nil {
+		return nil, err
+	}
+	if s.opt.Events != nil {
+		c.events = bufio.NewWriterSize(s.opt.Events, 1<<16)
+	}
+	if err := s.startReplication(ctx); err != nil {
+		c.spool.remove()
+		return nil, err
+	}
+	if s.opt.Schedule != nil {
+		return c, nil
+	}
+	// The maximum key is fixed when the snapshot starts (Debezium reads it
+	// once; later inserts above it reach the sink through the stream only).
+	var mk *int64
+	if err := s.sql.QueryRow(ctx, "SELECT max("+quoteIdent(c.tab.cols[c.tab.pk].name)+")::bigint FROM "+c.tab.qname).Scan(&mk); err != nil {
+		c.spool.remove()
+		return nil, s.dbErr(ctx, "reading the maximum key", err)
+	}
+	if mk == nil {
+		c.empty = true
+	} else {
+		c.maxKey = *mk
+	}
+	c.stats.MaxKey = c.maxKey
+	return c, nil
+}
+
+// backfill is the incremental snapshot's loop: read chunk 1; each time a
+// chunk's high watermark is consumed, emit its survivors and read the next.
+func (c *capture) backfill(ctx context.Context) error {
+	if c.empty {
+		return nil
+	}
+	if err := c.readChunk(ctx, 1); err != nil {
+		return err
+	}
+	for {
+		st, err := c.consume(ctx)
+		if err != nil {
+			return err
+		}
+		if st.close > 0 {
+			u := c.units[st.close-1]
+			if u.last {
+				return nil
+			}
+			if err := c.readChunk(ctx, st.close+1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// readChunk writes chunk i's low watermark, reads the chunk into the buffer
+// and writes its high watermark, each in its own transaction.
+func (c *capture) readChunk(ctx context.Context, i int) error {
+	if err := c.writeLow(ctx, i); err != nil {
+		return err
+	}
+	if err := c.awaitVisible(ctx); err != nil {
+		return err
+	}
+	if err := c.selectChunk(ctx, i); err != nil {
+		return err
+	}
+	if c.s.opt.WindowHold > 0 {
+		select {
+		case <-time.After(c.s.opt.WindowHold):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return c.writeHigh(ctx, i)
+}
+
+// awaitVisible waits until every transaction in progress when the low
+// watermark committed has ended. PostgreSQL makes a commit visible a moment
+// after writing its commit record, so a transaction ordered before the low
+// watermark in the log can still be invisible to the chunk's select: the
+// read would then be stale at every coordinate of its bracket (O2), and the
+// survivor would overwrite the newer value the stream already delivered — a
+// lost update. Waiting for the snapshot's in-progress set closes that gap.
+func (c *capture) awaitVisible(ctx context.Context) error {
+	var xip []string
+	rows, err := c.s.sql.Query(ctx, "SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x")
+	if err == nil {
+		xip, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		return c.s.dbErr(ctx, "reading the transactions in progress", err)
+	}
+	for len(xip) > 0 {
+		var n int
+		if err := c.s.sql.QueryRow(ctx, "SELECT count(*) FROM unnest($1::text[]) x WHERE pg_xact_status(x::xid8) = 'in progress'", xip).Scan(&n); err != nil {
+			return c.s.dbErr(ctx, "waiting for the transactions in progress", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (c *capture) signalID(i int, edge string) string {
+	return fmt.Sprintf("%s-%d-%s", c.s.run, i, edge)
+}
+
+func (c *capture) writeLow(ctx context.Context, i int) error {
+	_, err := c.s.sql.Exec(ctx, "INSERT INTO "+c.sig.qname+" (id, type, data) VALUES ($1, 'snapshot-window-open', $2)",
+		c.signalID(i, "open"), fmt.Sprintf(`{"openWindowTimestamp": %d}`, time.Now().UnixMilli()))
+	if err != nil {
+		return c.s.dbErr(ctx, "writing the low watermark", err)
+	}
+	return nil
+}
+
+func (c *capture) writeHigh(ctx context.Context, i int) error {
+	_, err := c.s.sql.Exec(ctx, "INSERT INTO "+c.sig.qname+" (id, type, data) VALUES ($1, 'snapshot-window-close', $2)",
+		c.signalID(i, "close"), fmt.Sprintf(`{"closeWindowTimestamp": %d}`, time.Now().UnixMilli()))
+	if err != nil {
+		return c.s.dbErr(ctx, "writing the high watermark", err)
+	}
+	c.highAt = time.Now()
+	if c.fault == "early-release" {
+		c.releaseEarly()
+	}
+	return nil
+}
+
+// releaseEarly is the early-release fault: the buffer is emitted as soon as
+// the high watermark is written, before the consumer has processed the
+// window's events, so nothing is discarded. The entries are recorded where
+// they were emitted, at the position the consumer had reached.
+func (c *capture) releaseEarly() {
+	for i, k := range c.keys {
+		if !c.alive[i] {
+			continue
+		}
+		c.alive[i] = false
+		c.stats.Diverged++
+		c.stats.Survivors++
+		c.emit(k, c.rows[i])
+		c.event("r", c.tab, nil, c.rows[i], c.lastLSN, "incremental")
+	}
+}
+
+// selectChunk reads chunk i: pk > last ORDER BY pk LIMIT n, up to the
+// maximum key, into the buffer and the bundle's reads.
+func (c *capture) selectChunk(ctx context.Context, i int) error {
+	if i != len(c.units)+1 {
+		return fmt.Errorf("chunk %d read out of order", i)
+	}
+	u := unit{lo: -1, hi: -1}
+	if i > 1 {
+		prev := c.units[i-2].le
+		u.gt = &prev
+	}
+	pk := quoteIdent(c.tab.cols[c.tab.pk].name)
+	q := "SELECT " + c.tab.selectList() + " FROM " + c.tab.qname + " WHERE " + pk + " <= $1"
+	args := []any{c.maxKey}
+	if u.gt != nil {
+		q += " AND " + pk + " > $2"
+		args = append(args, *u.gt)
+	}
+	q += " ORDER BY " + pk + " LIMIT " + strconv.Itoa(c.s.opt.ChunkSize)
+	if err := c.fill(ctx, i, q, args); err != nil {
+		return err
+	}
+	n := len(c.keys)
+	if n < c.s.opt.ChunkSize || c.keys[n-1] >= c.maxKey {
+		u.le, u.last = c.maxKey, true
+	} else {
+		u.le = c.keys[n-1]
+	}
+	u.read = true
+	c.units = append(c.units, u)
+	c.stats.Chunks = len(c.units)
+	c.cur = i
+	return nil
+}
+
+// readUnit reads a planned chunk's whole key range (schedule runs, whose
+// chunks are the model's).
+func (c *capture) readUnit(ctx context.Context, i int) error {
+	u := &c.units[i-1]
+	pk := quoteIdent(c.tab.cols[c.tab.pk].name)
+	q := "SELECT " + c.tab.selectList() + " FROM " + c.tab.qname + " WHERE " + pk + " <= $1"
+	args := []any{u.le}
+	if u.gt != nil {
+		q += " AND " + pk + " > $2"
+		args = append(args, *u.gt)
+	}
+	u.read = true
+	return c.fill(ctx, i, q+" ORDER BY "+pk, args)
+}
+
+// fill runs chunk i's select into the buffer and the bundle's reads.
+func (c *capture) fill(ctx context.Context, i int, q string, args []any) error {
+	rows, err := c.s.sql.Query(ctx, q, args...)
+	if err != nil {
+		return c.s.dbErr(ctx, "reading chunk "+strconv.Itoa(i), err)
+	}
+	c.keys, c.rows, c.alive, c.touched = c.keys[:0], c.rows[:0], c.alive[:0], c.touched[:0]
+	clear(c.idx)
+	for rows.Next() {
+		vals := rows.RawValues()
+		k, err := strconv.ParseInt(string(vals[c.tab.pk]), 10, 64)
+		if err != nil {
+			rows.Close()
+			return ioErr("chunk %d: key %q is not an integer", i, vals[c.tab.pk])
+		}
+		img, err := c.tab.image(nil, vals)
+		if err != nil {
+			rows.Close()
+			return ioErr("table %s: %v", c.tab.qname, err)
+		}
+		c.idx[k] = len(c.keys)
+		c.keys = append(c.keys, k)
+		c.rows = append(c.rows, img)
+		c.alive = append(c.alive, true)
+		c.touched = append(c.touched, false)
+		c.spool.reads.WriteString(`{"read":` + strconv.Itoa(i) + `,"k":` + strconv.FormatInt(k, 10) + `,"v":`)
+		c.spool.reads.Write(img)
+		c.spool.reads.WriteString("}\n")
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return c.s.dbErr(ctx, "reading chunk "+strconv.Itoa(i), err)
+	}
+	c.stats.Rows += int64(len(c.keys))
+	return nil
+}
+
+// consume processes replication messages until one log position has been
+// consumed, and returns what it was.
+func (c *capture) consume(ctx context.Context) (step, error) {
+	entered := time.Now()
+	for {
+		stall := c.s.opt.Stall
+		if c.cur > 0 && !c.open && !c.highAt.IsZero() && c.units[c.cur-1].hi < 0 && time.Since(c.highAt) > stall {
+			return step{}, &Error{Stuck: true, Msg: fmt.Sprintf("chunk %d's watermarks did not reach the consumer within %s of its high watermark: the capture would wait forever (is the signalling table %s in the publication?)", c.cur, stall, c.sig.qname)}
+		}
+		if time.Since(entered) > stall {
+			return step{}, &Error{Stuck: true, Msg: fmt.Sprintf("no log position reached the consumer for %s: the capture would wait forever", stall)}
+		}
+		if time.Now().After(c.nextAck) {
+			if err := c.ack(ctx, false); err != nil {
+				return step{}, err
+			}
+		}
+		rctx, cancel := context.WithDeadline(ctx, c.nextAck)
+		msg, err := c.s.repl.ReceiveMessage(rctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return step{}, ctx.Err()
+			}
+			if pgconn.Timeout(err) {
+				continue
+			}
+			return step{}, c.s.dbErr(ctx, "reading the change stream", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			return step{}, ioErr("the change stream failed: %s (%s)", m.Message, m.Code)
+		case *pgproto3.CopyData:
+			if len(m.Data) == 0 {
+				continue
+			}
+			switch m.Data[0] {
+			case pglogrepl.PrimaryKeepaliveMessageByteID:
+				ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(m.Data[1:])
+				if err != nil {
+					return step{}, ioErr("the change stream: %v", err)
+				}
+				if ka.ReplyRequested {
+					if err := c.ack(ctx, true); err != nil {
+						return step{}, err
+					}
+				}
+			case pglogrepl.XLogDataByteID:
+				x, err := pglogrepl.ParseXLogData(m.Data[1:])
+				if err != nil {
+					return step{}, ioErr("the change stream: %v", err)
+				}
+				st, ok, err := c.message(x)
+				if err != nil {
+					return step{}, err
+				}
+				if ok {
+					return st, nil
+				}
+			}
+		}
+	}
+}
+
+// ack tells the server how far the stream has been processed.
+func (c *capture) ack(ctx context.Context, now bool) error {
+	c.nextAck = time.Now().Add(time.Second)
+	err := pglogrepl.SendStandbyStatusUpdate(ctx, c.s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: c.acked})
+	if err != nil {
+		return c.s.dbErr(ctx, "acknowledging the change stream", err)
+	}
+	return nil
+}
+
+// message handles one pgoutput message; ok says it consumed a position.
+func (c *capture) message(x pglogrepl.XLogData) (st step, ok bool, err error) {
+	m, err := pglogrepl.Parse(x.WALData)
+	if err != nil {
+		return st, false, ioErr("decoding pgoutput: %v", err)
+	}
+	switch m := m.(type) {
+	case *pglogrepl.RelationMessage:
+		var t *table
+		switch {
+		case m.Namespace == c.tab.schema && m.RelationName == c.tab.name:
+			t = c.tab
+		case m.Namespace == c.sig.schema && m.RelationName == c.sig.name:
+			t = c.sig
+		default:
+			return st, false, nil
+		}
+		if len(m.Columns) != len(t.cols) {
+			return st, false, ioErr("table %s changed its columns while recording", t.qname)
+		}
+		for i, col := range m.Columns {
+			if col.Name != t.cols[i].name {
+				return st, false, ioErr("table %s changed its columns while recording", t.qname)
+			}
+		}
+		c.rels[m.RelationID] = t
+	case *pglogrepl.BeginMessage:
+		c.xid, c.commitTime = m.Xid, m.CommitTime
+	case *pglogrepl.CommitMessage:
+		c.lastCommit = m.CommitLSN
+		c.acked = m.TransactionEndLSN
+	case *pglogrepl.InsertMessage:
+		return c.change(x.WALStart, m.RelationID, "c", nil, m.Tuple)
+	case *pglogrepl.UpdateMessage:
+		return c.change(x.WALStart, m.RelationID, "u", m.OldTuple, m.NewTuple)
+	case *pglogrepl.DeleteMessage:
+		return c.change(x.WALStart, m.RelationID, "d", m.OldTuple, nil)
+	case *pglogrepl.TruncateMessage:
+		return st, false, ioErr("a table was truncated while recording: the log no longer describes its rows")
+	}
+	return st, false, nil
+}
+
+func tuple(t *table, td *pglogrepl.TupleData) ([][]byte, error) {
+	if td == nil {
+		return nil, nil
+	}
+	vals := make([][]byte, len(td.Columns))
+	for i, col := range td.Columns {
+		switch col.DataType {
+		case pglogrepl.TupleDataTypeNull:
+		case pglogrepl.TupleDataTypeToast:
+			return nil, ioErr("table %s: an update left column %s unchanged in TOAST storage, so the change stream carries no full image of the row", t.qname, t.cols[i].name)
+		default:
+			vals[i] = col.Data
+		}
+	}
+	return vals, nil
+}
+
+// change handles one row change: a log position of the captured table or
+// of the signalling table.
+func (c *capture) change(lsn pglogrepl.LSN, rel uint32, op string, oldT, newT *pglogrepl.TupleData) (st step, ok bool, err error) {
+	t := c.rels[rel]
+	if t == nil {
+		return st, false, nil
+	}
+	c.lastLSN = lsn
+	oldV, err := tuple(t, oldT)
+	if err != nil {
+		return st, false, err
+	}
+	newV, err := tuple(t, newT)
+	if err != nil {
+		return st, false, err
+	}
+	if t == c.sig {
+		return c.signal(lsn, op, oldV, newV)
+	}
+	var before, after []byte
+	if oldV != nil {
+		if before, err = t.image(nil, oldV); err != nil {
+			return st, false, ioErr("table %s: %v", t.qname, err)
+		}
+	}
+	if newV != nil {
+		if after, err = t.image(nil, newV); err != nil {
+			return st, false, ioErr("table %s: %v", t.qname, err)
+		}
+	}
+	key := func(v [][]byte) (int64, error) {
+		k, err := strconv.ParseInt(string(v[t.pk]), 10, 64)
+		if err != nil {
+			return 0, ioErr("table %s: key %q is not an integer", t.qname, v[t.pk])
+		}
+		return k, nil
+	}
+	switch op {
+	case "c":
+		k, err := key(newV)
+		if err != nil {
+			return st, false, err
+		}
+		return c.rowEvent(lsn, op, k, nil, after), true, nil
+	case "d":
+		k, err := key(oldV)
+		if err != nil {
+			return st, false, err
+		}
+		return c.rowEvent(lsn, op, k, before, nil), true, nil
+	}
+	k, err := key(newV)
+	if err != nil {
+		return st, false, err
+	}
+	if oldV != nil && oldV[t.pk] != nil {
+		if ok, err := key(oldV); err == nil && ok != k {
+			// A key change is a delete of the old key and an insert of the
+			// new one, as Debezium emits it.
+			c.rowEvent(lsn, "d", ok, before, nil)
+			return c.rowEvent(lsn, "c", k, nil, after), true, nil
+		}
+	}
+	return c.rowEvent(lsn, "u", k, before, after), true, nil
+}
+
+// rowEvent records a change of key k at the next position: the log event,
+// the window's discard, and its emission at its own place (§6.2).
+func (c *capture) rowEvent(lsn pglogrepl.LSN, op string, k int64, before, after []byte) step {
+	c.pos++
+	p := c.pos
+	c.stats.Positions = p
+	img := after
+	if img == nil {
+		img = []byte("null")
+	}
+	w := c.spool.log
+	ks := strconv.FormatInt(k, 10)
+	w.WriteString(`{"p":` + strconv.FormatInt(p, 10) + `,"k":` + ks + `,"v":`)
+	w.Write(img)
+	w.WriteString(`,"x":` + strconv.FormatUint(uint64(c.xid), 10) + "}\n")
+	consumed := p > c.start
+	if c.open && consumed {
+		c.settle()
+		if i, ok := c.idx[k]; ok {
+			c.touched[i] = true
+			if c.alive[i] {
+				c.discard(p, i)
+			}
+		}
+	}
+	if consumed {
+		c.emit(k, img)
+		c.event(op, c.tab, before, after, lsn, "false")
+	}
+	return step{pos: p, key: k, hasKey: true}
+}
+
+// discard removes buffered row i, for an event at p in the open window —
+// unless the fault under test says otherwise.
+func (c *capture) discard(p int64, i int) {
+	c.stats.Discarded++
+	u := &c.units[c.cur-1]
+	switch c.fault {
+	case "no-discard":
+		return
+	case "low-edge-off-by-one":
+		if p == u.lo+1 {
+			return
+		}
+	case "high-edge-off-by-one":
+		// The window is taken as (lo, hi-1]: the discard of the event just
+		// before the high watermark is lost, so each waits for the next
+		// position (settle) and is dropped at the close.
+		c.pending = i + 1
+		return
+	}
+	c.alive[i] = false
+}
+
+// settle applies a discard held back by high-edge-off-by-one: a later
+// position of the window came, so its event was not at hi-1.
+func (c *capture) settle() {
+	if c.pending > 0 {
+		c.alive[c.pending-1] = false
+		c.pending = 0
+	}
+}
+
+func (c *capture) emit(k int64, v []byte) {
+	if c.sink != nil {
+		c.sink[k] = v
+	}
+	w := c.spool.log
+	w.WriteString(`{"out":` + strconv.FormatInt(k, 10) + `,"v":`)
+	w.Write(v)
+	w.WriteString(`,"tag":` + strconv.FormatInt(c.pos, 10) + "}\n")
+	c.stats.Emitted++
+}
+
+// signal handles a row of the signalling table: a position without a key;
+// this run's watermark rows open and close its chunks' windows.
+func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st step, ok bool, err error) {
+	c.pos++
+	p := c.pos
+	c.stats.Positions = p
+	c.spool.log.WriteString(`{"p":` + strconv.FormatInt(p, 10) + `,"x":` + strconv.FormatUint(uint64(c.xid), 10) + "}\n")
+	st = step{pos: p}
+	var id string
+	if op == "c" && newV != nil {
+		id = string(newV[c.sig.col("id")])
+	}
+	ours := c.cur > 0 && (id == c.signalID(c.cur, "open") || id == c.signalID(c.cur, "close"))
+	if c.open && p > c.start && id != c.signalID(c.cur, "close") {
+		c.settle()
+	}
+	if !ours {
+		return st, true, nil // another run's watermark: a position like any other
+	}
+	var after []byte
+	if after, err = c.sig.image(nil, newV); err != nil {
+		return st, false, ioErr("table %s: %v", c.sig.qname, err)
+	}
+	u := &c.units[c.cur-1]
+	if id == c.signalID(c.cur, "open") {
+		u.lo = p
+		c.open = true
+		if c.lateStart && c.cur == 1 {
+			// late-start: consumption begins just past the first low edge.
+			c.start = p + 1
+			c.stats.Diverged++
+		}
+		st.open = c.cur
+	} else {
+		u.hi = p
+		c.open = false
+		if lag := time.Since(c.highAt); lag > c.stats.MaxLag {
+			c.stats.MaxLag = lag
+		}
+		c.pending = 0
+		st.close = c.cur
+	}
+	if p > c.start {
+		c.event("c", c.sig, nil, after, lsn, "false")
+	}
+	if st.close > 0 {
+		c.closeChunk(lsn)
+	}
+	return st, true, nil
+}
+
+// closeChunk emits the chunk's survivors at its high edge, in key order
+// (the rows were read in key order).
+func (c *capture) closeChunk(lsn pglogrepl.LSN) {
+	for i, k := range c.keys {
+		if !c.alive[i] {
+			continue
+		}
+		if c.touched[i] {
+			c.stats.Diverged++ // a row the window's events should have discarded
+		}
+		c.stats.Survivors++
+		if c.fault == "copy-dropped" {
+			c.stats.Diverged++
+			continue
+		}
+		c.emit(k, c.rows[i])
+		c.event("r", c.tab, nil, c.rows[i], lsn, "incremental")
+	}
+	c.cur = 0
+	c.keys, c.rows, c.alive, c.touched = c.keys[:0], c.rows[:0], c.alive[:0], c.touched[:0]
+	clear(c.idx)
+}
+
+// event writes one change event in Debezium's PostgreSQL envelope.
+func (c *capture) event(op string, t *table, before, after []byte, lsn pglogrepl.LSN, snapshot string) {
+	if c.events == nil {
+		return
+	}
+	ms := c.commitTime.UnixMilli()
+	b := c.buf[:0]
+	b = append(b, `{"before":`...)
+	b = appendImage(b, before)
+	b = append(b, `,"after":`...)
+	b = appendImage(b, after)
+	b = append(b, `,"source":{"version":"cutcheck-record","connector":"postgresql","name":"cutcheck","ts_ms":`...)
+	b = strconv.AppendInt(b, ms, 10)
+	b = append(b, `,"snapshot":"`...)
+	b = append(b, snapshot...)
+	b = append(b, `","db":`...)
+	b = appendString(b, c.s.cfg.Database)
+	last := "null" // no transaction committed before this one in the stream
+	if c.lastCommit != 0 {
+		last = `"` + strconv.FormatUint(uint64(c.lastCommit), 10) + `"`
+	}
+	seq, _ := json.Marshal(`[` + last + `,"` + strconv.FormatUint(uint64(lsn), 10) + `"]`)
+	b = append(b, `,"sequence":`...)
+	b = append(b, seq...)
+	b = append(b, `,"schema":`...)
+	b = appendString(b, t.schema)
+	b = append(b, `,"table":`...)
+	b = appendString(b, t.name)
+	b = append(b, `,"txId":`...)
+	b = strconv.AppendUint(b, uint64(c.xid), 10)
+	b = append(b, `,"lsn":`...)
+	b = strconv.AppendUint(b, uint64(lsn), 10)
+	b = append(b, `,"xmin":null},"op":"`...)
+	b = append(b, op...)
+	b = append(b, `","ts_ms":`...)
+	b = strconv.AppendInt(b, ms, 10)
+	b = append(b, `,"transaction":null}`+"\n"...)
+	c.events.Write(b)
+	c.buf = b
+}
+
+func appendImage(b, img []byte) []byte {
+	if img == nil {
+		return append(b, "null"...)
+	}
+	return append(b, img...)
+}
+
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// finish writes the bundle: the header (known only now: the brackets and
+// the frontier), the reads, then the log with the emitted entries.
+func (c *capture) finish(w io.Writer) error {
+	if c.events != nil {
+		if err := c.events.Flush(); err != nil {
+			return ioErr("writing the events: %v", err)
+		}
+	}
+	for i, u := range c.units {
+		if u.lo < 0 || u.hi < 0 {
+			return ioErr("chunk %d never closed", i+1)
+		}
+	}
+	if w == nil {
+		return nil
+	}
+	num := func(k int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(k, 10)) }
+	// The claim covers the chunks planned: every key up to the maximum key
+	// once the backfill is done; a schedule may stop after its first chunk.
+	scope := certify.ScopeSpec{Keys: []json.RawMessage{}}
+	if n := len(c.units); n > 0 {
+		scope = certify.ScopeSpec{Ranges: []certify.RangeSpec{{Le: num(c.units[n-1].le)}}}
+	}
+	frontier := c.pos
+	if n := len(c.units); n > 0 {
+		frontier = c.units[n-1].hi
+	}
+	entries := c.stats.Emitted
+	h := certify.Header{Format: certify.Format, Version: certify.Version, Coordinates: "position", Keys: "integer",
+		Base: "from-reads", Discipline: certify.WindowDiscard, Reads: "all",
+		Certificate: certify.Certificate{Scope: scope, Frontier: frontier, PrefixEntries: &entries},
+		Run:         certify.Run{Scope: scope, Start: c.start, Consumed: frontier},
+		Units:       []certify.UnitSpec{},
+	}
+	for _, u := range c.units {
+		r := certify.RangeSpec{Le: num(u.le)}
+		if u.gt != nil {
+			r.Gt = num(*u.gt)
+		}
+		lo, hi := u.lo, u.hi
+		h.Units = append(h.Units, certify.UnitSpec{Domain: certify.ScopeSpec{Ranges: []certify.RangeSpec{r}}, Lo: &lo, Hi: &hi})
+	}
+	c.stats.Frontier = frontier
+	head, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(head)
+	bw.WriteByte('\n')
+	if err := c.spool.copyTo(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return ioErr("writing the bundle: %v", err)
+	}
+	return nil
+}
+
+// spool holds the bundle's reads and log while the run goes on: the header
+// comes first but is known last, and the reads precede the log.
+type spool struct {
+	rf, lf     *os.File
+	reads, log *bufio.Writer
+}
+
+func newSpool(dir string) (*spool, error) {
+	s := &spool{}
+	var err error
+	if s.rf, err = os.CreateTemp(dir, "cutcheck-record-reads-*"); err != nil {
+		return nil, ioErr("creating a temporary file: %v", err)
+	}
+	if s.lf, err = os.CreateTemp(dir, "cutcheck-record-log-*"); err != nil {
+		s.remove()
+		return nil, ioErr("creating a temporary file: %v", err)
+	}
+	s.reads, s.log = bufio.NewWriterSize(s.rf, 1<<16), bufio.NewWriterSize(s.lf, 1<<16)
+	return s, nil
+}
+
+func (s *spool) copyTo(w io.Writer) error {
+	for _, p := range []struct {
+		f *os.File
+		b *bufio.Writer
+	}{{s.rf, s.reads}, {s.lf, s.log}} {
+		if err := p.b.Flush(); err != nil {
+			return ioErr("writing a temporary file: %v", err)
+		}
+		if _, err := p.f.Seek(0, 0); err != nil {
+			return ioErr("reading a temporary file: %v", err)
+		}
+		if _, err := io.Copy(w, p.f); err != nil {
+			return ioErr("writing the bundle: %v", err)
+		}
+	}
+	return nil
+}
+
+func (s *spool) remove() {
+	for _, f := range []*os.File{s.rf, s.lf} {
+		if f != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}
+}

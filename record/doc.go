@@ -1,0 +1,21 @@
+// Package record runs a watermark backfill of one table of a real PostgreSQL
+// the way Debezium's incremental snapshot runs it, and writes what it saw as
+// an evidence bundle (certify/FORMAT.md) and what it emitted as Debezium
+// change events.
+//
+// The capture is window-discard (§6.2 of the main paper, DBLog §3): each chunk
+// is bracketed by a low and a high watermark row written to a signalling table
+// in their own transactions; the chunk is read between them (pk > last ORDER
+// BY pk LIMIT n, the maximum key fixed when the snapshot starts); the change
+// stream, read from a temporary logical replication slot through pgoutput,
+// discards a buffered chunk row whose key changes between the watermarks, and
+// the survivors are emitted when the high watermark is consumed. Log
+// positions are the row changes the slot delivers, in commit order (seed 003
+// names a PostgreSQL LSN as one such frontier); the certificate claims the
+// keys up to the snapshot's maximum key at the last high watermark.
+//
+// Nothing is left behind: the slot is temporary (the server drops it when the
+// replication connection ends, even if the process is killed), and the
+// publication and the signal rows are removed on every exit, Ctrl-C included.
+// Clean drops slots and publications of this tool that a killed run left.
+package record
