@@ -66,6 +66,7 @@ type worker[S, A any] struct {
 	displaced                     []uint64   // keys of candidates a smaller key displaced from the level map (settle)
 	cur                           S          // the state being expanded
 	canon                         S          // its successor's canonical form, with a symmetry
+	dec                           S          // a successor decoded from its encoding, to check its grade (grade.go)
 	scratch                       batch      // a unit read from a spilled frontier
 	spare                         []byte     // a data slab freed by spilling, for the next unit
 }
@@ -367,8 +368,8 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			}
 			fp = fingerprint(p.enc[start:])
 		}
-		if e.grade != nil && e.sym != nil {
-			if err := e.canonGrade(w, gs+1); err != nil {
+		if e.grade != nil {
+			if err := w.keptGrade(s, a, gs+1, p.enc[start:]); err != nil {
 				return err
 			}
 		}
