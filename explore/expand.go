@@ -69,6 +69,8 @@ type worker[S, A any] struct {
 	dec                           S          // a successor decoded from its encoding, to check its grade (grade.go)
 	scratch                       batch      // a unit read from a spilled frontier
 	spare                         []byte     // a data slab freed by spilling, for the next unit
+
+	symc *symCheck[S, A] // checkSymmetry's scratch
 }
 
 func (w *worker[S, A]) violate(depth int, step bool, index uint64, prop int, reason string) {
@@ -285,6 +287,11 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		return fmt.Errorf("explore: decoding a queued state: %w", err)
 	}
 	memEnc := e.mem && e.same // fpenc is the memory codec too
+	if e.symCheck != nil && e.pass == 0 {
+		if err := w.checkSymmetry(s, depth); err != nil {
+			return err
+		}
+	}
 	w.acts = m.Actions(s, w.acts[:0])
 	if len(w.acts) > maxActions {
 		return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
