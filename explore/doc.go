@@ -95,7 +95,8 @@
 // are concrete and replay by their action positions. It is opt-in, as in
 // TLC: without it every model's concrete states are counted, and asking
 // for it of a model without a symmetry is an error (ErrNoSymmetry). See
-// Symmetric for when the reduction is sound.
+// Symmetric for when the reduction is sound; Options.CheckSymmetry verifies
+// that on every state of a concrete run.
 //
 // # Simulation
 //

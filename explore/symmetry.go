@@ -29,8 +29,9 @@ import (
 // successors and keeps each property's verdict), as TLC also requires:
 // then a violation exists exactly when one is found, the trace found is a
 // shortest one, and the result is the same for any number of workers. A
-// symmetry that breaks a property can hide its violations. It cannot be
-// combined with a sharded run.
+// symmetry that breaks a property can hide its violations;
+// Options.CheckSymmetry verifies one at given bounds (checkSymmetry). It
+// cannot be combined with a sharded run.
 type Symmetric[S any] interface {
 	Canonical(s *S) S
 }
