@@ -56,6 +56,9 @@ func (e *engine[S, A]) useSymmetry() error {
 		if e.opts.Symmetry {
 			return fmt.Errorf("explore: CheckSymmetry explores every concrete state (a run up to the symmetry would check one state of each class): unset Symmetry")
 		}
+		if e.opts.Simulate != nil {
+			return fmt.Errorf("explore: CheckSymmetry checks the states of a search, not of random walks: unset Simulate")
+		}
 		e.symCheck = sym
 		return nil
 	}

@@ -249,6 +249,9 @@ func TestCheckSymmetry(t *testing.T) {
 	if _, err := Run(context.Background(), Machine[tokensState, int](tokens{}), Options{CheckSymmetry: true, Symmetry: true}); err == nil || !strings.Contains(err.Error(), "unset Symmetry") {
 		t.Fatalf("CheckSymmetry with Symmetry: error %v", err)
 	}
+	if _, err := Run(context.Background(), Machine[tokensState, int](tokens{}), Options{CheckSymmetry: true, Simulate: &SimOptions{}}); err == nil || !strings.Contains(err.Error(), "unset Simulate") {
+		t.Fatalf("CheckSymmetry with Simulate: error %v", err)
+	}
 	if _, err := Run(context.Background(), Machine[uint64, int](counters{k: 2, n: 2}), Options{CheckSymmetry: true}); !errors.Is(err, ErrNoSymmetry) {
 		t.Fatalf("CheckSymmetry of a model without symmetry: error %v, want ErrNoSymmetry", err)
 	}
