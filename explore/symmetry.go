@@ -90,6 +90,7 @@ type symCheck[S, A any] struct {
 	acts  []A
 	enc   []byte
 	succs map[string]string // a canonical successor and its step's verdicts → the step, described
+	order []string          // succs' keys in the order of the state's actions
 }
 
 // checkSymmetry verifies the model's symmetry at s, a state the run
@@ -149,6 +150,7 @@ func (w *worker[S, A]) checkSymmetry(s *S, depth int) error {
 		return fail("the state constraint says %v, and on the canonical form %v", a, b)
 	}
 	clear(x.succs)
+	x.order = x.order[:0]
 	from := func(u *S, record bool) string {
 		x.acts = e.m.Actions(u, x.acts[:0])
 		for _, a := range x.acts {
@@ -159,6 +161,7 @@ func (w *worker[S, A]) checkSymmetry(s *S, depth int) error {
 			key := w.succKey(u, a)
 			if record {
 				x.succs[key] = e.describe.Describe(u, a)
+				x.order = append(x.order, key)
 			} else if _, ok := x.succs[key]; !ok {
 				return e.describe.Describe(u, a)
 			} else {
@@ -171,8 +174,8 @@ func (w *worker[S, A]) checkSymmetry(s *S, depth int) error {
 	if step := from(c, false); step != "" {
 		return fail("the canonical form's step %q leads to a class no step of the state leads to (or its step is judged otherwise)", step)
 	}
-	for _, step := range x.succs {
-		if step != "" {
+	for _, key := range x.order {
+		if step := x.succs[key]; step != "" {
 			return fail("the step %q leads to a class no step of the canonical form leads to (or is judged otherwise)", step)
 		}
 	}
