@@ -376,7 +376,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			fp = fingerprint(p.enc[start:])
 		}
 		if e.grade != nil {
-			if err := w.keptGrade(s, a, gs+1, p.enc[start:]); err != nil {
+			if err := w.keptGrade(s, a, t, gs+1, p.enc[start:]); err != nil {
 				return err
 			}
 		}

@@ -166,6 +166,12 @@ type cycleCodec struct{ cycle }
 
 func (cycleCodec) Decode(b []byte, s *cycleState) error { s.Phase = b[0]; return nil }
 
+// cycleSym has the trivial symmetry, so its runs identify states by their
+// canonical forms and queue them apart.
+type cycleSym struct{ cycleCodec }
+
+func (cycleSym) Canonical(s *cycleState) cycleState { return *s }
+
 // The grade is checked on the state a successor's encoding decodes to: a
 // Grade that reads a field Encode drops fails at the first step, where it
 // had let the three states recur at every level (51 "distinct" states by
@@ -173,9 +179,16 @@ func (cycleCodec) Decode(b []byte, s *cycleState) error { s.Phase = b[0]; return
 // keeps a seen-set.
 func TestGradeCheckedOnDecoded(t *testing.T) {
 	for _, opts := range []Options{{Workers: 1, MaxDepth: 50}, {Workers: 2, ForceDisk: true, MemBudget: 1, MaxDepth: 50}} {
-		_, err := Run(context.Background(), Machine[cycleState, int](cycleCodec{}), opts)
-		if want := `the step "0" leads to a state of grade 1 whose encoding decodes to a state of grade 0`; err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("%+v: error %v, want one saying %q", opts, err, want)
+		sym := opts
+		sym.Symmetry = true
+		for _, c := range []struct {
+			m    Machine[cycleState, int]
+			opts Options
+		}{{cycleCodec{}, opts}, {cycleSym{}, sym}} {
+			_, err := Run(context.Background(), c.m, c.opts)
+			if want := `the step "0" leads to a state of grade 1 whose encoding decodes to a state of grade 0`; err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%T %+v: error %v, want one saying %q", c.m, c.opts, err, want)
+			}
 		}
 		for _, m := range []Machine[cycleState, int]{cycleCodec{}, cycle{}} {
 			o := opts
