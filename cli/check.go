@@ -174,8 +174,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "shard %v: exploring the states whose key it owns, and the undetermined ones\n", opts.Shard)
 	}
 	rep, err := p.Check(ctx, cfg, opts)
+	if se := (*protocols.SymmetryError)(nil); errors.As(err, &se) {
+		return usageErr(stderr, "check", "--symmetry: %v; run it without --symmetry", se)
+	}
 	if errors.Is(err, explore.ErrNoSymmetry) {
-		return usageErr(stderr, "check", "--symmetry: %s declares no symmetry; run it without --symmetry", p.Name)
+		flag := map[bool]string{false: "--symmetry", true: "--check-symmetry"}[opts.CheckSymmetry]
+		return usageErr(stderr, "check", "%s: %s declares no symmetry; run it without %s", flag, p.Name, flag)
 	}
 	if err != nil {
 		return searchErr(stderr, "check", err)

@@ -26,6 +26,9 @@ type engineFlags struct {
 	maxDepth   int
 	symmetry   bool
 	noGrade    bool
+	// checkSymmetry verifies the model's symmetry on every state of a
+	// concrete run (explore.Options.CheckSymmetry).
+	checkSymmetry bool
 }
 
 func (e *engineFlags) register(fs *pflag.FlagSet) {
@@ -38,11 +41,16 @@ func (e *engineFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&e.maxDepth, "max-depth", 0, "stop after this many BFS levels (0 = no limit)")
 	fs.BoolVar(&e.noGrade, "no-grade", false, "keep a seen-set even when the model is graded (every step one grade up, so no state recurs across levels and none is needed); to compare counts")
 	fs.BoolVar(&e.symmetry, "symmetry", false, "count states up to the model's symmetry (value renaming for the shipped protocols), as TLC's SYMMETRY; fewer states, same verdicts, concrete traces")
+	fs.BoolVar(&e.checkSymmetry, "check-symmetry", false, "explore every concrete state and verify the model's symmetry on each (what --symmetry relies on); a failure is an error naming the state and step")
 }
 
 // options turns the flags into explorer options; progress lines go to stderr.
 func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
 	o := explore.Options{Workers: e.workers, Dir: e.dir, NoDeadlock: e.noDeadlock, MaxDepth: e.maxDepth, Progress: e.progress, Symmetry: e.symmetry, NoGrade: e.noGrade}
+	o.CheckSymmetry = e.checkSymmetry
+	if e.symmetry && e.checkSymmetry {
+		return o, fmt.Errorf("--check-symmetry explores every concrete state; it cannot be combined with --symmetry")
+	}
 	if e.workers < 0 {
 		return o, fmt.Errorf("--workers must be ≥ 0, got %d", e.workers)
 	}

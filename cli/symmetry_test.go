@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
 	"github.com/cutcheck/cutcheck/protocols"
 )
 
@@ -99,3 +100,56 @@ func (steps) Describe(*stepsState, int) string { return "step" }
 func (steps) ActionNames() []string            { return []string{"step"} }
 func (steps) ActionKind(int) int               { return 0 }
 func (steps) Done(s *stepsState) bool          { return s.N == 2 }
+
+var twoOnce sync.Once
+
+// registerTwo registers two classic variants whose window is off by one
+// only when the chunk read the value 2: classic-two as a user would write
+// it, and classic-two-blind, which declares that window value-blind.
+func registerTwo() {
+	twoOnce.Do(func() {
+		window := func(u model.Unit) model.Window {
+			w := u.Window()
+			for k := range model.Key(model.MaxKeys) {
+				if u.Read.Has(k) && u.Refresh[k] == 2 {
+					w.Lo++
+					break
+				}
+			}
+			return w
+		}
+		p := protocols.Classic(protocols.ClassicParts{Window: window})
+		p.Name = "classic-two"
+		protocols.Register(p)
+		p = protocols.Classic(protocols.ClassicParts{Window: window, ValueBlind: true})
+		p.Name = "classic-two-blind"
+		protocols.Register(p)
+	})
+}
+
+// A variant with a part that receives values fails final-replay; asked to
+// count it up to value renaming, which would hide that, check refuses with
+// a usage error naming the part. Declared value-blind, --check-symmetry
+// finds the declaration false (exit 3); on classic it passes with the
+// concrete count. --check-symmetry with --symmetry is a usage error.
+func TestCheckSymmetryFlag(t *testing.T) {
+	registerTwo()
+	bounds := []string{"--keys", "2", "--values", "2", "--events", "2", "--chunks", "1", "--txn", "1", "--progress", "0"}
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"classic-two"}, exitViolated, "final-replay", ""},
+		{[]string{"classic-two", "--symmetry"}, exitUsage, "", "--symmetry: classic-two has no symmetry: its part Window receives values"},
+		{[]string{"classic-two-blind", "--check-symmetry"}, exitError, "", "the model's symmetry does not hold"},
+		{[]string{"classic", "--initial", "any", "--check-symmetry"}, exitOK, "distinct:    15570", ""},
+		{[]string{"classic", "--symmetry", "--check-symmetry"}, exitUsage, "", "cannot be combined with --symmetry"},
+	} {
+		code, out, stderr := runCLI(append(append([]string{"check"}, c.args...), bounds...)...)
+		if code != c.code || !strings.Contains(out, c.stdout) || !strings.Contains(stderr, c.stderr) || strings.Count(stderr, "\n") > 1 {
+			t.Errorf("%v: exit %d, want %d\nstdout %s\nstderr %s", c.args, code, c.code, out, stderr)
+		}
+	}
+}

@@ -16,9 +16,11 @@ type parts[S, A any] struct {
 	mem      bool
 	symmetry bool         // states are identified by their canonical forms (symmetry.go)
 	sym      Symmetric[S] // the model's symmetry, when symmetry is set
+	symCheck Symmetric[S] // the symmetry verified on every state (Options.CheckSymmetry)
 	describe Describer[S, A]
 	kinds    ActionNamer[A]
-	grade    Graded[S] // the model's grade, unless Options.NoGrade (grade.go)
+	grade    Graded[S]  // the model's grade, unless Options.NoGrade (grade.go)
+	gradeDec Decoder[S] // decodes fpenc's bytes to check the grade on them; nil for the default codec, which keeps every field
 }
 
 func newParts[S, A any](m Machine[S, A]) (parts[S, A], error) {

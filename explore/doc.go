@@ -95,7 +95,8 @@
 // are concrete and replay by their action positions. It is opt-in, as in
 // TLC: without it every model's concrete states are counted, and asking
 // for it of a model without a symmetry is an error (ErrNoSymmetry). See
-// Symmetric for when the reduction is sound.
+// Symmetric for when the reduction is sound; Options.CheckSymmetry verifies
+// that on every state of a concrete run.
 //
 // # Simulation
 //
@@ -123,9 +124,10 @@
 // does less work (no insertions into a growing table) and holds less
 // memory (none of the seen-set's 9 to 12 bytes a state), with the same
 // Result; Stats.Graded says it ran so. The grade is
-// checked on every step and initial state, and a step that breaks it stops
-// the run with an error, never a wrong count. Options.NoGrade keeps the
-// seen-set, to compare.
+// checked on every step and initial state, on the state its encoding
+// decodes to (what the run keeps of it), and a step that breaks it stops
+// the run with an error, never a wrong count. A model with Encode but no
+// Decode keeps the seen-set, as does Options.NoGrade, to compare.
 //
 // # Memory
 //

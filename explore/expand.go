@@ -66,8 +66,11 @@ type worker[S, A any] struct {
 	displaced                     []uint64   // keys of candidates a smaller key displaced from the level map (settle)
 	cur                           S          // the state being expanded
 	canon                         S          // its successor's canonical form, with a symmetry
+	dec                           S          // a successor decoded from its encoding, to check its grade (grade.go)
 	scratch                       batch      // a unit read from a spilled frontier
 	spare                         []byte     // a data slab freed by spilling, for the next unit
+
+	symc *symCheck[S, A] // checkSymmetry's scratch
 }
 
 func (w *worker[S, A]) violate(depth int, step bool, index uint64, prop int, reason string) {
@@ -284,6 +287,11 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 		return fmt.Errorf("explore: decoding a queued state: %w", err)
 	}
 	memEnc := e.mem && e.same // fpenc is the memory codec too
+	if e.symCheck != nil && e.pass == 0 {
+		if err := w.checkSymmetry(s, depth); err != nil {
+			return err
+		}
+	}
 	w.acts = m.Actions(s, w.acts[:0])
 	if len(w.acts) > maxActions {
 		return fmt.Errorf("explore: a state has %d actions; at most %d are supported", len(w.acts), maxActions)
@@ -367,8 +375,8 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			}
 			fp = fingerprint(p.enc[start:])
 		}
-		if e.grade != nil && e.sym != nil {
-			if err := e.canonGrade(w, gs+1); err != nil {
+		if e.grade != nil {
+			if err := w.keptGrade(s, a, t, gs+1, p.enc[start:]); err != nil {
 				return err
 			}
 		}

@@ -17,17 +17,31 @@ import "fmt"
 // traces are the same as without it. The engine checks the claim on every
 // step it generates and every initial state it keeps, and stops the run
 // with an error at the first that breaks it, so a wrong Grade fails
-// loudly rather than miscounting. A model with stuttering steps, or one
-// whose steps can return to an earlier state, has no grade.
+// loudly rather than miscounting. It checks it on what the run keeps: the
+// state a successor's encoding decodes to (its canonical form's, with a
+// symmetry), so a Grade that reads a field Encode leaves out fails too. A
+// model with Encode but no Decode is therefore run with a seen-set. A model
+// with stuttering steps, or one whose steps can return to an earlier
+// state, has no grade.
 type Graded[S any] interface {
 	Grade(s *S) uint64
 }
 
-// useGrade takes the model's grade unless the options keep a seen-set.
+// useGrade takes the model's grade unless the options keep a seen-set. A
+// model that encodes its states by hand is graded only if it decodes them
+// too: the grade is checked on what a state is identified by (keptGrade),
+// and without Decode that cannot be read back, so a seen-set is kept.
 func (e *engine[S, A]) useGrade() {
-	if g, ok := e.m.(Graded[S]); ok && !e.opts.NoGrade {
-		e.grade = g
+	g, ok := e.m.(Graded[S])
+	if !ok || e.opts.NoGrade {
+		return
 	}
+	if _, own := e.m.(Encoder[S]); own {
+		if e.gradeDec, ok = e.m.(Decoder[S]); !ok {
+			return
+		}
+	}
+	e.grade = g
 }
 
 // noGradeHint says how to run a model whose grade is wrong.
@@ -38,12 +52,66 @@ func (e *engine[S, A]) gradeError(s *S, a A, from, to uint64) error {
 	return fmt.Errorf("explore: the model is Graded, but the step %q goes from grade %d to grade %d (every step must add one; %s)", e.describe.Describe(s, a), from, to, noGradeHint)
 }
 
-// canonGrade checks, with a symmetry, that the canonical form of a state of
-// grade g, left in w.canon by fpEncode, has that grade too: otherwise two
-// states of one class could lie at two levels.
-func (e *engine[S, A]) canonGrade(w *worker[S, A], g uint64) error {
-	if c := e.grade.Grade(&w.canon); c != g {
-		return fmt.Errorf("explore: the model is Graded, but a state of grade %d has a canonical form of grade %d (its symmetry must keep grades; %s)", g, c, noGradeHint)
+// keptGrade checks that the successor t of the step s -a-> t, of grade g,
+// is kept at grade g: its canonical form, with a symmetry, and the state
+// its identifying encoding enc decodes to have grade g too, and so, with a
+// symmetry, does the state its queued encoding decodes to. A run without a
+// seen-set tells states apart only by level, so a grade that reads what the
+// encoding leaves out (or that the symmetry changes) would let one state
+// recur at every level, each time counted as new.
+func (w *worker[S, A]) keptGrade(s *S, a A, t *S, g uint64, enc []byte) error {
+	e := w.e
+	if e.sym != nil {
+		if c := e.grade.Grade(&w.canon); c != g {
+			return fmt.Errorf("explore: the model is Graded, but the step %q leads to a state of grade %d whose canonical form has grade %d (its symmetry must keep grades; %s)", e.describe.Describe(s, a), g, c, noGradeHint)
+		}
 	}
-	return nil
+	d, err := w.decodedGrade(enc, g)
+	if err == nil && d == g && e.sym != nil && e.gradeDec != nil {
+		w.enc = e.qcodec.Encode(t, w.enc[:0]) // w.enc is free until flush
+		d, err = w.decodedGrade(w.enc, g)
+	}
+	if err == nil && d != g {
+		err = fmt.Errorf("explore: the model is Graded, but the step %q leads to a state of grade %d whose encoding decodes to a state of grade %d (Grade must read only what Encode keeps; %s)", e.describe.Describe(s, a), g, d, noGradeHint)
+	}
+	return err
+}
+
+// initGrade is keptGrade for an initial state s, whose identifying
+// encoding is enc (few states: the queued one is made afresh).
+func (w *worker[S, A]) initGrade(s *S, enc []byte) error {
+	e := w.e
+	if e.grade == nil {
+		return nil
+	}
+	g := e.grade.Grade(s)
+	if e.sym != nil {
+		if c := e.grade.Grade(&w.canon); c != g {
+			return fmt.Errorf("explore: the model is Graded, but an initial state of grade %d has a canonical form of grade %d (its symmetry must keep grades; %s)", g, c, noGradeHint)
+		}
+	}
+	d, err := w.decodedGrade(enc, g)
+	if err == nil && d == g && e.sym != nil && e.gradeDec != nil {
+		d, err = w.decodedGrade(e.qcodec.Encode(s, nil), g) // as queued
+	}
+	if err == nil && d != g {
+		err = fmt.Errorf("explore: the model is Graded, but an initial state of grade %d has an encoding that decodes to a state of grade %d (Grade must read only what Encode keeps; %s)", g, d, noGradeHint)
+	}
+	return err
+}
+
+// decodedGrade is the grade of the state enc decodes to. The default
+// codec keeps every field, so without the model's Decode that is g, the
+// grade of the state encoded.
+func (w *worker[S, A]) decodedGrade(enc []byte, g uint64) (uint64, error) {
+	e := w.e
+	if e.gradeDec == nil {
+		return g, nil
+	}
+	var zero S
+	w.dec = zero // Decode fills a zero state
+	if err := e.gradeDec.Decode(enc, &w.dec); err != nil {
+		return 0, fmt.Errorf("explore: decoding a state to check its grade: %w", err)
+	}
+	return e.grade.Grade(&w.dec), nil
 }

@@ -127,7 +127,7 @@ func TestGradeChecked(t *testing.T) {
 	}{
 		{jumpy{}, Options{Workers: 2}, `the step "3" goes from grade 0 to grade 2`},
 		{twoStarts{}, Options{Workers: 2}, "initial states have grades 0 and 1"},
-		{dropLast{}, Options{Workers: 2, Symmetry: true}, "a state of grade 1 has a canonical form of grade 0"},
+		{dropLast{}, Options{Workers: 2, Symmetry: true}, `the step "2" leads to a state of grade 1 whose canonical form has grade 0`},
 	} {
 		_, err := Run(context.Background(), c.m, c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -142,5 +142,61 @@ func TestGradeChecked(t *testing.T) {
 	r := run(t, Machine[tokensState, int](jumpy{}), Options{Workers: 2, NoGrade: true})
 	if r.Stats.Distinct != 27 {
 		t.Fatalf("jumpy: %d states, want 27", r.Stats.Distinct)
+	}
+}
+
+// cycle steps through three phases and counts its steps in a field its
+// Encode leaves out: three states, and a Grade (the count) that is one up
+// on every step but not a function of what identifies a state.
+type cycle struct{}
+
+type cycleState struct{ Phase, Steps uint8 }
+
+func (cycle) Init() []cycleState                      { return []cycleState{{}} }
+func (cycle) Actions(_ *cycleState, buf []int) []int  { return append(buf, 0) }
+func (cycle) Properties() []Property[cycleState, int] { return nil }
+func (cycle) Grade(s *cycleState) uint64              { return uint64(s.Steps) }
+func (cycle) Encode(s *cycleState, buf []byte) []byte { return append(buf, s.Phase) }
+func (cycle) Next(s *cycleState, _ int, t *cycleState) bool {
+	t.Phase, t.Steps = (s.Phase+1)%3, s.Steps+1
+	return true
+}
+
+type cycleCodec struct{ cycle }
+
+func (cycleCodec) Decode(b []byte, s *cycleState) error { s.Phase = b[0]; return nil }
+
+// cycleSym has the trivial symmetry, so its runs identify states by their
+// canonical forms and queue them apart.
+type cycleSym struct{ cycleCodec }
+
+func (cycleSym) Canonical(s *cycleState) cycleState { return *s }
+
+// The grade is checked on the state a successor's encoding decodes to: a
+// Grade that reads a field Encode drops fails at the first step, where it
+// had let the three states recur at every level (51 "distinct" states by
+// depth 50). Without Decode the grade cannot be checked so, and the run
+// keeps a seen-set.
+func TestGradeCheckedOnDecoded(t *testing.T) {
+	for _, opts := range []Options{{Workers: 1, MaxDepth: 50}, {Workers: 2, ForceDisk: true, MemBudget: 1, MaxDepth: 50}} {
+		sym := opts
+		sym.Symmetry = true
+		for _, c := range []struct {
+			m    Machine[cycleState, int]
+			opts Options
+		}{{cycleCodec{}, opts}, {cycleSym{}, sym}} {
+			_, err := Run(context.Background(), c.m, c.opts)
+			if want := `the step "0" leads to a state of grade 1 whose encoding decodes to a state of grade 0`; err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%T %+v: error %v, want one saying %q", c.m, c.opts, err, want)
+			}
+		}
+		for _, m := range []Machine[cycleState, int]{cycleCodec{}, cycle{}} {
+			o := opts
+			o.NoGrade = m == Machine[cycleState, int](cycleCodec{})
+			r := run(t, m, o)
+			if r.Verdict != Pass || r.Stats.Distinct != 3 || r.Stats.Graded {
+				t.Fatalf("%T %+v: %v, %d states, graded %v; want pass, 3 states, no grade", m, o, r.Verdict, r.Stats.Distinct, r.Stats.Graded)
+			}
+		}
 	}
 }

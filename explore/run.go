@@ -350,6 +350,9 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 		}
 		w.enc = w.fpEncode(s, w.enc[:0])
 		fp := fingerprint(w.enc)
+		if err := w.initGrade(s, w.enc); err != nil {
+			return nil, err
+		}
 		if !e.same {
 			w.enc = e.qcodec.Encode(s, w.enc[:0])
 		}
@@ -360,11 +363,6 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 			g := e.grade.Grade(s)
 			if b.len() > 0 && g != grade0 {
 				return nil, fmt.Errorf("explore: the model is Graded, but its initial states have grades %d and %d (all must have the same; %s)", grade0, g, noGradeHint)
-			}
-			if e.sym != nil {
-				if err := e.canonGrade(w, g); err != nil {
-					return nil, err
-				}
 			}
 			grade0 = g
 		}

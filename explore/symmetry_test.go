@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -185,5 +186,73 @@ func TestSymmetryCheckpoint(t *testing.T) {
 		} else {
 			checkStats(t, r.Stats, 54, 27, 6, 7)
 		}
+	}
+}
+
+// capped is tokens whose last counter stops at 1: not symmetric, since
+// (1,0,0) can reach (2,0,0) and its canonical form (0,0,1) nothing of
+// that class.
+type capped struct{ tokens }
+
+func (capped) Actions(s *tokensState, buf []int) []int {
+	for i, v := range s {
+		if v < 2 && (i < 2 || v < 1) {
+			buf = append(buf, i)
+		}
+	}
+	return buf
+}
+
+// firstTwo is tokens with a property of the first counter only.
+type firstTwo struct{ tokens }
+
+func (firstTwo) Properties() []Property[tokensState, int] {
+	return []Property[tokensState, int]{{Name: "first-two", Kind: Sometimes, Check: func(s *tokensState) string {
+		if s[0] == 2 {
+			return "the first counter is 2"
+		}
+		return ""
+	}}}
+}
+
+// rotated's "canonical form" rotates the counters: not a fixed
+// representative, since rotating it again gives another state.
+type rotated struct{ tokens }
+
+func (rotated) Canonical(s *tokensState) tokensState { return tokensState{s[1], s[2], s[0]} }
+
+// CheckSymmetry explores every concrete state and verifies the symmetry on
+// each: a true one passes with the concrete counts; one that some step, a
+// property or the canonical form itself breaks stops the run with an error
+// naming the state and the step.
+func TestCheckSymmetry(t *testing.T) {
+	for _, opts := range []Options{{Workers: 1, CheckSymmetry: true}, {Workers: 2, CheckSymmetry: true, ForceDisk: true, MemBudget: 1}} {
+		r := run(t, Machine[tokensState, int](tokens{}), opts)
+		mustPass(t, r)
+		checkStats(t, r.Stats, 54, 27, 6, 7)
+		if r.Stats.Symmetry {
+			t.Fatal("a checking run reports counts up to the symmetry")
+		}
+		for _, c := range []struct {
+			m    Machine[tokensState, int]
+			want string
+		}{
+			{capped{}, `at a state reached at depth 1, the step "0" leads to a class no step of the canonical form leads to`},
+			{firstTwo{}, `at a state reached at depth 2, the sometimes-property "first-two" is reached on one of the state and its canonical form only (on the state: true); the state: [2 0 0]`},
+			{rotated{}, `at a state reached at depth 1, the canonical form's canonical form differs from it`},
+		} {
+			if _, err := Run(context.Background(), c.m, opts); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%T %+v: error %v, want one saying %q", c.m, opts, err, c.want)
+			}
+		}
+	}
+	if _, err := Run(context.Background(), Machine[tokensState, int](tokens{}), Options{CheckSymmetry: true, Symmetry: true}); err == nil || !strings.Contains(err.Error(), "unset Symmetry") {
+		t.Fatalf("CheckSymmetry with Symmetry: error %v", err)
+	}
+	if _, err := Run(context.Background(), Machine[tokensState, int](tokens{}), Options{CheckSymmetry: true, Simulate: &SimOptions{}}); err == nil || !strings.Contains(err.Error(), "unset Simulate") {
+		t.Fatalf("CheckSymmetry with Simulate: error %v", err)
+	}
+	if _, err := Run(context.Background(), Machine[uint64, int](counters{k: 2, n: 2}), Options{CheckSymmetry: true}); !errors.Is(err, ErrNoSymmetry) {
+		t.Fatalf("CheckSymmetry of a model without symmetry: error %v, want ErrNoSymmetry", err)
 	}
 }

@@ -117,6 +117,14 @@ type ClassicParts struct {
 	// reaches the high marker: the unit closes immediately before the first
 	// consumed event beyond its high edge (Def. 6.2, Lemma 6.1).
 	ReleaseAtHighWrite bool
+	// ValueBlind declares that the parts set here do not depend on which
+	// value is which: renaming the values they receive leaves their answer
+	// unchanged (they compare values only with each other and with ⊥), as in
+	// the published parts and the shipped faults. Window receives values
+	// (the unit's refresh). A variant that sets one without this declaration
+	// has no value renaming: --symmetry is refused for it, naming the part.
+	// --check-symmetry verifies the declaration at the bounds it runs.
+	ValueBlind bool
 }
 
 // withFault maps the faults that are choices of a part onto it.
@@ -157,7 +165,7 @@ func newClassic(cfg Config) explore.Model[classicState, classicAction] {
 //	p.Name = "classic-narrow"
 //	protocols.Register(p)
 func Classic(parts ClassicParts) *Protocol {
-	return Define(&Protocol{
+	return withParts(parts, Define(&Protocol{
 		Name:     "classic",
 		Doc:      "DBLog watermark loop: chunks bracketed by low/high marker events, reconciled by window-discard",
 		Cite:     "§7.2, Fig. 1; §6.2",
@@ -165,7 +173,7 @@ func Classic(parts ClassicParts) *Protocol {
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
 			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark},
-	}, parts.model)
+	}, parts.model))
 }
 
 func init() { Register(Classic(ClassicParts{})) }

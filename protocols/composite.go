@@ -124,6 +124,14 @@ type CompositeParts struct {
 	// shows composition cannot promise. Onset must accept some coordinate
 	// at every frontier beyond 0, or the run cannot finish (a deadlock).
 	Onset func(c model.Capture, at model.Coord) bool
+	// ValueBlind declares that the parts set here do not depend on which
+	// value is which: renaming the values they receive leaves their answer
+	// unchanged (they compare values only with each other and with ⊥), as in
+	// the published parts and the shipped faults. Onset receives values (the
+	// whole capture). A variant that sets one without this declaration has
+	// no value renaming: --symmetry is refused for it, naming the part.
+	// --check-symmetry verifies the declaration at the bounds it runs.
+	ValueBlind bool
 }
 
 // withFault maps the faults that are choices of a part onto it, on top of
@@ -766,14 +774,14 @@ func (m *composite) threeProvenances(s *compositeState) string {
 //	p.Name = "composite-first-splice"
 //	protocols.Register(p)
 func Composite(parts CompositeParts) *Protocol {
-	return Define(&Protocol{
+	return withParts(parts, Define(&Protocol{
 		Name:     "composite",
 		Doc:      "heterogeneous composition: a chunked scan plus point splices at their own coordinates, one window-discard consumer",
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{CompositeMixed, CompositeTablesync}},
 		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped},
-	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) })
+	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) }))
 }
 
 func init() { Register(Composite(CompositeParts{})) }

@@ -137,6 +137,14 @@ type DumpParts struct {
 	// stale dumped row (A-discard broken). As published the consumer marks
 	// the key, and its row is dropped when the rows arrive (Thm 8).
 	ConsumeDuringRead bool
+	// ValueBlind declares that the parts set here do not depend on which
+	// value is which: renaming the values they receive leaves their answer
+	// unchanged (they compare values only with each other and with ⊥), as in
+	// the published parts and the shipped faults. Claim receives values (the
+	// unit's refresh). A variant that sets one without this declaration has
+	// no value renaming: --symmetry is refused for it, naming the part.
+	// --check-symmetry verifies the declaration at the bounds it runs.
+	ValueBlind bool
 }
 
 // withFault maps the faults that are choices of a part onto it, on top of
@@ -773,14 +781,14 @@ func dumpEmitText(u *model.Unit, set model.KeySet, keys int) string {
 //	p.Name = "dump-early-claim"
 //	protocols.Register(p)
 func Dump(parts DumpParts) *Protocol {
-	return Define(&Protocol{
+	return withParts(parts, Define(&Protocol{
 		Name:     "dump",
 		Doc:      "native dumps and restores: a trusted point splice at r, or an uncertain view in (b, e] reconciled by window-discard",
 		Cite:     "§7.6–7.7, Prop 6, Thm 8",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 1, Txn: 2, Mode: DumpTrusted},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: 1, Txn: MaxTxn, Modes: []string{DumpTrusted, DumpUncertain}},
 		Faults:   []Fault{FalseRecoveryPoint, ClaimInsideUncertainty, NoDiscard, CopyDropped, ConsumerRunsDuringRead},
-	}, func(cfg Config) explore.Model[dumpState, dumpAction] { return parts.model(cfg) })
+	}, func(cfg Config) explore.Model[dumpState, dumpAction] { return parts.model(cfg) }))
 }
 
 func init() { Register(Dump(DumpParts{})) }

@@ -99,6 +99,15 @@ type ParallelParts struct {
 	// Published: false — the binlog split is assigned when the last
 	// snapshot split has finished (§7.5).
 	Concurrent bool
+	// ValueBlind declares that the parts set here do not depend on which
+	// value is which: renaming the values they receive leaves their answer
+	// unchanged (they compare values only with each other and with ⊥), as in
+	// the published parts and the shipped faults. Gate, Window and
+	// ReaderStart receive values (the units' refreshes). A variant that sets
+	// one without this declaration has no value renaming: --symmetry is
+	// refused for it, naming the part. --check-symmetry verifies the
+	// declaration at the bounds it runs.
+	ValueBlind bool
 }
 
 // PublishedGate is clause (a) of Def. 6.4: an event passes only beyond its
@@ -192,7 +201,7 @@ func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
 // Parallel returns the parallel-chunk protocol built from parts, named
 // "parallel"; a variant takes other parts and another Name.
 func Parallel(parts ParallelParts) *Protocol {
-	return Define(&Protocol{
+	return withParts(parts, Define(&Protocol{
 		Name:     "parallel",
 		Doc:      "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
 		Cite:     "§7.5, Prop 5; §6.3",
@@ -201,7 +210,7 @@ func Parallel(parts ParallelParts) *Protocol {
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
 			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
 			GatePassesHigh, ReaderBeforeBackfill},
-	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) })
+	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) }))
 }
 
 // chunkPhase is how far one chunk has progressed.

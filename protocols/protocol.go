@@ -83,6 +83,9 @@ type Protocol struct {
 	Properties func(cfg Config) []Prop
 	// Check explores the model under cfg.
 	Check func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error)
+	// valueSeeing names a part that receives values and is not declared
+	// value-blind: the model's value renaming is then refused (symmetry.go).
+	valueSeeing string
 }
 
 var registry []*Protocol
@@ -204,6 +207,9 @@ func Define[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *
 	p.Check = func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error) {
 		if err := p.Validate(cfg); err != nil {
 			return explore.Report{}, err
+		}
+		if opts.Symmetry && p.valueSeeing != "" {
+			return explore.Report{}, &SymmetryError{p.Name, p.valueSeeing}
 		}
 		m := build(cfg)
 		r, err := explore.Run(ctx, m, opts)

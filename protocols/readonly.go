@@ -144,6 +144,15 @@ type ReadonlyParts struct {
 	// before its key's read cannot discard it, and a stale read of a deleted
 	// row is released over the delete.
 	ConsumeDuringRead bool
+	// ValueBlind declares that the parts set here do not depend on which
+	// value is which: renaming the values they receive leaves their answer
+	// unchanged (they compare values only with each other and with ⊥), as in
+	// the published parts and the shipped faults. Read and Sample receive
+	// values (the log's row images). A variant that sets one without this
+	// declaration has no value renaming: --symmetry is refused for it,
+	// naming the part. --check-symmetry verifies the declaration at the
+	// bounds it runs.
+	ValueBlind bool
 }
 
 // PublishedRead is ReadonlyParts.Read as published: c is a transaction
@@ -222,7 +231,7 @@ func newReadonly(cfg Config) explore.Model[readonlyState, readonlyAction] {
 //	p.Name = "readonly-stale"
 //	protocols.Register(p)
 func Readonly(parts ReadonlyParts) *Protocol {
-	return Define(&Protocol{
+	return withParts(parts, Define(&Protocol{
 		Name:     "readonly",
 		Doc:      "Debezium read-only capture: brackets are executed-GTID-set samples, membership by label, window-discard",
 		Cite:     "§7.4, Thm 7, Prop 4",
@@ -230,7 +239,7 @@ func Readonly(parts ReadonlyParts) *Protocol {
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{SharedReadInstant, InteriorExecutedSet, SplitTransaction, NoDiscard,
 			ReleaseBeforeLastRow, CopyDropped, ConsumerRunsDuringRead},
-	}, parts.model)
+	}, parts.model))
 }
 
 func init() { Register(Readonly(ReadonlyParts{})) }

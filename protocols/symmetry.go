@@ -1,6 +1,11 @@
 package protocols
 
-import "github.com/cutcheck/cutcheck/model"
+import (
+	"fmt"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
+)
 
 // Every protocol's symmetry is value renaming (model.Namer): the values
 // 1..V are symbols (§2.1). The source commits every value other than a
@@ -21,6 +26,15 @@ import "github.com/cutcheck/cutcheck/model"
 // renaming maps the initial state to itself and so reachable states to
 // reachable states. The classes are then those of the renamings that fix
 // the initial store's values, with no other change.
+//
+// The argument holds for the published parts and the shipped faults, not
+// for a part a variant supplies: a window, a read, a gate or an onset
+// receives values and may depend on which is which (a window off by one
+// only when the chunk read value 2 breaks the renaming, and the reduction
+// then hides its violation). A protocol built from such a part keeps the
+// renaming only if its parts declare ValueBlind; otherwise a run up to the
+// symmetry is refused (SymmetryError), and explore.Options.CheckSymmetry
+// checks a declaration state by state.
 //
 // Control state holding values is scanned after the Capture: classic,
 // parallel, dump and composite keep buffered rows' values in the units'
@@ -69,4 +83,84 @@ func (m *composite) Canonical(s *compositeState) compositeState {
 	var n model.Namer
 	t.Cap.NameValues(&n)
 	return t
+}
+
+// SymmetryError refuses value renaming for a protocol one of whose parts
+// receives values and is not declared value-blind. It wraps
+// explore.ErrNoSymmetry.
+type SymmetryError struct {
+	Protocol string
+	Part     string // the part, e.g. "Window"
+}
+
+func (e *SymmetryError) Error() string {
+	return fmt.Sprintf("%s has no symmetry: its part %s receives values and is not declared ValueBlind (--check-symmetry checks such a declaration)", e.Protocol, e.Part)
+}
+
+func (e *SymmetryError) Unwrap() error { return explore.ErrNoSymmetry }
+
+// valueSeer is a protocol's parts: valueSeeing names the first part set
+// that receives values, "" when none is or the parts are ValueBlind.
+type valueSeer interface{ valueSeeing() string }
+
+// withParts records on p what its parts say of value renaming.
+func withParts(parts valueSeer, p *Protocol) *Protocol {
+	p.valueSeeing = parts.valueSeeing()
+	return p
+}
+
+func (p ClassicParts) valueSeeing() string {
+	switch {
+	case p.ValueBlind:
+		return ""
+	case p.Window != nil:
+		return "Window"
+	}
+	return ""
+}
+
+func (p ReadonlyParts) valueSeeing() string {
+	switch {
+	case p.ValueBlind:
+		return ""
+	case p.Read != nil:
+		return "Read"
+	case p.Sample != nil:
+		return "Sample"
+	}
+	return ""
+}
+
+func (p ParallelParts) valueSeeing() string {
+	switch {
+	case p.ValueBlind:
+		return ""
+	case p.Gate != nil:
+		return "Gate"
+	case p.Window != nil:
+		return "Window"
+	case p.ReaderStart != nil:
+		return "ReaderStart"
+	}
+	return ""
+}
+
+func (p DumpParts) valueSeeing() string {
+	switch {
+	case p.ValueBlind:
+		return ""
+	case p.Claim != nil:
+		return "Claim"
+	}
+	return ""
+}
+
+func (p CompositeParts) valueSeeing() string {
+	switch {
+	case p.ValueBlind:
+		return ""
+	case p.Onset != nil:
+		return "Onset"
+	}
+	return ""
 }

@@ -2,8 +2,10 @@ package protocols
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -337,5 +339,118 @@ func TestSymmetryViolationReplays(t *testing.T) {
 				t.Errorf("trace length %d with symmetry, %d without", lens[0], lens[1])
 			}
 		})
+	}
+}
+
+// Reference: explore.Options.CheckSymmetry — the value renaming of every
+// shipped protocol, under every fault and mode, with an empty, a fixed and
+// every initial store, holds on every state a concrete run expands: the
+// checking run ends with the verdict of a plain run, never an error. (One
+// row per transaction under the race detector.)
+func TestCheckSymmetryShipped(t *testing.T) {
+	base := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 2}
+	if classicRace {
+		base.Txn = 1
+	}
+	for _, p := range All() {
+		if !slices.Contains(order, p.Name) {
+			continue
+		}
+		for _, mode := range append([]string{""}, p.Limits.Modes...) {
+			if len(p.Limits.Modes) > 0 && mode == "" {
+				continue
+			}
+			for _, f := range append([]Fault{None}, p.Faults...) {
+				cfgs := []Config{base}
+				if f == None {
+					fixed, any := base, base
+					fixed.Initial[0] = 2
+					any.InitialAny, any.Events = true, 1
+					cfgs = append(cfgs, fixed, any)
+				}
+				for _, cfg := range cfgs {
+					cfg.Mode, cfg.Fault = mode, f
+					want, err := p.Check(context.Background(), cfg, explore.Options{Workers: 1, NoDeadlock: true})
+					if err != nil {
+						t.Fatalf("%s %v: %v", p.Name, cfg, err)
+					}
+					got, err := p.Check(context.Background(), cfg, explore.Options{Workers: 2, NoDeadlock: true, CheckSymmetry: true})
+					if err != nil {
+						t.Fatalf("%s %v: %v", p.Name, cfg, err)
+					}
+					if got.Verdict != want.Verdict || got.Stats.Distinct != want.Stats.Distinct {
+						t.Fatalf("%s %v: checking run %v with %d states, plain run %v with %d", p.Name, cfg, got.Verdict, got.Stats.Distinct, want.Verdict, want.Stats.Distinct)
+					}
+				}
+			}
+		}
+	}
+}
+
+// twoOffByOne is a classic window that is off by one (its first in-window
+// event is missed) only when the chunk read the value 2: a part that looks
+// at which value is which.
+func twoOffByOne(u model.Unit) model.Window {
+	w := u.Window()
+	for k := range model.Key(model.MaxKeys) {
+		if u.Read.Has(k) && u.Refresh[k] == 2 {
+			w.Lo++
+			break
+		}
+	}
+	return w
+}
+
+// A variant whose part receives values and may tell them apart loses value
+// renaming: --symmetry would hide its violation (final-replay fails at
+// K2 V2 E2 C1 T1 without the symmetry, and a run up to value renaming
+// passes), so it is refused, naming the part. Declared ValueBlind falsely,
+// the reduction hides the violation again, and CheckSymmetry catches the
+// declaration.
+func TestSymmetryRefusedForValueParts(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1}
+	p := Classic(ClassicParts{Window: twoOffByOne})
+	p.Name = "classic-two"
+	r, err := p.Check(context.Background(), cfg, explore.Options{Workers: 2})
+	if err != nil || r.Verdict != explore.Violated || r.Violation.Property != "final-replay" {
+		t.Fatalf("without the symmetry: %v, %+v; want final-replay violated", err, r.Violation)
+	}
+	_, err = p.Check(context.Background(), cfg, explore.Options{Workers: 2, Symmetry: true})
+	var se *SymmetryError
+	if !errors.Is(err, explore.ErrNoSymmetry) || !errors.As(err, &se) || se.Part != "Window" || !strings.Contains(err.Error(), "classic-two has no symmetry: its part Window receives values") {
+		t.Fatalf("with the symmetry: error %v, want a SymmetryError naming Window", err)
+	}
+
+	lie := Classic(ClassicParts{Window: twoOffByOne, ValueBlind: true})
+	if r, err := lie.Check(context.Background(), cfg, explore.Options{Workers: 2, Symmetry: true}); err != nil || r.Verdict != explore.Pass {
+		t.Fatalf("declared value-blind, up to renaming: %v, %v; the reduction was expected to hide the violation", err, r.Verdict)
+	}
+	_, err = lie.Check(context.Background(), cfg, explore.Options{Workers: 2, CheckSymmetry: true})
+	if err == nil || !strings.Contains(err.Error(), "the model's symmetry does not hold") {
+		t.Fatalf("declared value-blind, checked: error %v, want the symmetry refuted", err)
+	}
+
+	// Every part that receives values, and none that does not.
+	for _, c := range []struct {
+		p    *Protocol
+		part string
+	}{
+		{Classic(ClassicParts{Window: func(u model.Unit) model.Window { return u.Window() }}), "Window"},
+		{Readonly(ReadonlyParts{Read: func(l model.Log, lo, c model.Coord) bool { return PublishedRead(&l, lo, c) }}), "Read"},
+		{Readonly(ReadonlyParts{Sample: func(l model.Log) model.Coord { return l.Len() }}), "Sample"},
+		{Parallel(ParallelParts{Gate: func(plan model.Plan, o int, pos model.Coord) bool { return PublishedGate(&plan, o, pos) }}), "Gate"},
+		{Parallel(ParallelParts{Window: func(u model.Unit) model.Window { return u.Window() }}), "Window"},
+		{Parallel(ParallelParts{ReaderStart: func(plan model.Plan) model.Coord { return MinHigh(&plan) }}), "ReaderStart"},
+		{Dump(DumpParts{Claim: func(u model.Unit) model.Coord { return u.Hi }}), "Claim"},
+		{Composite(CompositeParts{Onset: func(c model.Capture, at model.Coord) bool { return at == c.Pos }}), "Onset"},
+		{Classic(ClassicParts{ConsumeDuringRead: true, ReleaseAtHighWrite: true}), ""},
+		{Readonly(ReadonlyParts{Member: func(t uint8, low, high model.TxnSet) bool { return false }, ConsumeDuringRead: true}), ""},
+		{Parallel(ParallelParts{Concurrent: true}), ""},
+		{Dump(DumpParts{RecordRAfterView: true, ConsumeDuringRead: true}), ""},
+		{Parallel(ParallelParts{Gate: func(plan model.Plan, o int, pos model.Coord) bool { return PublishedGate(&plan, o, pos) }, ValueBlind: true}), ""},
+	} {
+		if c.p.valueSeeing != c.part {
+			t.Errorf("%s: part %q refuses the symmetry, want %q", c.p.Name, c.p.valueSeeing, c.part)
+		}
 	}
 }
