@@ -145,7 +145,7 @@ func (id *Identity) UnmarshalJSON(b []byte) error {
 // change how a search runs, never what it finds. A test holds every field
 // of Options to one of the lists.
 var (
-	identityOptions  = []string{"NoDeadlock", "MaxDepth", "Only", "With", "Shard", "Symmetry", "Simulate"}
+	identityOptions  = []string{"NoDeadlock", "MaxDepth", "Only", "With", "Shard", "Symmetry", "CheckSymmetry", "Simulate"}
 	identityExcluded = []string{"Workers", "MemBudget", "Dir", "ForceDisk", "Progress", "OnProgress", "NoGrade", "Checkpoint", "OnResume"}
 )
 
@@ -170,6 +170,10 @@ func (o Options) SearchIdentity() Identity {
 		shard = fmt.Sprintf("%d parts, depth %d", o.Shard.Count, o.Shard.Depth)
 	}
 	id = id.With("shard", shard)
+	if o.CheckSymmetry {
+		// The check adds a way to fail: a broken symmetry stops the run.
+		id = id.With("check-symmetry", "true")
+	}
 	if s := o.Simulate; s != nil {
 		id = id.With("simulate", fmt.Sprintf("seed %d depth %d walks %d duration %v", s.Seed, s.Depth, s.Walks, s.Duration))
 	}
