@@ -90,6 +90,13 @@ func TestDebeziumRoundTripClean(t *testing.T) {
 					got.Verdict == certify.Reject || got.Verdict == certify.Accept && got.Cut.Scope == want.Cut.Scope {
 					t.Fatalf("a window delivered no row; want fewer keys certified, got %s %q", outcome(got), ns)
 				}
+				if got.Verdict == certify.Accept {
+					for k, v := range got.Cut.State { // on the keys it certifies, the same cut
+						if want.Cut.State[k] != v {
+							t.Fatalf("key %s: %s from the events, %s from the bundle", k, v, want.Cut.State[k])
+						}
+					}
+				}
 				return
 			}
 			if outcome(got) != outcome(want) || len(ns) > 0 {
@@ -126,4 +133,52 @@ func hollowWindow(t *testing.T, tab, sig string, events []byte) bool {
 		}
 	}
 	return false
+}
+
+// A faulted run's Debezium events reach the bundle's verdict where the
+// events can show the fault, and are never accepted where they cannot.
+// no-discard: both Reject on the same clause. late-start: the events begin
+// after the first window opened, so its close has no open: Unsupported
+// (the bundle, which records where consumption started, Rejects on the
+// consumption start). copy-dropped: no window delivers a row, so no
+// window can be told to be the one that read nothing (a retried chunk and
+// the last read look alike): Unsupported, where the bundle Rejects.
+// Reference: mutations no-discard, copy-dropped, late-start.
+func TestDebeziumRoundTripFaults(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	for _, tc := range []struct {
+		fault, clause, field string // field: the converter's Unsupported field, "" for the bundle's verdict
+	}{
+		{"no-discard", "the prefix is the window-discard emission", ""},
+		{"late-start", "consumption starts at or before every low edge", "snapshot-window-close"},
+		{"copy-dropped", "the prefix is the window-discard emission", "snapshot-window-open"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			bit := false
+			for seed := int64(1); seed <= 10 && !bit; seed++ {
+				tab, sig := freshTable(t, c)
+				st, bundle, events, notes := recordAll(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 5, Populate: 30, Fault: tc.fault,
+					Workload: Workload{Rate: -1, Seed: seed, Clients: 2, MaxRows: 2}, WindowHold: 15 * time.Millisecond})
+				if st.Diverged == 0 {
+					continue
+				}
+				bit = true
+				want := verify(t, bundle)
+				got, ns := fromDebezium(t, tab, sig, events, notes)
+				if want.Verdict != certify.Reject || !strings.HasPrefix(want.Failure.Clause, tc.clause) {
+					t.Fatalf("seed %d: the bundle: %s", seed, outcome(want))
+				}
+				switch {
+				case tc.field == "" && outcome(got) != outcome(want):
+					t.Fatalf("seed %d: the bundle: %s\nthe events: %s %q", seed, outcome(want), outcome(got), ns)
+				case tc.field != "" && (got.Verdict != certify.Unsupported || got.Failure.Field != tc.field):
+					t.Fatalf("seed %d: want Unsupported (%s) from the events, got %s %q", seed, tc.field, outcome(got), ns)
+				}
+			}
+			if !bit {
+				t.Errorf("in ten seeded runs the fault never acted")
+			}
+		})
+	}
 }
