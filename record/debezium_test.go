@@ -102,6 +102,26 @@ func TestDebeziumRoundTripClean(t *testing.T) {
 			if outcome(got) != outcome(want) || len(ns) > 0 {
 				t.Fatalf("stats %+v\nthe bundle: %s\nthe events: %s %q", st, outcome(want), outcome(got), ns)
 			}
+			// The events carry neither the discarded reads nor transaction
+			// labels: the Accept rests on exactly those two more assumptions.
+			more := map[string]bool{}
+			for _, a := range got.Assumes {
+				more[a] = true
+			}
+			for _, a := range want.Assumes {
+				if !more[a] {
+					t.Errorf("the bundle's Accept assumes %q, the events' does not", a)
+				}
+				delete(more, a)
+			}
+			if len(more) != 2 {
+				t.Errorf("the events' Accept assumes more: %v", more)
+			}
+			for a := range more {
+				if !strings.HasPrefix(a, "survivor-only reads") && !strings.HasPrefix(a, "a row-event cut") {
+					t.Errorf("the events' Accept assumes %q", a)
+				}
+			}
 		})
 	}
 }
