@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -690,8 +691,17 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 	if c.open && p > c.start && id != c.signalID(c.cur, "close") {
 		c.settle()
 	}
-	// Every row change of the signalling table is a change event, as the
-	// connector streams a signalling table it captures.
+	// This run's signal rows (the execute-snapshot row, the window rows)
+	// are change events, as a connector streams its signalling table; rows
+	// of other runs sharing the table are positions only, as if each run
+	// had a signalling table of its own.
+	row := newV
+	if row == nil {
+		row = oldV
+	}
+	if row == nil || !strings.HasPrefix(string(row[c.sig.col("id")]), c.s.run+"-") {
+		return st, true, nil
+	}
 	var before, after []byte
 	if oldV != nil {
 		if before, err = c.sig.image(nil, oldV); err != nil {
@@ -707,7 +717,7 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 		if p > c.start {
 			c.event(op, c.sig, before, after, lsn, "false")
 		}
-		return st, true, nil // another watermark or signal: a position like any other
+		return st, true, nil // the execute-snapshot row: a position like any other
 	}
 	u := &c.units[c.cur-1]
 	if id == c.signalID(c.cur, "open") {
