@@ -214,3 +214,43 @@ func TestDebeziumRoundTripFaults(t *testing.T) {
 		})
 	}
 }
+
+// Rows another run writes to a shared signalling table while this one
+// records are positions of the bundle but no change events of this run
+// (as if each had its own signalling table): the same cut from both, the
+// events' frontier lower by the foreign positions.
+func TestDebeziumRoundTripSharedSignalTable(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	tab, sig := freshTable(t, c)
+	other := sqlConn(t, url)
+	// the signalling table exists before the run, for the other writer
+	c.Exec(context.Background(), "CREATE TABLE "+sig+" (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		n := 0
+		for ctx.Err() == nil {
+			n++
+			other.Exec(ctx, "INSERT INTO "+sig+" (id, type, data) VALUES ($1, 'snapshot-window-open', NULL)", fmt.Sprintf("other-%d-open", n))
+			time.Sleep(2 * time.Millisecond)
+		}
+		done <- n
+	}()
+	_, bundle, events, notes := recordAll(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 10, Populate: 60,
+		Workload: Workload{Rate: 500, Seed: 8}, WindowHold: 5 * time.Millisecond})
+	cancel()
+	<-done
+	c.Exec(context.Background(), "DELETE FROM "+sig+" WHERE id LIKE 'other-%'")
+	if bytes.Contains(events, []byte("other-")) {
+		t.Fatalf("another run's signal row is among this run's events")
+	}
+	want := verify(t, bundle)
+	got, ns := fromDebezium(t, tab, sig, events, notes)
+	if want.Verdict != certify.Accept || got.Verdict != certify.Accept || len(ns) > 0 {
+		t.Fatalf("the bundle: %s\nthe events: %s %q", outcome(want), outcome(got), ns)
+	}
+	if got.Cut.Scope != want.Cut.Scope || got.Cut.Digest != want.Cut.Digest || got.Cut.Frontier >= want.Cut.Frontier {
+		t.Fatalf("want the same cut at a lower frontier:\nthe bundle: %s\nthe events: %s", outcome(want), outcome(got))
+	}
+}
