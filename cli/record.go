@@ -15,8 +15,8 @@ import (
 )
 
 type recordOpts struct {
-	opt                      record.Options
-	bundle, events, schedule string
+	opt                                     record.Options
+	bundle, events, notifications, schedule string
 }
 
 func recordFlags() (*pflag.FlagSet, *recordOpts) {
@@ -26,6 +26,7 @@ func recordFlags() (*pflag.FlagSet, *recordOpts) {
 	fs.StringVar(&o.opt.Table, "table", "", "the table to back-fill (schema.table); its primary key is one integer column")
 	fs.StringVar(&o.bundle, "bundle", "", "write the evidence bundle (certify/FORMAT.md) to this file")
 	fs.StringVar(&o.events, "events", "", "write the emitted stream as Debezium PostgreSQL change events (JSON Lines) to this file")
+	fs.StringVar(&o.notifications, "notifications", "", "write the incremental-snapshot notifications, as Debezium's sink notification channel writes them (JSON Lines), to this file")
 	fs.IntVar(&o.opt.ChunkSize, "chunk-size", 1024, "rows per chunk")
 	fs.StringVar(&o.opt.SignalTable, "signal-table", "debezium_signal", "the signalling table for the watermark rows (created if missing)")
 	fs.StringVar(&o.opt.Slot, "slot", "", "the replication slot and publication name (default cutcheck_<random>)")
@@ -58,6 +59,8 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "record", "--table is required")
 	case o.bundle == "" && o.events == "":
 		return usageErr(stderr, "record", "give --bundle FILE (and/or --events FILE)")
+	case o.notifications != "" && o.schedule != "":
+		return usageErr(stderr, "record", "--notifications is for a backfill: a schedule replays a trace's chunks, not Debezium's incremental snapshot")
 	case o.opt.ChunkSize < 1:
 		return usageErr(stderr, "record", "--chunk-size must be at least 1, got %d", o.opt.ChunkSize)
 	}
@@ -84,27 +87,35 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "record", "%v", err)
 	}
 	defer events.discard()
+	notes, err := openOut("--notifications", o.notifications)
+	if err != nil {
+		return usageErr(stderr, "record", "%v", err)
+	}
+	defer notes.discard()
 
 	ctx, stop := interrupted()
 	defer stop()
 	var st record.Stats
 	var recErr error // the recording's own error, which write would wrap
-	run := func(bw, ew io.Writer) error {
-		o.opt.Bundle, o.opt.Events = bw, ew
+	// Each file is written whole or not at all: the run happens inside
+	// the writes of all three.
+	run := func() error {
 		st, recErr = record.Record(ctx, o.opt)
 		return recErr
 	}
-	withEvents := func(bw io.Writer) error {
-		if events == nil {
-			return run(bw, nil)
+	for _, f := range []struct {
+		out *outFile
+		w   *io.Writer
+	}{{bundle, &o.opt.Bundle}, {events, &o.opt.Events}, {notes, &o.opt.Notifications}} {
+		if f.out == nil {
+			continue
 		}
-		return events.write(func(ew io.Writer) error { return run(bw, ew) })
+		inner, out, w := run, f.out, f.w
+		run = func() error {
+			return out.write(func(x io.Writer) error { *w = x; return inner() })
+		}
 	}
-	if bundle == nil {
-		err = withEvents(nil)
-	} else {
-		err = bundle.write(withEvents)
-	}
+	err = run()
 	if recErr != nil {
 		err = recErr
 	}

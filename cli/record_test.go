@@ -65,19 +65,29 @@ func TestRecordCommand(t *testing.T) {
 	url, c := recordDB(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	bundle, events := filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "e.jsonl")
+	bundle, events, notes := filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "e.jsonl"), filepath.Join(dir, "n.jsonl")
 	var out, errb bytes.Buffer
 	code := Main([]string{"record", "--db", url, "--table", "items", "--populate", "300", "--chunk-size", "64",
-		"--rate", "300", "--bundle", bundle, "--events", events}, &out, &errb)
+		"--rate", "300", "--bundle", bundle, "--events", events, "--notifications", notes}, &out, &errb)
 	if code != exitOK {
 		t.Fatalf("record: exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "recorded 5 chunks: ") {
+	// five chunks of rows, and the window whose read found none above the last
+	if !strings.Contains(out.String(), "recorded 6 chunks: ") {
 		t.Errorf("record said %q", out.String())
 	}
 	out.Reset()
 	if code := Main([]string{"certify", bundle}, &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "Accept: ") {
 		t.Fatalf("certify: exit %d: %s%s", code, out.String(), errb.String())
+	}
+	// The Debezium events and notifications: the same cut (frontier, scope,
+	// digest), with nothing left out.
+	accept := out.String()
+	out.Reset()
+	errb.Reset()
+	if code := Main([]string{"certify", "--from", "debezium", "--table", "items", "--notifications", notes, events}, &out, &errb); code != exitOK ||
+		errb.Len() > 0 || !strings.HasPrefix(out.String(), accept[:strings.Index(accept, ";")]) {
+		t.Fatalf("certify --from debezium: exit %d: %s%s; the bundle: %s", code, out.String(), errb.String(), accept)
 	}
 	ev, _ := os.ReadFile(events)
 	if !bytes.Contains(ev, []byte(`"connector":"postgresql"`)) || !bytes.Contains(ev, []byte(`"op":"r"`)) || !bytes.Contains(ev, []byte(`"snapshot-window-close"`)) {
@@ -92,6 +102,11 @@ func TestRecordCommand(t *testing.T) {
 	out.Reset()
 	if code := Main([]string{"certify", bundle}, &out, &errb); code != exitViolated || !strings.Contains(out.String(), "the prefix is the window-discard emission") {
 		t.Fatalf("certify of copy-dropped: exit %d: %s%s", code, out.String(), errb.String())
+	}
+
+	errb.Reset()
+	if code := Main([]string{"record", "--db", url, "--schedule", bundle, "--notifications", notes, "--bundle", bundle}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--notifications is for a backfill") {
+		t.Errorf("--notifications with --schedule: exit %d, %q", code, errb.String())
 	}
 
 	c.Exec(ctx, "CREATE TABLE nokey (a int)")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -22,6 +23,7 @@ import (
 type unit struct {
 	gt     *int64
 	le     int64
+	inf    bool // no upper bound: the keys above the maximum key, or all keys of an empty table
 	lo, hi int64
 	last   bool
 	read   bool
@@ -38,8 +40,10 @@ type capture struct {
 	maxKey int64
 	empty  bool // the table had no row when the snapshot started
 
-	spool  *spool
-	events *bufio.Writer
+	spool   *spool
+	events  *bufio.Writer
+	notes   *bufio.Writer // incremental-snapshot notifications (Debezium's sink channel)
+	scanned int64         // rows the chunks read, for TABLE_SCAN_COMPLETED
 
 	// the log
 	pos        int64
@@ -90,6 +94,9 @@ func (s *session) startCapture(ctx context.Context) (*capture, error) {
 	if s.opt.Events != nil {
 		c.events = bufio.NewWriterSize(s.opt.Events, 1<<16)
 	}
+	if s.opt.Notifications != nil {
+		c.notes = bufio.NewWriterSize(s.opt.Notifications, 1<<12)
+	}
 	if err := s.startReplication(ctx); err != nil {
 		c.spool.remove()
 		return nil, err
@@ -97,27 +104,39 @@ func (s *session) startCapture(ctx context.Context) (*capture, error) {
 	if s.opt.Schedule != nil {
 		return c, nil
 	}
-	// The maximum key is fixed when the snapshot starts (Debezium reads it
-	// once; later inserts above it reach the sink through the stream only).
-	var mk *int64
-	if err := s.sql.QueryRow(ctx, "SELECT max("+quoteIdent(c.tab.cols[c.tab.pk].name)+")::bigint FROM "+c.tab.qname).Scan(&mk); err != nil {
+	// A first look at the maximum key sizes the workload's keys; the
+	// snapshot's own is read in its first window.
+	if err := c.readMaxKey(ctx); err != nil {
 		c.spool.remove()
-		return nil, s.dbErr(ctx, "reading the maximum key", err)
+		return nil, err
 	}
-	if mk == nil {
-		c.empty = true
-	} else {
-		c.maxKey = *mk
-	}
-	c.stats.MaxKey = c.maxKey
 	return c, nil
 }
 
-// backfill is the incremental snapshot's loop: read chunk 1; each time a
-// chunk's high watermark is consumed, emit its survivors and read the next.
+// readMaxKey reads the table's maximum key. The snapshot's is fixed in its
+// first window, as Debezium reads it: later inserts above it reach the sink
+// through the stream only, and the window brackets the read that found no
+// key above it.
+func (c *capture) readMaxKey(ctx context.Context) error {
+	var mk *int64
+	if err := c.s.sql.QueryRow(ctx, "SELECT max("+quoteIdent(c.tab.cols[c.tab.pk].name)+")::bigint FROM "+c.tab.qname).Scan(&mk); err != nil {
+		return c.s.dbErr(ctx, "reading the maximum key", err)
+	}
+	c.empty, c.maxKey = mk == nil, 0
+	if mk != nil {
+		c.maxKey = *mk
+	}
+	c.stats.MaxKey = c.maxKey
+	return nil
+}
+
+// backfill is the incremental snapshot's loop: the execute-snapshot signal,
+// then chunk 1; each time a chunk's high watermark is consumed, emit its
+// survivors and read the next, until a window's read returns no row (or the
+// table was empty), as Debezium's readChunk does.
 func (c *capture) backfill(ctx context.Context) error {
-	if c.empty {
-		return nil
+	if err := c.executeSnapshot(ctx); err != nil {
+		return err
 	}
 	if err := c.readChunk(ctx, 1); err != nil {
 		return err
@@ -147,6 +166,11 @@ func (c *capture) readChunk(ctx context.Context, i int) error {
 	}
 	if err := c.awaitVisible(ctx); err != nil {
 		return err
+	}
+	if i == 1 {
+		if err := c.readMaxKey(ctx); err != nil {
+			return err
+		}
 	}
 	if err := c.selectChunk(ctx, i); err != nil {
 		return err
@@ -192,6 +216,39 @@ func (c *capture) awaitVisible(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// executeSnapshot writes the execute-snapshot signal row that starts an
+// incremental snapshot of the table, in its own transaction.
+func (c *capture) executeSnapshot(ctx context.Context) error {
+	id := c.s.run + "-execute"
+	data, _ := json.Marshal(map[string]any{"data-collections": []string{c.collection()}, "type": "incremental"})
+	if _, err := c.s.sql.Exec(ctx, "INSERT INTO "+c.sig.qname+" (id, type, data) VALUES ($1, 'execute-snapshot', $2)", id, string(data)); err != nil {
+		return c.s.dbErr(ctx, "writing the execute-snapshot signal", err)
+	}
+	c.notify(id, "STARTED", map[string]string{"data_collections": c.collection()})
+	return nil
+}
+
+// collection is the table as Debezium's PostgreSQL connector names it
+// (TableId.identifier: schema.table).
+func (c *capture) collection() string { return c.tab.schema + "." + c.tab.name }
+
+// notify writes one incremental-snapshot notification as Debezium's sink
+// notification channel writes its value (IncrementalSnapshotNotificationService).
+func (c *capture) notify(id, typ string, data map[string]string) {
+	if c.notes == nil {
+		return
+	}
+	data["connector_name"] = "cutcheck"
+	b, _ := json.Marshal(struct {
+		ID        string            `json:"id"`
+		Aggregate string            `json:"aggregate_type"`
+		Type      string            `json:"type"`
+		Data      map[string]string `json:"additional_data"`
+		Timestamp int64             `json:"timestamp"`
+	}{id, "Incremental Snapshot", typ, data, time.Now().UnixMilli()})
+	c.notes.Write(append(b, '\n'))
 }
 
 func (c *capture) signalID(i int, edge string) string {
@@ -256,14 +313,34 @@ func (c *capture) selectChunk(ctx context.Context, i int) error {
 		args = append(args, *u.gt)
 	}
 	q += " ORDER BY " + pk + " LIMIT " + strconv.Itoa(c.s.opt.ChunkSize)
+	id := c.s.run + "-execute"
+	if c.empty {
+		// The maximum-key query found no row: every key was absent when
+		// it ran, in this first window.
+		u.inf, u.last, u.read = true, true, true
+		c.units = append(c.units, u)
+		c.stats.Chunks, c.cur = len(c.units), i
+		c.keys, c.rows, c.alive, c.touched = c.keys[:0], c.rows[:0], c.alive[:0], c.touched[:0]
+		clear(c.idx)
+		c.notify(id, "TABLE_SCAN_COMPLETED", map[string]string{"data_collections": c.collection(), "scanned_collection": c.collection(), "total_rows_scanned": "0", "status": "EMPTY"})
+		c.notify(id, "COMPLETED", map[string]string{})
+		return nil
+	}
 	if err := c.fill(ctx, i, q, args); err != nil {
 		return err
 	}
 	n := len(c.keys)
-	if n < c.s.opt.ChunkSize || c.keys[n-1] >= c.maxKey {
+	c.scanned += int64(n)
+	if n == 0 {
+		// Nothing above the last chunk's end: the table scan is done.
 		u.le, u.last = c.maxKey, true
+		c.notify(id, "TABLE_SCAN_COMPLETED", map[string]string{"data_collections": c.collection(), "scanned_collection": c.collection(),
+			"total_rows_scanned": strconv.FormatInt(c.scanned, 10), "status": "SUCCEEDED"})
+		c.notify(id, "COMPLETED", map[string]string{})
 	} else {
 		u.le = c.keys[n-1]
+		c.notify(id, "IN_PROGRESS", map[string]string{"data_collections": c.collection(), "current_collection_in_progress": c.collection(),
+			"maximum_key": strconv.FormatInt(c.maxKey, 10), "last_processed_key": strconv.FormatInt(u.le, 10)})
 	}
 	u.read = true
 	c.units = append(c.units, u)
@@ -614,12 +691,33 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 	if c.open && p > c.start && id != c.signalID(c.cur, "close") {
 		c.settle()
 	}
-	if !ours {
-		return st, true, nil // another run's watermark: a position like any other
+	// This run's signal rows (the execute-snapshot row, the window rows)
+	// are change events, as a connector streams its signalling table; rows
+	// of other runs sharing the table are positions only, as if each run
+	// had a signalling table of its own.
+	row := newV
+	if row == nil {
+		row = oldV
 	}
-	var after []byte
-	if after, err = c.sig.image(nil, newV); err != nil {
-		return st, false, ioErr("table %s: %v", c.sig.qname, err)
+	if row == nil || !strings.HasPrefix(string(row[c.sig.col("id")]), c.s.run+"-") {
+		return st, true, nil
+	}
+	var before, after []byte
+	if oldV != nil {
+		if before, err = c.sig.image(nil, oldV); err != nil {
+			return st, false, ioErr("table %s: %v", c.sig.qname, err)
+		}
+	}
+	if newV != nil {
+		if after, err = c.sig.image(nil, newV); err != nil {
+			return st, false, ioErr("table %s: %v", c.sig.qname, err)
+		}
+	}
+	if !ours {
+		if p > c.start {
+			c.event(op, c.sig, before, after, lsn, "false")
+		}
+		return st, true, nil // the execute-snapshot row: a position like any other
 	}
 	u := &c.units[c.cur-1]
 	if id == c.signalID(c.cur, "open") {
@@ -641,7 +739,7 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 		st.close = c.cur
 	}
 	if p > c.start {
-		c.event("c", c.sig, nil, after, lsn, "false")
+		c.event(op, c.sig, before, after, lsn, "false")
 	}
 	if st.close > 0 {
 		c.closeChunk(lsn)
@@ -733,6 +831,11 @@ func (c *capture) finish(w io.Writer) error {
 			return ioErr("writing the events: %v", err)
 		}
 	}
+	if c.notes != nil {
+		if err := c.notes.Flush(); err != nil {
+			return ioErr("writing the notifications: %v", err)
+		}
+	}
 	for i, u := range c.units {
 		if u.lo < 0 || u.hi < 0 {
 			return ioErr("chunk %d never closed", i+1)
@@ -745,8 +848,18 @@ func (c *capture) finish(w io.Writer) error {
 	// The claim covers the chunks planned: every key up to the maximum key
 	// once the backfill is done; a schedule may stop after its first chunk.
 	scope := certify.ScopeSpec{Keys: []json.RawMessage{}}
-	if n := len(c.units); n > 0 {
-		scope = certify.ScopeSpec{Ranges: []certify.RangeSpec{{Le: num(c.units[n-1].le)}}}
+	units := c.units
+	if n := len(units); n > 0 {
+		scope = certify.ScopeSpec{Ranges: []certify.RangeSpec{{Le: num(units[n-1].le)}}}
+		if c.s.opt.Schedule == nil {
+			// The backfill claims every key: the maximum-key query in the
+			// first window found none above it.
+			scope = certify.ScopeSpec{Ranges: []certify.RangeSpec{{}}}
+			if !units[0].inf {
+				mk := c.maxKey
+				units = append(units[:n:n], unit{gt: &mk, inf: true, lo: units[0].lo, hi: units[0].hi})
+			}
+		}
 	}
 	frontier := c.pos
 	if n := len(c.units); n > 0 {
@@ -759,8 +872,14 @@ func (c *capture) finish(w io.Writer) error {
 		Run:         certify.Run{Scope: scope, Start: c.start, Consumed: frontier},
 		Units:       []certify.UnitSpec{},
 	}
-	for _, u := range c.units {
-		r := certify.RangeSpec{Le: num(u.le)}
+	for _, u := range units {
+		if !u.inf && u.gt != nil && *u.gt >= u.le {
+			continue // the last window, after a chunk that read the maximum key: no key left
+		}
+		r := certify.RangeSpec{}
+		if !u.inf {
+			r.Le = num(u.le)
+		}
 		if u.gt != nil {
 			r.Gt = num(*u.gt)
 		}

@@ -11,8 +11,15 @@
 // discards a buffered chunk row whose key changes between the watermarks, and
 // the survivors are emitted when the high watermark is consumed. Log
 // positions are the row changes the slot delivers, in commit order (seed 003
-// names a PostgreSQL LSN as one such frontier); the certificate claims the
-// keys up to the snapshot's maximum key at the last high watermark.
+// names a PostgreSQL LSN as one such frontier); the certificate claims every
+// key at the last high watermark: the chunks cover the keys up to the
+// maximum key, read in the first window, and that read saw none above it.
+//
+// What a Debezium PostgreSQL connector with a signalling table and the sink
+// notification channel would write is written too: the change events of the
+// table and of the signalling table (the execute-snapshot row and the window
+// rows) and the incremental-snapshot notifications, so that certify --from
+// debezium reaches the bundle's verdict from them.
 //
 // Nothing is left behind: the slot is temporary (the server drops it when the
 // replication connection ends, even if the process is killed), and the

@@ -45,6 +45,9 @@ type Options struct {
 
 	Bundle io.Writer // the evidence bundle
 	Events io.Writer // Debezium change events, one a line (may be nil)
+	// Notifications receives the incremental-snapshot notifications, one a
+	// line, as Debezium's sink notification channel writes them (may be nil).
+	Notifications io.Writer
 	// Spool is the directory for the bundle's temporary parts (default: the
 	// system's temporary directory).
 	Spool string
