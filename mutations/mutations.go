@@ -77,6 +77,8 @@ var All = []Mutation{
 		"§7.4 A-discard, Thm 8", []string{"readonly", "dump"}, "", "frontier-replay", false},
 	{protocols.LostWatermark, "The watermark rows are filtered out of the consumed log (an include list without the signalling table): the window never opens, the chunk never closes, the capture waits forever.",
 		"§7.3 W3/W4", []string{"classic"}, "", "deadlock", false},
+	{protocols.BackfillFromRead, "Each key's backfill starts at the log position its select returned at, as if the row reflected the log end then: an event between the state a stale read reflects and that position is never merged.",
+		"§4.3, §7.5 A-read, Def. 6.3", []string{"parallel"}, "", "frontier-replay", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

@@ -46,6 +46,10 @@ const (
 	// parallel part.
 	GatePassesHigh       // the live gate also passes the event at the high offset, already in the merged block
 	ReaderBeforeBackfill // the live reader runs once every high offset is recorded, before the merged blocks are emitted
+
+	// Mistakes only a stale read shows (A-read: each key any boundary in
+	// its bracket, §4.3).
+	BackfillFromRead // parallel: each key's backfill starts where its select returned, not at the low offset
 )
 
 var faultNames = [...]string{
@@ -74,6 +78,7 @@ var faultNames = [...]string{
 	LostWatermark:          "lost-watermark",
 	GatePassesHigh:         "gate-passes-high",
 	ReaderBeforeBackfill:   "reader-before-backfill",
+	BackfillFromRead:       "backfill-from-read",
 }
 
 func (f Fault) String() string {

@@ -99,6 +99,11 @@ type ParallelParts struct {
 	// Published: false — the binlog split is assigned when the last
 	// snapshot split has finished (§7.5).
 	Concurrent bool
+	// Read reports whether a select of one of a chunk's keys, in a chunk
+	// whose low offset is lo, may return the committed state at c (0 ⊑ c ⊑
+	// now). Published: any transaction boundary in [lo, now], each key its
+	// own (A-read, O2 per key, §4.3) — PublishedRead, as readonly's.
+	Read func(l model.Log, lo, c model.Coord) bool
 }
 
 // PublishedGate is clause (a) of Def. 6.4: an event passes only beyond its
@@ -182,6 +187,13 @@ func (pp *ParallelParts) window(u *model.Unit) model.Window {
 	return pp.Window(*u)
 }
 
+func (pp *ParallelParts) mayRead(l *model.Log, lo, c model.Coord) bool {
+	if pp.Read == nil {
+		return PublishedRead(l, lo, c)
+	}
+	return pp.Read(*l, lo, c)
+}
+
 func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
 	if pp.ReaderStart == nil {
 		return MinHigh(plan)
@@ -200,7 +212,7 @@ func Parallel(parts ParallelParts) *Protocol {
 		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
 			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
-			GatePassesHigh, ReaderBeforeBackfill},
+			GatePassesHigh, ReaderBeforeBackfill, BackfillFromRead},
 	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) })
 }
 
@@ -223,6 +235,9 @@ func (p chunkPhase) String() string { return chunkPhaseNames[p&3] }
 type parallelState struct {
 	Cap   model.Capture
 	Phase [model.MaxUnits]chunkPhase
+	// ReadEnd is the log length when each key's select returned; kept (and
+	// encoded) only under backfill-from-read, the one place it is used.
+	ReadEnd [model.MaxKeys]model.Coord
 }
 
 // parallelKind is the kind of a step.
@@ -241,11 +256,12 @@ const (
 var parallelKindNames = [...]string{"commit", "record-low", "read", "record-high", "backfill-emit", "consume", "start-later"}
 
 // parallelAction is one step: a commit carries its transaction, a chunk step
-// its chunk.
+// its chunk, a read the coordinate it reflects.
 type parallelAction struct {
 	Kind  parallelKind
 	Txn   Txn
 	Chunk uint8
+	At    model.Coord
 }
 
 // parallel is the model: its bounds, and its parts with cfg.Fault applied.
@@ -296,14 +312,14 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 			buf = append(buf, parallelAction{Kind: parallelLow, Chunk: c})
 		case chunkReading:
 			if u.Read != u.Domain {
-				buf = append(buf, parallelAction{Kind: parallelRead, Chunk: c})
+				buf = m.reads(s, u, c, buf)
 			}
 			if m.highAllowed(u) {
 				buf = append(buf, parallelAction{Kind: parallelHigh, Chunk: c})
 			}
 		case chunkHigh:
 			if u.Read != u.Domain { // only under HighBeforeRead
-				buf = append(buf, parallelAction{Kind: parallelRead, Chunk: c})
+				buf = m.reads(s, u, c, buf)
 			} else {
 				buf = append(buf, parallelAction{Kind: parallelClose, Chunk: c})
 			}
@@ -316,6 +332,18 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 		buf = append(buf, parallelAction{Kind: parallelConsume})
 		if MayStartLater(&s.Cap, m.parts.readerStart(&s.Cap.Plan)) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
+		}
+	}
+	return buf
+}
+
+// reads lists the read of chunk c's next key, one action per committed
+// state it may reflect (A-read: a boundary in [lo, now]).
+func (m *parallel) reads(s *parallelState, u *model.Unit, c uint8, buf []parallelAction) []parallelAction {
+	l := &s.Cap.Log
+	for at := u.Lo; at <= l.Len(); at++ {
+		if m.parts.mayRead(l, u.Lo, at) {
+			buf = append(buf, parallelAction{Kind: parallelRead, Chunk: c, At: at})
 		}
 	}
 	return buf
@@ -354,7 +382,7 @@ func (m *parallel) Next(s *parallelState, a parallelAction, t *parallelState) bo
 	case parallelLow:
 		m.recordLow(t, i)
 	case parallelRead:
-		m.readKey(t, i)
+		m.readKey(t, i, a.At)
 	case parallelHigh:
 		m.recordHigh(t, i)
 	case parallelClose:
@@ -380,12 +408,16 @@ func (m *parallel) recordLow(s *parallelState, i int) {
 	s.Phase[i] = chunkReading
 }
 
-// readKey: the chunk select returns its next key at the current log end, R(k) = σ_len(k).
-func (m *parallel) readKey(s *parallelState, i int) {
+// readKey: the chunk select returns its next key as it stood at boundary at,
+// lo ⊑ at ⊑ now: R(k) = σ_at(k). A select over a range returns each row from
+// its own committed state (§4.3, A-read), not necessarily the log end.
+func (m *parallel) readKey(s *parallelState, i int, at model.Coord) {
 	u := &s.Cap.Plan.Units[i]
 	k := m.nextUnread(u)
-	at := s.Cap.Log.Len()
 	v := s.Cap.Log.Sigma(at, k)
+	if m.cfg.Fault == BackfillFromRead {
+		s.ReadEnd[k] = s.Cap.Log.Len()
+	}
 	if m.cfg.Fault == ScanSkipsRow && v != model.Absent && u.Present() == 0 {
 		v = model.Absent // the scan silently drops the first row it would return (§9.1)
 	}
@@ -410,12 +442,24 @@ func (m *parallel) backfillAndEmit(s *parallelState, i int) {
 		if !u.Domain.Has(k) || m.cfg.Fault == CopyDropped {
 			continue
 		}
-		if v := u.MergedIn(&s.Cap.Log, w, k); v != model.Absent {
+		if v := u.MergedIn(&s.Cap.Log, m.keyWindow(s, w, k), k); v != model.Absent {
 			s.Cap.Emit(k, v, u.Hi)
 		}
 	}
 	s.Cap.Closed |= 1 << i
 	s.Phase[i] = chunkClosed
+}
+
+// keyWindow is the part of the backfilled window w merged into k. It is w,
+// except under backfill-from-read, where each key's backfill starts at the
+// log position its select returned at, as if the row reflected the log end
+// then: an event between the state a stale read reflects and that position
+// is lost (A-read allows any boundary in the bracket).
+func (m *parallel) keyWindow(s *parallelState, w model.Window, k model.Key) model.Window {
+	if m.cfg.Fault == BackfillFromRead {
+		w.Lo = max(w.Lo, s.ReadEnd[k])
+	}
+	return w
 }
 
 // merged is what the chunk emits for k: M(k) over the backfilled window
@@ -477,14 +521,21 @@ func (m *parallel) Grade(s *parallelState) uint64 {
 	return g
 }
 
-// Encode is the capture followed by the chunk phases, two bits each.
+// Encode is the capture followed by the chunk phases, two bits each, and,
+// under backfill-from-read, where each key's select returned.
 func (m *parallel) Encode(s *parallelState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	var ph byte
 	for i := 0; i < model.MaxUnits; i++ {
 		ph |= byte(s.Phase[i]&3) << (2 * i)
 	}
-	return append(buf, ph)
+	buf = append(buf, ph)
+	if m.cfg.Fault == BackfillFromRead {
+		for k := 0; k < m.cfg.Keys; k++ {
+			buf = append(buf, byte(s.ReadEnd[k]))
+		}
+	}
+	return buf
 }
 
 var errParallelShort = errors.New("parallel: encoded state too short")
@@ -497,6 +548,15 @@ func (m *parallel) Decode(b []byte, s *parallelState) error {
 	}
 	for i := 0; i < model.MaxUnits; i++ {
 		s.Phase[i] = chunkPhase(rest[0]>>(2*i)) & 3
+	}
+	s.ReadEnd = [model.MaxKeys]model.Coord{}
+	if m.cfg.Fault == BackfillFromRead {
+		if len(rest) < 1+m.cfg.Keys {
+			return errParallelShort
+		}
+		for k := 0; k < m.cfg.Keys; k++ {
+			s.ReadEnd[k] = model.Coord(rest[1+k])
+		}
 	}
 	return nil
 }
@@ -515,18 +575,21 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		t := *s
 		m.Next(s, a, &t)
 		k := m.nextUnread(u)
-		late := ""
-		if s.Phase[i] == chunkHigh {
-			late = fmt.Sprintf(", after its high offset %d", u.Hi)
+		d := fmt.Sprintf("chunk %d reads %v = %v at coordinate %d", i+1, k, t.Cap.Plan.Units[i].Refresh[k], a.At)
+		if a.At != c.Log.Len() {
+			d += fmt.Sprintf(" (log end %d)", c.Log.Len())
 		}
-		return fmt.Sprintf("chunk %d reads %v = %v at position %d%s", i+1, k, t.Cap.Plan.Units[i].Refresh[k], c.Log.Len(), late)
+		if s.Phase[i] == chunkHigh {
+			d += fmt.Sprintf(", after its high offset %d", u.Hi)
+		}
+		return d
 	case parallelHigh:
 		return fmt.Sprintf("chunk %d records high offset %d", i+1, c.Log.Len())
 	case parallelClose:
 		var out []string
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 			if u.Domain.Has(k) {
-				if v := m.merged(u, &c.Log, k); v != model.Absent {
+				if v := u.MergedIn(&c.Log, m.keyWindow(s, m.parts.window(u), k), k); v != model.Absent {
 					out = append(out, fmt.Sprintf("%v=%v", k, v))
 				}
 			}
@@ -629,6 +692,7 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 		sometimes("absent-read-inserted-in-window", "Def. 6.3, Thm 4", m.absentReadInserted),
 		sometimes("delete-races-read", "Def. 6.3, Lemma 6.2", m.deleteRacesRead),
 		sometimes("stale-read-corrected", "Lemma 6.2, Example 4.1", m.staleReadCorrected),
+		sometimes("stale-read", "§4.3, §7.5 A-read, O2", StaleRead),
 		sometimes("copy-decides-frontier", "Thm 1, Thm 4, S-OBS", func(c *model.Capture) string { return CopyDecides(c, n, true) }),
 		sometimes("live-event-withheld", "Def. 6.4 clause (a)", func(c *model.Capture) string { return m.liveWithheld(c, false) }),
 		sometimes("pre-low-event-withheld", "Prop 3, §7.5 A-handoff", func(c *model.Capture) string { return m.liveWithheld(c, true) }),

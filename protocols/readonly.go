@@ -701,6 +701,7 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", func(s *readonlyState) string { return survivorEmitted(&s.Cap) }),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *readonlyState) string { return CopyDecides(&s.Cap, units, false) }),
 		sometimes("reads-at-different-positions", "Prop 1, O2", func(s *readonlyState) string { return readsApart(&s.Cap) }),
+		sometimes("stale-read", "§4.3, §7.4 A-read, O2", func(s *readonlyState) string { return StaleRead(&s.Cap) }),
 		sometimes("multi-row-transaction-in-window", "Thm 7, A-discard", func(s *readonlyState) string { return multiRowInWindow(&s.Cap) }),
 		sometimes("delete-races-read", "§1.2, Thm 2", func(s *readonlyState) string { return deleteRacesRead(&s.Cap) }),
 	)
