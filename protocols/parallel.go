@@ -94,10 +94,16 @@ type ParallelParts struct {
 	// start from 0 up to it is explored. Published: the minimum high offset
 	// (Def. 6.4: s0 ⊑ hi_i for every chunk; A-handoff).
 	ReaderStart func(plan model.Plan) model.Coord
-	// Concurrent lets the live reader start once every chunk has recorded
-	// its high offset, consuming while backfills are still to come.
+	// Concurrent runs the live reader while chunks are still open, Def.
+	// 6.4's lawful concurrent pass: it exists from the start, its start s0
+	// at or before every high offset (recorded or still to come), and it is
+	// held before the first event beyond an open chunk's high offset until
+	// that chunk has closed, so each merged block comes just before the
+	// first consumed event beyond its high (the close placed as in Def.
+	// 6.2); an event whose chunk has no high offset yet is withheld.
 	// Published: false — the binlog split is assigned when the last
-	// snapshot split has finished (§7.5).
+	// snapshot split has finished (§7.5). reader-before-backfill is the
+	// same pass unheld.
 	Concurrent bool
 	// Read reports whether a select of one of a chunk's keys, in a chunk
 	// whose low offset is lo, may return the committed state at c (0 ⊑ c ⊑
@@ -151,7 +157,7 @@ func (pp ParallelParts) withFault(f Fault) ParallelParts {
 		pp.Gate = func(plan model.Plan, _ int, pos model.Coord) bool { return g(plan, minHighUnit(&plan), pos) }
 	case GatePassesHigh: // the event at hi streams although the merged block holds it
 		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return g(plan, o, pos) || pos == plan.Units[o].Hi }
-	case ReaderBeforeBackfill:
+	case ReaderBeforeBackfill: // the concurrent pass, not held at open chunks' high offsets
 		pp.Concurrent = true
 	case SkippedBackfill: // no backfill: the raw read is emitted
 		pp.Window = func(u model.Unit) model.Window { x := w(u); x.Hi = x.Lo; return x }
@@ -329,12 +335,61 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
 	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {
-		buf = append(buf, parallelAction{Kind: parallelConsume})
-		if MayStartLater(&s.Cap, m.parts.readerStart(&s.Cap.Plan)) {
+		if !m.held(s) {
+			buf = append(buf, parallelAction{Kind: parallelConsume})
+		}
+		if MayStartLater(&s.Cap, m.startBound(s)) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
 		}
 	}
 	return buf
+}
+
+// unheld: the concurrent pass of reader-before-backfill, which streams past
+// open chunks' high offsets.
+func (m *parallel) unheld() bool { return m.cfg.Fault == ReaderBeforeBackfill }
+
+// held: under the lawful concurrent pass, the next position lies beyond the
+// high offset of a chunk that has recorded it but not closed yet, so the
+// reader waits for that chunk's merged block (Def. 6.4, placed as in Def.
+// 6.2). A chunk without a high offset yet will record one at or past the
+// log end, so the next position is within it.
+func (m *parallel) held(s *parallelState) bool {
+	if !m.parts.Concurrent || m.unheld() {
+		return false
+	}
+	p := s.Cap.Pos + 1
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if ph := s.Phase[i]; ph == chunkHigh && p > s.Cap.Plan.Units[i].Hi {
+			return true
+		}
+	}
+	return false
+}
+
+// startBound is the latest start s0 the reader may take now: the parts'
+// bound once every chunk has its high offset, before that the least of the
+// recorded ones and the log end (every high still to come lies at or past
+// it), so s0 ⊑ hi_i holds for every chunk however the run goes on.
+func (m *parallel) startBound(s *parallelState) model.Coord {
+	b := s.Cap.Log.Len()
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if s.Phase[i] < chunkHigh {
+			return min(b, m.minRecordedHigh(s))
+		}
+	}
+	return m.parts.readerStart(&s.Cap.Plan)
+}
+
+// minRecordedHigh is the least high offset recorded so far (NoBound if none).
+func (m *parallel) minRecordedHigh(s *parallelState) model.Coord {
+	b := NoBound
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if s.Phase[i] >= chunkHigh {
+			b = min(b, s.Cap.Plan.Units[i].Hi)
+		}
+	}
+	return b
 }
 
 // reads lists the read of chunk c's next key, one action per committed
@@ -349,11 +404,15 @@ func (m *parallel) reads(s *parallelState, u *model.Unit, c uint8, buf []paralle
 	return buf
 }
 
-// readerExists: the live reader is created when the last chunk closes, or
-// under Concurrent once every chunk has recorded its high offset.
+// readerExists: the live reader is created when the last chunk closes; under
+// Concurrent it runs from the start; under reader-before-backfill, once every
+// chunk has recorded its high offset.
 func (m *parallel) readerExists(s *parallelState) bool {
-	if !m.parts.Concurrent {
+	switch {
+	case !m.parts.Concurrent:
 		return s.Cap.AllClosed(m.cfg.Chunks)
+	case !m.unheld():
+		return true
 	}
 	for i := 0; i < m.cfg.Chunks; i++ {
 		if s.Phase[i] < chunkHigh || s.Cap.Plan.Units[i].Read != s.Cap.Plan.Units[i].Domain {
@@ -474,9 +533,18 @@ func (m *parallel) consume(s *parallelState) {
 	s.Cap.Pos++
 	p := s.Cap.Pos
 	e := s.Cap.Log.At(p)
-	if m.passes(&s.Cap, e.Key, p) {
+	if m.passesIn(s, e.Key, p) {
 		s.Cap.Emit(e.Key, e.Img, p)
 	}
+}
+
+// passesIn is the live gate in state s: an event whose chunk has not recorded
+// its high offset yet lies within it, and is withheld (concurrent pass).
+func (m *parallel) passesIn(s *parallelState, k model.Key, p model.Coord) bool {
+	if o := s.Cap.Plan.Owner(k); o >= 0 && s.Phase[o] < chunkHigh {
+		return false
+	}
+	return m.passes(&s.Cap, k, p)
 }
 
 // passes is the live gate for the event at p on key k.
@@ -614,12 +682,16 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		e := c.Log.At(p)
 		o := c.Plan.Owner(e.Key)
 		verdict := "withheld"
-		if m.passes(c, e.Key, p) {
+		if m.passesIn(s, e.Key, p) {
 			verdict = "emitted"
 		}
-		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d high %d, %s", p, e.Key, e.Img, o+1, c.Plan.Units[o].Hi, verdict)
+		high := fmt.Sprintf("high %d", c.Plan.Units[o].Hi)
+		if s.Phase[o] < chunkHigh {
+			high = "high not recorded yet"
+		}
+		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d %s, %s", p, e.Key, e.Img, o+1, high, verdict)
 	case parallelStartLater:
-		return DescribeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.parts.readerStart(&c.Plan))
+		return DescribeStartLater(c) + fmt.Sprintf(" (latest start %d)", m.startBound(s))
 	}
 	return "?"
 }
@@ -662,7 +734,7 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 	sometimes := func(name, cite string, f func(c *model.Capture) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *parallelState) string { return f(&s.Cap) }}
 	}
-	return []P{
+	ps := []P{
 		invariants.Prop[parallelState, parallelAction](invariants.FinalReplay, func(s *parallelState) string {
 			return invariants.CheckFinalReplay(&s.Cap, n)
 		}),
@@ -697,6 +769,22 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 		sometimes("live-event-withheld", "Def. 6.4 clause (a)", func(c *model.Capture) string { return m.liveWithheld(c, false) }),
 		sometimes("pre-low-event-withheld", "Prop 3, §7.5 A-handoff", func(c *model.Capture) string { return m.liveWithheld(c, true) }),
 	}
+	if m.parts.Concurrent {
+		ps = append(ps, P{Name: "reader-runs-while-chunk-open", Cite: "Def. 6.4, §7.5", Kind: explore.Sometimes, Check: m.runsWhileOpen})
+	}
+	return ps
+}
+
+// runsWhileOpen (concurrent pass): the live reader has consumed a position
+// while a chunk has not closed yet.
+func (m *parallel) runsWhileOpen(s *parallelState) string {
+	c := &s.Cap
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if c.Pos > c.Start && s.Phase[i] != chunkClosed {
+			return fmt.Sprintf("reader at %d (from %d), chunk %d %v", c.Pos, c.Start, i+1, s.Phase[i])
+		}
+	}
+	return ""
 }
 
 // bracketsOverlap: two closed chunks' windows share a log position.
