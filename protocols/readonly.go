@@ -245,18 +245,14 @@ func (m *readonly) Init() []readonlyState {
 	return out
 }
 
-// Actions: first the source, then the capture's next step, then the
+// Actions: first the capture's next step, then the source, then the
 // consumer's. A read is one action per boundary it may reflect. The consumer
-// releases a finished window before it takes another event.
+// releases a finished window before it takes another event. (The order only
+// breaks ties between shortest traces: with the capture's steps first, a
+// counterexample reads as early and commits as late as its shape allows, so
+// Proposition 1's shortest instance reads a before e1 commits, as the paper
+// tells it.)
 func (m *readonly) Actions(s *readonlyState, buf []readonlyAction) []readonlyAction {
-	if s.Cap.Partial {
-		// Only the rest of the exposed transaction may commit now.
-		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
-	} else {
-		for t := range Commits(&m.cfg, &s.Cap.Log) {
-			buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: t})
-		}
-	}
 	switch s.Phase {
 	case readonlyIdle:
 		if int(s.Cap.Plan.N) < m.cfg.Chunks {
@@ -272,6 +268,14 @@ func (m *readonly) Actions(s *readonlyState, buf []readonlyAction) []readonlyAct
 			}
 		} else {
 			buf = append(buf, readonlyAction{Kind: readonlySampleHigh})
+		}
+	}
+	if s.Cap.Partial {
+		// Only the rest of the exposed transaction may commit now.
+		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
+	} else {
+		for t := range Commits(&m.cfg, &s.Cap.Log) {
+			buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: t})
 		}
 	}
 	switch {
