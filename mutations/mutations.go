@@ -79,6 +79,8 @@ var All = []Mutation{
 		"§7.3 W3/W4", []string{"classic"}, "", "deadlock", false},
 	{protocols.BackfillFromRead, "Each key's backfill starts at the log position its select returned at, as if the row reflected the log end then: an event between the state a stale read reflects and that position is never merged.",
 		"§4.3, §7.5 A-read, Def. 6.3", []string{"parallel"}, "", "frontier-replay", false},
+	{protocols.WitnessByBracketOnly, "Exhibits as a shared state witness every coordinate that lies inside every unit's bracket, checking Cor 1's first clause only: a refresh read elsewhere in its bracket does not match σ there, and the trajectory claimed from it fails.",
+		"Cor 1, T3, Example 5.1", []string{"composite"}, "", "shared-witness-trajectory", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

@@ -659,6 +659,12 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		invariants.Prop[compositeState, compositeAction](invariants.Contract, func(s *compositeState) string {
 			return invariants.CheckContract(&s.Cap, units)
 		}),
+		invariants.Prop[compositeState, compositeAction](invariants.SharedWitness, func(s *compositeState) string {
+			if !s.Cap.AllClosed(units) {
+				return ""
+			}
+			return invariants.CheckSharedWitness(&s.Cap, units, m.exhibited(&s.Cap))
+		}),
 		sometimes("distinct-splice-coordinates", "Prop 2, Example 5.1", m.distinctSplices),
 		sometimes("no-shared-witness", "Prop 2, Cor 3", func(s *compositeState) string {
 			if c := &s.Cap; c.AllClosed(units) {
@@ -670,7 +676,10 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		}),
 	}
 	if !m.tablesync {
-		props = append(props, sometimes("buffered-row-discarded", "Def. 6.2, Thm 2", m.bufferedRowDiscarded))
+		// Point splices share a witness only at one common r, the latest
+		// high; a chunked bracket lets a shared witness lie below it.
+		props = append(props, sometimes("buffered-row-discarded", "Def. 6.2, Thm 2", m.bufferedRowDiscarded),
+			sometimes("shared-witness-below-latest-high", "Cor 1, Example 5.1", m.witnessBelowHigh))
 	}
 	props = append(props,
 		sometimes("survivor-emitted", "Def. 6.2, §6.4", m.survivorEmitted),
@@ -679,6 +688,46 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		props = append(props, sometimes("three-provenances", "Figure 3, Cor 3", m.threeProvenances))
 	}
 	return props
+}
+
+// witnessBelowHigh (Cor 1, Example 5.1): the final plan has a shared state
+// witness strictly below its latest high edge, where T3 starts the
+// trajectory earlier than Lemma 4.2.
+func (m *composite) witnessBelowHigh(s *compositeState) string {
+	c := &s.Cap
+	if !c.AllClosed(m.cfg.Chunks) {
+		return ""
+	}
+	h := c.Plan.LatestHigh()
+	w := c.Plan.SharedWitnesses(&c.Log)
+	for g := model.Coord(0); g < h; g++ {
+		if w.Has(g) {
+			return fmt.Sprintf("shared witness %d below the latest high %d", g, h)
+		}
+	}
+	return ""
+}
+
+// exhibited is the set of coordinates the capture exhibits as shared state
+// witnesses of its final plan (T3): those lying in every unit's bracket at
+// which every refresh matches the source (Cor 1's two clauses). Under
+// witness-by-bracket-only, every coordinate inside all brackets.
+func (m *composite) exhibited(c *model.Capture) model.CoordSet {
+	if m.cfg.Fault != WitnessByBracketOnly {
+		return c.Plan.SharedWitnesses(&c.Log)
+	}
+	var s model.CoordSet
+	for g := model.Coord(0); g <= c.Log.Len(); g++ {
+		in := true
+		for i := 0; i < int(c.Plan.N); i++ {
+			u := &c.Plan.Units[i]
+			in = in && u.Lo <= g && g <= u.Hi
+		}
+		if in {
+			s |= 1 << g
+		}
+	}
+	return s
 }
 
 // distinctSplices (Prop 2, Example 5.1): a splice lies outside the bracket of
@@ -772,7 +821,7 @@ func Composite(parts CompositeParts) *Protocol {
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{CompositeMixed, CompositeTablesync}},
-		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped},
+		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped, WitnessByBracketOnly},
 	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) })
 }
 

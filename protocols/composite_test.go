@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -122,7 +123,7 @@ func TestCompositeSometimes(t *testing.T) {
 			}
 			want := 4
 			if cfg.Mode == CompositeMixed {
-				want++ // buffered-row-discarded
+				want += 2 // buffered-row-discarded, shared-witness-below-latest-high
 			}
 			if cfg.Chunks >= 3 && cfg.Mode == CompositeMixed {
 				want++ // three-provenances
@@ -700,4 +701,49 @@ func bfCompositeCount(cfg Config) (distinct, transitions uint64) {
 		visit(bfComp{b0: b0})
 	}
 	return uint64(len(seen)), transitions
+}
+
+// Reference: Cor 1, T3, Example 5.1 — in mixed mode a shared state witness
+// strictly below the latest high is reachable, and from every one the
+// canonical trajectory is the source's (the property holds); a capture that
+// exhibits every in-bracket coordinate as a witness, refreshes unchecked
+// (witness-by-bracket-only), fails it: the chunked scan read k0 = 1 at 1, and
+// 0 lies in both brackets, but σ_0(k0) = ⊥.
+func TestCompositeSharedWitness(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeMixed}
+	r := runComposite(t, cfg, 2)
+	if r.Verdict != explore.Pass {
+		t.Fatalf("lawful: %v", r.Verdict)
+	}
+	for _, s := range r.Sometimes {
+		if s.Name == "shared-witness-below-latest-high" && !s.Reached {
+			t.Error("no shared witness below the latest high")
+		}
+	}
+	cfg.Fault = WitnessByBracketOnly
+	r, err := explore.Run(context.Background(), explore.Model[compositeState, compositeAction](newComposite(cfg)),
+		explore.Options{Workers: 2, Only: []string{invariants.SharedWitness.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != explore.Violated || r.Violation.Property != invariants.SharedWitness.Name {
+		t.Fatalf("witness-by-bracket-only: %v, want %s violated", r.Verdict, invariants.SharedWitness.Name)
+	}
+	c := &r.Violation.Trace[len(r.Violation.Trace)-1].State.Cap
+	if c.Plan.SharedWitnesses(&c.Log) == newComposite(cfg).exhibited(c) {
+		t.Error("the exhibited witnesses are the real ones, yet the property failed")
+	}
+	// The other invariants hold along the way: only this property sees it.
+	cfg.Fault = None
+	lawful := newComposite(cfg)
+	for _, st := range r.Violation.Trace {
+		s := st.State
+		for _, p := range lawful.Properties() {
+			if p.Check != nil && p.Kind == explore.Always {
+				if why := p.Check(&s); why != "" {
+					t.Errorf("%s fails on the trace: %s", p.Name, why)
+				}
+			}
+		}
+	}
 }

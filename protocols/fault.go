@@ -50,6 +50,9 @@ const (
 	// Mistakes only a stale read shows (A-read: each key any boundary in
 	// its bracket, §4.3).
 	BackfillFromRead // parallel: each key's backfill starts where its select returned, not at the low offset
+
+	// Claims of a shared state witness (Cor 1, T3).
+	WitnessByBracketOnly // composite: exhibits every coordinate inside all brackets as a shared witness, refreshes unchecked
 )
 
 var faultNames = [...]string{
@@ -79,6 +82,7 @@ var faultNames = [...]string{
 	GatePassesHigh:         "gate-passes-high",
 	ReaderBeforeBackfill:   "reader-before-backfill",
 	BackfillFromRead:       "backfill-from-read",
+	WitnessByBracketOnly:   "witness-by-bracket-only",
 }
 
 func (f Fault) String() string {
