@@ -8,8 +8,9 @@ package protocols
 // recorded in any order, interleaved with the source's commits:
 //
 //   - mode mixed (Figure 3): chunk 1 is a chunked scan with an ordinary,
-//     write-free bracket — record lo (the log's length), read its keys at one
-//     point, record hi — chunk 2 a native dump and chunks 3.. point selects,
+//     write-free bracket — record lo (the log's length), read its keys one by
+//     one, each at any transaction boundary in [lo, now] (O2 is per key,
+//     §4.3), record hi — chunk 2 a native dump and chunks 3.. point selects,
 //     each behind a point bracket of its own: one action records r (the log's
 //     length) and reads the chunk's keys at r (the trusted binding v = p = r,
 //     Prop 6). The three provenances are one formal object (§3.1, §7.6);
@@ -45,7 +46,12 @@ package protocols
 //
 // Faults that are not parts: late-start (s0 may move one position past the
 // earliest lo or splice, S-OBS); copy-dropped (the close emits none of its
-// buffered rows).
+// buffered rows); consumer-runs-during-read (the consumer passes lo while the
+// chunk is still being read, so a window event met before its key's read
+// cannot discard it, A-discard); witness-by-bracket-only (a claim: every
+// coordinate inside all brackets is exhibited as a shared state witness,
+// Cor 1's refresh clause unchecked; shared-witness-trajectory checks the
+// trajectory from every exhibited witness).
 
 import (
 	"fmt"
@@ -89,7 +95,7 @@ type compositeKind uint8
 const (
 	compCommit     compositeKind = iota // the source commits a transaction (§2.1)
 	compRecordLo                        // chunked unit: record its low edge, the log's length (write-free bracket)
-	compRead                            // chunked unit: read its keys at one point into the buffer
+	compRead                            // chunked unit: read its next key at a boundary of [lo, now] into the buffer
 	compRecordHi                        // chunked unit: record its high edge
 	compSplice                          // point splice: record r and read its keys there, one action (§6.4)
 	compClose                           // a unit closes: its buffered rows emitted, tagged with its high edge (Def. 6.2)
@@ -240,7 +246,7 @@ func (m *composite) consumerMay(s *compositeState) bool {
 	if c.Pos >= c.Log.Len() || m.blocked(s) {
 		return false
 	}
-	if s.Scan == compScanLow && c.Pos >= c.Plan.Units[m.scanUnit(s)].Lo {
+	if s.Scan == compScanLow && c.Pos >= c.Plan.Units[m.scanUnit(s)].Lo && m.cfg.Fault != ConsumerRunsDuringRead {
 		return false
 	}
 	return true
@@ -276,7 +282,12 @@ func (m *composite) Actions(s *compositeState, buf []compositeAction) []composit
 	}
 	switch s.Scan {
 	case compScanLow:
-		buf = append(buf, compositeAction{Kind: compRead})
+		u := &c.Plan.Units[m.scanUnit(s)]
+		for at := u.Lo; at <= c.Log.Len(); at++ {
+			if PublishedRead(&c.Log, u.Lo, at) {
+				buf = append(buf, compositeAction{Kind: compRead, At: at})
+			}
+		}
 	case compScanRead:
 		buf = append(buf, compositeAction{Kind: compRecordHi})
 	}
@@ -314,7 +325,7 @@ func (m *composite) Next(s *compositeState, a compositeAction, t *compositeState
 	case compRecordLo:
 		m.recordLo(t)
 	case compRead:
-		m.readChunk(t)
+		m.readChunk(t, a.At)
 	case compRecordHi:
 		m.recordHi(t)
 	case compSplice:
@@ -379,10 +390,20 @@ func (m *composite) recordLo(s *compositeState) {
 	s.Scan = compScanLow
 }
 
-// readChunk reads the chunked unit's keys, all at one point, into the buffer.
-func (m *composite) readChunk(s *compositeState) {
-	m.readKeys(s, m.scanUnit(s))
-	s.Scan = compScanRead
+// readChunk reads the chunked unit's next key as it stood at boundary at,
+// lo ⊑ at ⊑ now: O2 allows each key a coordinate of its own (Prop 1, §4.3).
+// A present row goes into the buffer. The last key completes the read.
+func (m *composite) readChunk(s *compositeState, at model.Coord) {
+	c := &s.Cap
+	u := &c.Plan.Units[m.scanUnit(s)]
+	k := nextKey(u)
+	u.Refresh[k], u.Read, c.ReadAt[k] = c.Log.Sigma(at, k), u.Read.With(k), at
+	if u.Refresh[k] != model.Absent {
+		s.Buf = s.Buf.With(k)
+	}
+	if u.Read == u.Domain {
+		s.Scan = compScanRead
+	}
 }
 
 // recordHi closes the chunked unit's bracket at the log's length.
@@ -465,8 +486,11 @@ func (m *composite) Done(s *compositeState) bool {
 func (m *composite) Grade(s *compositeState) uint64 {
 	c := &s.Cap
 	g := uint64(c.Log.Txns()) + uint64(c.Pos) + uint64(c.Plan.N) + uint64(bits.OnesCount8(c.Closed))
-	if s.Scan > compScanLow {
-		g += uint64(s.Scan - compScanLow)
+	if s.Scan >= compScanLow {
+		g += uint64(bits.OnesCount16(uint16(c.Plan.Units[m.scanUnit(s)].Read))) // one step per key read
+	}
+	if s.Scan == compScanHigh {
+		g++
 	}
 	if s.Onset != 0 {
 		g++
@@ -519,7 +543,12 @@ func (m *composite) Describe(s *compositeState, a compositeAction) string {
 		t := *s
 		m.Next(s, a, &t)
 		i := m.scanUnit(&t)
-		return fmt.Sprintf("read chunk 1 at position %d: %s, buffer %s", n, m.readsText(&c.Log, m.domain[0], n), bufferString(&t.Cap.Plan.Units[i], t.Buf&m.domain[0], m.cfg.Keys))
+		k := nextKey(&c.Plan.Units[i])
+		d := fmt.Sprintf("read chunk 1's %v = %v at coordinate %d", k, c.Log.Sigma(a.At, k), a.At)
+		if a.At != n {
+			d += fmt.Sprintf(" (log end %d)", n)
+		}
+		return d + ", buffer " + bufferString(&t.Cap.Plan.Units[i], t.Buf&m.domain[0], m.cfg.Keys)
 	case compRecordHi:
 		return fmt.Sprintf("record hi for chunk 1 at %d: bracket (%d, %d]", n, c.Plan.Units[m.scanUnit(s)].Lo, n)
 	case compSplice:
@@ -821,7 +850,7 @@ func Composite(parts CompositeParts) *Protocol {
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{CompositeMixed, CompositeTablesync}},
-		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped, WitnessByBracketOnly},
+		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped, WitnessByBracketOnly, ConsumerRunsDuringRead},
 	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) })
 }
 
