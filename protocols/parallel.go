@@ -61,8 +61,10 @@ package protocols
 // merged rows).
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/bits"
 	"strings"
 
@@ -210,16 +212,40 @@ func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
 // Parallel returns the parallel-chunk protocol built from parts, named
 // "parallel"; a variant takes other parts and another Name.
 func Parallel(parts ParallelParts) *Protocol {
-	return Define(&Protocol{
+	p := Define(&Protocol{
 		Name:     "parallel",
 		Doc:      "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
 		Cite:     "§7.5, Prop 5; §6.3",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{"", ParallelWholeServer}},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
 			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
 			GatePassesHigh, ReaderBeforeBackfill, BackfillFromRead},
 	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) })
+	check := p.Check
+	p.Check = func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error) {
+		if cfg.Mode == ParallelWholeServer && cfg.Keys >= model.MaxKeys {
+			return explore.Report{}, &ConfigError{p.Name, "keys", fmt.Sprintf("%d leaves no key outside the scope in mode %s (at most %d)", cfg.Keys, ParallelWholeServer, model.MaxKeys-1)}
+		}
+		return check(ctx, cfg, opts)
+	}
+	return p
+}
+
+// ParallelWholeServer is the mode in which the log is the whole server's
+// (§7.7): the source also writes one key outside the captured scope (key K),
+// whose events the live reader must skip.
+const ParallelWholeServer = "whole-server"
+
+// commits are the source's next transactions; in mode whole-server they may
+// also write key K, which no chunk owns.
+func (m *parallel) commits(l *model.Log) iter.Seq[Txn] {
+	if m.cfg.Mode != ParallelWholeServer {
+		return Commits(&m.cfg, l)
+	}
+	wide := m.cfg
+	wide.Keys++
+	return Commits(&wide, l)
 }
 
 // chunkPhase is how far one chunk has progressed.
@@ -331,7 +357,7 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 			}
 		}
 	}
-	for t := range Commits(&m.cfg, &s.Cap.Log) {
+	for t := range m.commits(&s.Cap.Log) {
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
 	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {
@@ -538,10 +564,12 @@ func (m *parallel) consume(s *parallelState) {
 	}
 }
 
-// passesIn is the live gate in state s: an event whose chunk has not recorded
-// its high offset yet lies within it, and is withheld (concurrent pass).
+// passesIn is the live gate in state s: an event outside the scope (no chunk
+// owns its key: a whole-server log, §7.7) is skipped; an event whose chunk
+// has not recorded its high offset yet lies within it, and is withheld
+// (concurrent pass).
 func (m *parallel) passesIn(s *parallelState, k model.Key, p model.Coord) bool {
-	if o := s.Cap.Plan.Owner(k); o >= 0 && s.Phase[o] < chunkHigh {
+	if o := s.Cap.Plan.Owner(k); o < 0 || s.Phase[o] < chunkHigh {
 		return false
 	}
 	return m.passes(&s.Cap, k, p)
@@ -681,6 +709,9 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		p := c.Pos + 1
 		e := c.Log.At(p)
 		o := c.Plan.Owner(e.Key)
+		if o < 0 {
+			return fmt.Sprintf("live reader consumes position %d: %v := %v, outside the scope, skipped", p, e.Key, e.Img)
+		}
 		verdict := "withheld"
 		if m.passesIn(s, e.Key, p) {
 			verdict = "emitted"

@@ -245,3 +245,38 @@ func TestParallelConcurrentStartAndHold(t *testing.T) {
 		t.Error("the start never moved before a high offset was recorded")
 	}
 }
+
+// Reference: §7.7 (the whole-server log) — in mode whole-server the source
+// also writes a key no chunk owns; the live reader skips those events (the
+// gate is never asked about them), every invariant holds, and the state
+// space is larger than the scope's own log gives. A scope of MaxKeys keys
+// leaves no key outside it and is refused.
+func TestParallelWholeServer(t *testing.T) {
+	var outside atomic.Int64
+	p := Parallel(ParallelParts{Gate: func(plan model.Plan, o int, pos model.Coord) bool {
+		if o < 0 {
+			outside.Add(1)
+		}
+		return pos > plan.Units[o].Hi
+	}})
+	cfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1}
+	scoped := checkVariant(t, p, cfg, explore.Options{})
+	cfg.Mode = ParallelWholeServer
+	for _, parts := range []ParallelParts{{}, {Concurrent: true}} {
+		rep := checkVariant(t, Parallel(parts), cfg, explore.Options{})
+		if rep.Verdict != explore.Pass {
+			t.Fatalf("whole-server %+v: %v %s", parts.Concurrent, rep.Verdict, rep.Violation.Text(false))
+		}
+	}
+	whole := checkVariant(t, p, cfg, explore.Options{})
+	if whole.Verdict != explore.Pass || outside.Load() != 0 {
+		t.Fatalf("whole-server: %v, gate asked %d times about a key outside the scope", whole.Verdict, outside.Load())
+	}
+	if whole.Stats.Distinct <= scoped.Stats.Distinct {
+		t.Errorf("whole-server explores %d states, the scope alone %d: no event outside the scope", whole.Stats.Distinct, scoped.Stats.Distinct)
+	}
+	cfg.Keys = model.MaxKeys
+	if _, err := Parallel(ParallelParts{}).Check(context.Background(), cfg, explore.Options{}); err == nil {
+		t.Error("a scope of every key accepted in mode whole-server")
+	}
+}
