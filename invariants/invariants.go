@@ -83,7 +83,7 @@ var (
 )
 
 // All lists every invariant.
-var All = []Invariant{FinalReplay, FrontierReplay, ClosedUnitCut, Monotonic, NoDuplicate, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint}
+var All = []Invariant{FinalReplay, FrontierReplay, ClosedUnitCut, Monotonic, NoDuplicate, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint, SharedWitness}
 
 // Prop makes a state property from a check.
 func Prop[S, A any](inv Invariant, check func(*S) string) explore.Property[S, A] {
@@ -246,6 +246,28 @@ func CheckSingleReadPoint(c *model.Capture) string {
 		if one.SharedWitnesses(&c.Log) == 0 {
 			u := &c.Plan.Units[i]
 			return fmt.Sprintf("unit %d: no single coordinate in [%d, %d] explains its reads (each key was read at its own position)", i+1, u.Lo, u.Hi)
+		}
+	}
+	return ""
+}
+
+// SharedWitness is Corollary 1 read as the composite's T3 claim (Example 5.1:
+// "a shared snapshot regains T3"): from every coordinate the capture exhibits
+// as a shared state witness, the canonical trajectory is the source's.
+var SharedWitness = Invariant{"shared-witness-trajectory", "Cor 1, T3, Example 5.1",
+	"once the plan is final, the canonical trajectory equals σ from every exhibited shared state witness on", explore.Always, Transient, false}
+
+// CheckSharedWitness: once all units have closed, the trajectory holds from
+// every coordinate of witnesses up to the consumer's position (Cor 1).
+func CheckSharedWitness(c *model.Capture, units int, witnesses model.CoordSet) string {
+	if !c.AllClosed(units) {
+		return ""
+	}
+	for w := model.Coord(0); w <= c.Pos; w++ {
+		if witnesses.Has(w) {
+			if r := CheckTrajectory(c, units, w); r != "" {
+				return fmt.Sprintf("exhibited witness %d: %s", w, r)
+			}
 		}
 	}
 	return ""

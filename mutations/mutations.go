@@ -74,9 +74,13 @@ var All = []Mutation{
 	{protocols.CopyDropped, "The close emits no copied rows: the sink gets only what the log carries from the consumption start on, so rows written before it (or before the history) never arrive.",
 		"Thm 1, Thm 2/4, S-OBS", []string{"classic", "readonly", "parallel", "dump", "composite"}, "", "frontier-replay", false},
 	{protocols.ConsumerRunsDuringRead, "The consumer processes window events while the chunk is still being read (readonly) or before the restored rows arrive (dump uncertain), and does not remember them, so an event met before its key's older copy arrives cannot discard it: the deleted or overwritten row comes back.",
-		"§7.4 A-discard, Thm 8", []string{"readonly", "dump"}, "", "frontier-replay", false},
+		"§7.4 A-discard, Thm 8", []string{"readonly", "dump", "composite"}, "", "frontier-replay", false},
 	{protocols.LostWatermark, "The watermark rows are filtered out of the consumed log (an include list without the signalling table): the window never opens, the chunk never closes, the capture waits forever.",
 		"§7.3 W3/W4", []string{"classic"}, "", "deadlock", false},
+	{protocols.BackfillFromRead, "Each key's backfill starts at the log position its select returned at, as if the row reflected the log end then: an event between the state a stale read reflects and that position is never merged.",
+		"§4.3, §7.5 A-read, Def. 6.3", []string{"parallel"}, "", "frontier-replay", false},
+	{protocols.WitnessByBracketOnly, "Exhibits as a shared state witness every coordinate that lies inside every unit's bracket, checking Cor 1's first clause only: a refresh read elsewhere in its bracket does not match σ there, and the trajectory claimed from it fails.",
+		"Cor 1, T3, Example 5.1", []string{"composite"}, "", "shared-witness-trajectory", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

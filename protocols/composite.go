@@ -8,8 +8,9 @@ package protocols
 // recorded in any order, interleaved with the source's commits:
 //
 //   - mode mixed (Figure 3): chunk 1 is a chunked scan with an ordinary,
-//     write-free bracket — record lo (the log's length), read its keys at one
-//     point, record hi — chunk 2 a native dump and chunks 3.. point selects,
+//     write-free bracket — record lo (the log's length), read its keys one by
+//     one, each at any transaction boundary in [lo, now] (O2 is per key,
+//     §4.3), record hi — chunk 2 a native dump and chunks 3.. point selects,
 //     each behind a point bracket of its own: one action records r (the log's
 //     length) and reads the chunk's keys at r (the trusted binding v = p = r,
 //     Prop 6). The three provenances are one formal object (§3.1, §7.6);
@@ -45,7 +46,12 @@ package protocols
 //
 // Faults that are not parts: late-start (s0 may move one position past the
 // earliest lo or splice, S-OBS); copy-dropped (the close emits none of its
-// buffered rows).
+// buffered rows); consumer-runs-during-read (the consumer passes lo while the
+// chunk is still being read, so a window event met before its key's read
+// cannot discard it, A-discard); witness-by-bracket-only (a claim: every
+// coordinate inside all brackets is exhibited as a shared state witness,
+// Cor 1's refresh clause unchecked; shared-witness-trajectory checks the
+// trajectory from every exhibited witness).
 
 import (
 	"fmt"
@@ -89,7 +95,7 @@ type compositeKind uint8
 const (
 	compCommit     compositeKind = iota // the source commits a transaction (§2.1)
 	compRecordLo                        // chunked unit: record its low edge, the log's length (write-free bracket)
-	compRead                            // chunked unit: read its keys at one point into the buffer
+	compRead                            // chunked unit: read its next key at a boundary of [lo, now] into the buffer
 	compRecordHi                        // chunked unit: record its high edge
 	compSplice                          // point splice: record r and read its keys there, one action (§6.4)
 	compClose                           // a unit closes: its buffered rows emitted, tagged with its high edge (Def. 6.2)
@@ -248,7 +254,7 @@ func (m *composite) consumerMay(s *compositeState) bool {
 	if c.Pos >= c.Log.Len() || m.blocked(s) {
 		return false
 	}
-	if s.Scan == compScanLow && c.Pos >= c.Plan.Units[m.scanUnit(s)].Lo {
+	if s.Scan == compScanLow && c.Pos >= c.Plan.Units[m.scanUnit(s)].Lo && m.cfg.Fault != ConsumerRunsDuringRead {
 		return false
 	}
 	return true
@@ -284,7 +290,12 @@ func (m *composite) Actions(s *compositeState, buf []compositeAction) []composit
 	}
 	switch s.Scan {
 	case compScanLow:
-		buf = append(buf, compositeAction{Kind: compRead})
+		u := &c.Plan.Units[m.scanUnit(s)]
+		for at := u.Lo; at <= c.Log.Len(); at++ {
+			if PublishedRead(&c.Log, u.Lo, at) {
+				buf = append(buf, compositeAction{Kind: compRead, At: at})
+			}
+		}
 	case compScanRead:
 		buf = append(buf, compositeAction{Kind: compRecordHi})
 	}
@@ -322,7 +333,7 @@ func (m *composite) Next(s *compositeState, a compositeAction, t *compositeState
 	case compRecordLo:
 		m.recordLo(t)
 	case compRead:
-		m.readChunk(t)
+		m.readChunk(t, a.At)
 	case compRecordHi:
 		m.recordHi(t)
 	case compSplice:
@@ -387,10 +398,20 @@ func (m *composite) recordLo(s *compositeState) {
 	s.Scan = compScanLow
 }
 
-// readChunk reads the chunked unit's keys, all at one point, into the buffer.
-func (m *composite) readChunk(s *compositeState) {
-	m.readKeys(s, m.scanUnit(s))
-	s.Scan = compScanRead
+// readChunk reads the chunked unit's next key as it stood at boundary at,
+// lo ⊑ at ⊑ now: O2 allows each key a coordinate of its own (Prop 1, §4.3).
+// A present row goes into the buffer. The last key completes the read.
+func (m *composite) readChunk(s *compositeState, at model.Coord) {
+	c := &s.Cap
+	u := &c.Plan.Units[m.scanUnit(s)]
+	k := nextKey(u)
+	u.Refresh[k], u.Read, c.ReadAt[k] = c.Log.Sigma(at, k), u.Read.With(k), at
+	if u.Refresh[k] != model.Absent {
+		s.Buf = s.Buf.With(k)
+	}
+	if u.Read == u.Domain {
+		s.Scan = compScanRead
+	}
 }
 
 // recordHi closes the chunked unit's bracket at the log's length.
@@ -473,8 +494,11 @@ func (m *composite) Done(s *compositeState) bool {
 func (m *composite) Grade(s *compositeState) uint64 {
 	c := &s.Cap
 	g := uint64(c.Log.Txns()) + uint64(c.Pos) + uint64(c.Plan.N) + uint64(bits.OnesCount8(c.Closed))
-	if s.Scan > compScanLow {
-		g += uint64(s.Scan - compScanLow)
+	if s.Scan >= compScanLow {
+		g += uint64(bits.OnesCount16(uint16(c.Plan.Units[m.scanUnit(s)].Read))) // one step per key read
+	}
+	if s.Scan == compScanHigh {
+		g++
 	}
 	if s.Onset != 0 {
 		g++
@@ -527,7 +551,12 @@ func (m *composite) Describe(s *compositeState, a compositeAction) string {
 		t := *s
 		m.Next(s, a, &t)
 		i := m.scanUnit(&t)
-		return fmt.Sprintf("read chunk 1 at position %d: %s, buffer %s", n, m.readsText(&c.Log, m.domain[0], n), bufferString(&t.Cap.Plan.Units[i], t.Buf&m.domain[0], m.cfg.Keys))
+		k := nextKey(&c.Plan.Units[i])
+		d := fmt.Sprintf("read chunk 1's %v = %v at coordinate %d", k, c.Log.Sigma(a.At, k), a.At)
+		if a.At != n {
+			d += fmt.Sprintf(" (log end %d)", n)
+		}
+		return d + ", buffer " + bufferString(&t.Cap.Plan.Units[i], t.Buf&m.domain[0], m.cfg.Keys)
 	case compRecordHi:
 		return fmt.Sprintf("record hi for chunk 1 at %d: bracket (%d, %d]", n, c.Plan.Units[m.scanUnit(s)].Lo, n)
 	case compSplice:
@@ -667,6 +696,12 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		invariants.Prop[compositeState, compositeAction](invariants.Contract, func(s *compositeState) string {
 			return invariants.CheckContract(&s.Cap, units)
 		}),
+		invariants.Prop[compositeState, compositeAction](invariants.SharedWitness, func(s *compositeState) string {
+			if !s.Cap.AllClosed(units) {
+				return ""
+			}
+			return invariants.CheckSharedWitness(&s.Cap, units, m.exhibited(&s.Cap))
+		}),
 		sometimes("distinct-splice-coordinates", "Prop 2, Example 5.1", m.distinctSplices),
 		sometimes("no-shared-witness", "Prop 2, Cor 3", func(s *compositeState) string {
 			if c := &s.Cap; c.AllClosed(units) {
@@ -678,7 +713,10 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		}),
 	}
 	if !m.tablesync {
-		props = append(props, sometimes("buffered-row-discarded", "Def. 6.2, Thm 2", m.bufferedRowDiscarded))
+		// Point splices share a witness only at one common r, the latest
+		// high; a chunked bracket lets a shared witness lie below it.
+		props = append(props, sometimes("buffered-row-discarded", "Def. 6.2, Thm 2", m.bufferedRowDiscarded),
+			sometimes("shared-witness-below-latest-high", "Cor 1, Example 5.1", m.witnessBelowHigh))
 	}
 	props = append(props,
 		sometimes("survivor-emitted", "Def. 6.2, §6.4", m.survivorEmitted),
@@ -687,6 +725,46 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		props = append(props, sometimes("three-provenances", "Figure 3, Cor 3", m.threeProvenances))
 	}
 	return props
+}
+
+// witnessBelowHigh (Cor 1, Example 5.1): the final plan has a shared state
+// witness strictly below its latest high edge, where T3 starts the
+// trajectory earlier than Lemma 4.2.
+func (m *composite) witnessBelowHigh(s *compositeState) string {
+	c := &s.Cap
+	if !c.AllClosed(m.cfg.Chunks) {
+		return ""
+	}
+	h := c.Plan.LatestHigh()
+	w := c.Plan.SharedWitnesses(&c.Log)
+	for g := model.Coord(0); g < h; g++ {
+		if w.Has(g) {
+			return fmt.Sprintf("shared witness %d below the latest high %d", g, h)
+		}
+	}
+	return ""
+}
+
+// exhibited is the set of coordinates the capture exhibits as shared state
+// witnesses of its final plan (T3): those lying in every unit's bracket at
+// which every refresh matches the source (Cor 1's two clauses). Under
+// witness-by-bracket-only, every coordinate inside all brackets.
+func (m *composite) exhibited(c *model.Capture) model.CoordSet {
+	if m.cfg.Fault != WitnessByBracketOnly {
+		return c.Plan.SharedWitnesses(&c.Log)
+	}
+	var s model.CoordSet
+	for g := model.Coord(0); g <= c.Log.Len(); g++ {
+		in := true
+		for i := 0; i < int(c.Plan.N); i++ {
+			u := &c.Plan.Units[i]
+			in = in && u.Lo <= g && g <= u.Hi
+		}
+		if in {
+			s |= 1 << g
+		}
+	}
+	return s
 }
 
 // distinctSplices (Prop 2, Example 5.1): a splice lies outside the bracket of
@@ -780,7 +858,7 @@ func Composite(parts CompositeParts) *Protocol {
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{CompositeMixed, CompositeTablesync}},
-		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped},
+		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped, WitnessByBracketOnly, ConsumerRunsDuringRead},
 	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) }))
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -83,17 +84,21 @@ func TestCompositePasses(t *testing.T) {
 // with [] commits (1), with [k0=1] consumes (1); r = 1 at 0 consumes or starts
 // later (2, the bound is r = 1); at 1 closes (1+1). 16 transitions.
 func TestCompositeCounts(t *testing.T) {
+	// With one key in the chunked unit a read at an earlier boundary gives a
+	// state a read at the log end followed by the commits gives too: more
+	// transitions, the same states. Two keys (k2 v1 e2 c1 t2) let the later
+	// key reflect an earlier state: 3856 states (2132 with one read point).
 	tests := []struct {
 		cfg                 Config
 		distinct, generated uint64
 	}{
 		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeTablesync}, 14, 16},
-		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeMixed}, 33, 41},
-		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeMixed}, 1997, 3446},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeMixed}, 33, 42},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeMixed}, 1997, 3550},
 		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, Mode: CompositeTablesync, InitialAny: true}, 2724, 4600},
-		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, Mode: CompositeMixed}, 8771, 15222},
-		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: CompositeMixed, InitialAny: true}, 2132, 3144},
-		{Config{Keys: 3, Values: 1, Events: 2, Chunks: 3, Txn: 1, Mode: CompositeMixed, Initial: model.Store{1, 0, 1}}, 20076, 40083},
+		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, Mode: CompositeMixed}, 8771, 15654},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: CompositeMixed, InitialAny: true}, 3856, 5820},
+		{Config{Keys: 3, Values: 1, Events: 2, Chunks: 3, Txn: 1, Mode: CompositeMixed, Initial: model.Store{1, 0, 1}}, 20076, 41175},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
@@ -122,7 +127,7 @@ func TestCompositeSometimes(t *testing.T) {
 			}
 			want := 4
 			if cfg.Mode == CompositeMixed {
-				want++ // buffered-row-discarded
+				want += 2 // buffered-row-discarded, shared-witness-below-latest-high
 			}
 			if cfg.Chunks >= 3 && cfg.Mode == CompositeMixed {
 				want++ // three-provenances
@@ -526,7 +531,9 @@ type bfComp struct {
 	n             int
 	key, img, txn [8]int8
 	rec           [4]bool
-	lo, hi, rd    [4]int
+	lo, hi, rd    [4]int // rd: where a point splice read its keys
+	rk            [8]int // chunk 1 (mixed): where each of its keys was read
+	nread         int    // chunk 1 (mixed): keys read so far, in key order
 	closed        [4]bool
 	scan          int // chunk 1 in mode mixed: 0 idle, 1 lo, 2 read, 3 hi
 	s0, pos       int
@@ -621,10 +628,25 @@ func bfCompositeCount(cfg Config) (distinct, transitions uint64) {
 			}
 			next = append(next, t)
 		}
-		if s.scan == 1 { // read chunk 1 at one point
-			t := s
-			t.scan, t.rd[0] = 2, s.n
-			next = append(next, t)
+		if s.scan == 1 { // read chunk 1's next key at any boundary in [lo, n]
+			var keys []int
+			for k := 0; k < cfg.Keys; k++ {
+				if owner(0, k) {
+					keys = append(keys, k)
+				}
+			}
+			for c := s.lo[0]; c <= s.n; c++ {
+				if c != 0 && c != s.n && s.txn[c-1] == s.txn[c] {
+					continue // inside a transaction
+				}
+				t := s
+				t.rk[keys[s.nread]] = c
+				t.nread++
+				if t.nread == len(keys) {
+					t.scan = 2
+				}
+				next = append(next, t)
+			}
 		}
 		if s.scan == 2 { // record chunk 1's high edge
 			t := s
@@ -641,7 +663,11 @@ func bfCompositeCount(cfg Config) (distinct, transitions uint64) {
 			due = true
 			t := s
 			for k := 0; k < cfg.Keys; k++ {
-				if r := s.sigma(s.rd[ch], k); owner(ch, k) && r != 0 && !s.touched(k, s.lo[ch], s.hi[ch]) {
+				at := s.rd[ch]
+				if scanned(ch) {
+					at = s.rk[k]
+				}
+				if r := s.sigma(at, k); owner(ch, k) && r != 0 && !s.touched(k, s.lo[ch], s.hi[ch]) {
 					t.val[k], t.tag[k] = r, s.hi[ch]
 				}
 			}
@@ -700,4 +726,76 @@ func bfCompositeCount(cfg Config) (distinct, transitions uint64) {
 		visit(bfComp{b0: b0})
 	}
 	return uint64(len(seen)), transitions
+}
+
+// Reference: Cor 1, T3, Example 5.1 — in mixed mode a shared state witness
+// strictly below the latest high is reachable, and from every one the
+// canonical trajectory is the source's (the property holds); a capture that
+// exhibits every in-bracket coordinate as a witness, refreshes unchecked
+// (witness-by-bracket-only), fails it: the chunked scan read k0 = 1 at 1, and
+// 0 lies in both brackets, but σ_0(k0) = ⊥.
+func TestCompositeSharedWitness(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeMixed}
+	r := runComposite(t, cfg, 2)
+	if r.Verdict != explore.Pass {
+		t.Fatalf("lawful: %v", r.Verdict)
+	}
+	for _, s := range r.Sometimes {
+		if s.Name == "shared-witness-below-latest-high" && !s.Reached {
+			t.Error("no shared witness below the latest high")
+		}
+	}
+	cfg.Fault = WitnessByBracketOnly
+	r, err := explore.Run(context.Background(), explore.Model[compositeState, compositeAction](newComposite(cfg)),
+		explore.Options{Workers: 2, Only: []string{invariants.SharedWitness.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != explore.Violated || r.Violation.Property != invariants.SharedWitness.Name {
+		t.Fatalf("witness-by-bracket-only: %v, want %s violated", r.Verdict, invariants.SharedWitness.Name)
+	}
+	c := &r.Violation.Trace[len(r.Violation.Trace)-1].State.Cap
+	if c.Plan.SharedWitnesses(&c.Log) == newComposite(cfg).exhibited(c) {
+		t.Error("the exhibited witnesses are the real ones, yet the property failed")
+	}
+	// The other invariants hold along the way: only this property sees it.
+	cfg.Fault = None
+	lawful := newComposite(cfg)
+	for _, st := range r.Violation.Trace {
+		s := st.State
+		for _, p := range lawful.Properties() {
+			if p.Check != nil && p.Kind == explore.Always {
+				if why := p.Check(&s); why != "" {
+					t.Errorf("%s fails on the trace: %s", p.Name, why)
+				}
+			}
+		}
+	}
+}
+
+// Reference: §7.4 A-discard, O2 per key — with the consumer held at lo until
+// the chunked scan's read completes, every window event meets the filled
+// buffer; let it run on (consumer-runs-during-read) and a read may reflect a
+// state before a delete the consumer has already processed. By hand, 8 steps:
+// record lo at 0, commit k0 := 1 and k0 := ⊥, consume both, read k0 = 1 at
+// coordinate 1, record hi at 2, close emitting k0 = 1 over the delete. Only a
+// stale read shows it: a read at the log end sees the delete.
+func TestCompositeConsumerRunsDuringRead(t *testing.T) {
+	cfg := Config{Keys: 1, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: CompositeMixed}
+	if r := runComposite(t, cfg, 2); r.Verdict != explore.Pass {
+		t.Fatalf("held consumer: %v", r.Verdict)
+	}
+	cfg.Fault = ConsumerRunsDuringRead
+	r, err := explore.Run(context.Background(), explore.Model[compositeState, compositeAction](newComposite(cfg)),
+		explore.Options{Workers: 2, Only: []string{invariants.FrontierReplay.Name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != explore.Violated || len(r.Violation.Trace)-1 != 8 {
+		t.Fatalf("want frontier-replay in 8 steps, got %v", r.Verdict)
+	}
+	last := &r.Violation.Trace[len(r.Violation.Trace)-1].State.Cap
+	if last.ReadAt[0] >= last.Log.Len() || last.Out.Val[0] != 1 || last.Log.Sigma(last.Pos, 0) != model.Absent {
+		t.Errorf("not a stale read released over the delete: read at %d of %d, replay %v", last.ReadAt[0], last.Log.Len(), last.Out.Val[0])
+	}
 }

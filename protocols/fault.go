@@ -46,6 +46,13 @@ const (
 	// parallel part.
 	GatePassesHigh       // the live gate also passes the event at the high offset, already in the merged block
 	ReaderBeforeBackfill // the live reader runs once every high offset is recorded, before the merged blocks are emitted
+
+	// Mistakes only a stale read shows (A-read: each key any boundary in
+	// its bracket, §4.3).
+	BackfillFromRead // parallel: each key's backfill starts where its select returned, not at the low offset
+
+	// Claims of a shared state witness (Cor 1, T3).
+	WitnessByBracketOnly // composite: exhibits every coordinate inside all brackets as a shared witness, refreshes unchecked
 )
 
 var faultNames = [...]string{
@@ -74,6 +81,8 @@ var faultNames = [...]string{
 	LostWatermark:          "lost-watermark",
 	GatePassesHigh:         "gate-passes-high",
 	ReaderBeforeBackfill:   "reader-before-backfill",
+	BackfillFromRead:       "backfill-from-read",
+	WitnessByBracketOnly:   "witness-by-bracket-only",
 }
 
 func (f Fault) String() string {

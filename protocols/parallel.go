@@ -61,8 +61,10 @@ package protocols
 // merged rows).
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/bits"
 	"strings"
 
@@ -94,19 +96,30 @@ type ParallelParts struct {
 	// start from 0 up to it is explored. Published: the minimum high offset
 	// (Def. 6.4: s0 ⊑ hi_i for every chunk; A-handoff).
 	ReaderStart func(plan model.Plan) model.Coord
-	// Concurrent lets the live reader start once every chunk has recorded
-	// its high offset, consuming while backfills are still to come.
+	// Concurrent runs the live reader while chunks are still open, Def.
+	// 6.4's lawful concurrent pass: it exists from the start, its start s0
+	// at or before every high offset (recorded or still to come), and it is
+	// held before the first event beyond an open chunk's high offset until
+	// that chunk has closed, so each merged block comes just before the
+	// first consumed event beyond its high (the close placed as in Def.
+	// 6.2); an event whose chunk has no high offset yet is withheld.
 	// Published: false — the binlog split is assigned when the last
-	// snapshot split has finished (§7.5).
+	// snapshot split has finished (§7.5). reader-before-backfill is the
+	// same pass unheld.
 	Concurrent bool
+	// Read reports whether a select of one of a chunk's keys, in a chunk
+	// whose low offset is lo, may return the committed state at c (0 ⊑ c ⊑
+	// now). Published: any transaction boundary in [lo, now], each key its
+	// own (A-read, O2 per key, §4.3) — PublishedRead, as readonly's.
+	Read func(l model.Log, lo, c model.Coord) bool
 	// ValueBlind declares that the parts set here do not depend on which
 	// value is which: renaming the values they receive leaves their answer
 	// unchanged (they compare values only with each other and with ⊥), as in
 	// the published parts and the shipped faults. Gate, Window and
-	// ReaderStart receive values (the units' refreshes). A variant that sets
-	// one without this declaration has no value renaming: --symmetry is
-	// refused for it, naming the part. --check-symmetry verifies the
-	// declaration at the bounds it runs.
+	// ReaderStart receive values (the units' refreshes), Read the log. A
+	// variant that sets one without this declaration has no value renaming:
+	// --symmetry is refused for it, naming the part. --check-symmetry
+	// verifies the declaration at the bounds it runs.
 	ValueBlind bool
 }
 
@@ -155,7 +168,7 @@ func (pp ParallelParts) withFault(f Fault) ParallelParts {
 		pp.Gate = func(plan model.Plan, _ int, pos model.Coord) bool { return g(plan, minHighUnit(&plan), pos) }
 	case GatePassesHigh: // the event at hi streams although the merged block holds it
 		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return g(plan, o, pos) || pos == plan.Units[o].Hi }
-	case ReaderBeforeBackfill:
+	case ReaderBeforeBackfill: // the concurrent pass, not held at open chunks' high offsets
 		pp.Concurrent = true
 	case SkippedBackfill: // no backfill: the raw read is emitted
 		pp.Window = func(u model.Unit) model.Window { x := w(u); x.Hi = x.Lo; return x }
@@ -191,6 +204,13 @@ func (pp *ParallelParts) window(u *model.Unit) model.Window {
 	return pp.Window(*u)
 }
 
+func (pp *ParallelParts) mayRead(l *model.Log, lo, c model.Coord) bool {
+	if pp.Read == nil {
+		return PublishedRead(l, lo, c)
+	}
+	return pp.Read(*l, lo, c)
+}
+
 func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
 	if pp.ReaderStart == nil {
 		return MinHigh(plan)
@@ -201,16 +221,40 @@ func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
 // Parallel returns the parallel-chunk protocol built from parts, named
 // "parallel"; a variant takes other parts and another Name.
 func Parallel(parts ParallelParts) *Protocol {
-	return withParts(parts, Define(&Protocol{
+	p := withParts(parts, Define(&Protocol{
 		Name:     "parallel",
 		Doc:      "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
 		Cite:     "§7.5, Prop 5; §6.3",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{"", ParallelWholeServer}},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
 			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
-			GatePassesHigh, ReaderBeforeBackfill},
+			GatePassesHigh, ReaderBeforeBackfill, BackfillFromRead},
 	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) }))
+	check := p.Check
+	p.Check = func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error) {
+		if cfg.Mode == ParallelWholeServer && cfg.Keys >= model.MaxKeys {
+			return explore.Report{}, &ConfigError{p.Name, "keys", fmt.Sprintf("%d leaves no key outside the scope in mode %s (at most %d)", cfg.Keys, ParallelWholeServer, model.MaxKeys-1)}
+		}
+		return check(ctx, cfg, opts)
+	}
+	return p
+}
+
+// ParallelWholeServer is the mode in which the log is the whole server's
+// (§7.7): the source also writes one key outside the captured scope (key K),
+// whose events the live reader must skip.
+const ParallelWholeServer = "whole-server"
+
+// commits are the source's next transactions; in mode whole-server they may
+// also write key K, which no chunk owns.
+func (m *parallel) commits(l *model.Log) iter.Seq[Txn] {
+	if m.cfg.Mode != ParallelWholeServer {
+		return Commits(&m.cfg, l)
+	}
+	wide := m.cfg
+	wide.Keys++
+	return Commits(&wide, l)
 }
 
 // chunkPhase is how far one chunk has progressed.
@@ -232,6 +276,9 @@ func (p chunkPhase) String() string { return chunkPhaseNames[p&3] }
 type parallelState struct {
 	Cap   model.Capture
 	Phase [model.MaxUnits]chunkPhase
+	// ReadEnd is the log length when each key's select returned; kept (and
+	// encoded) only under backfill-from-read, the one place it is used.
+	ReadEnd [model.MaxKeys]model.Coord
 }
 
 // parallelKind is the kind of a step.
@@ -250,11 +297,12 @@ const (
 var parallelKindNames = [...]string{"commit", "record-low", "read", "record-high", "backfill-emit", "consume", "start-later"}
 
 // parallelAction is one step: a commit carries its transaction, a chunk step
-// its chunk.
+// its chunk, a read the coordinate it reflects.
 type parallelAction struct {
 	Kind  parallelKind
 	Txn   Txn
 	Chunk uint8
+	At    model.Coord
 }
 
 // parallel is the model: its bounds, and its parts with cfg.Fault applied.
@@ -305,36 +353,101 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 			buf = append(buf, parallelAction{Kind: parallelLow, Chunk: c})
 		case chunkReading:
 			if u.Read != u.Domain {
-				buf = append(buf, parallelAction{Kind: parallelRead, Chunk: c})
+				buf = m.reads(s, u, c, buf)
 			}
 			if m.highAllowed(u) {
 				buf = append(buf, parallelAction{Kind: parallelHigh, Chunk: c})
 			}
 		case chunkHigh:
 			if u.Read != u.Domain { // only under HighBeforeRead
-				buf = append(buf, parallelAction{Kind: parallelRead, Chunk: c})
+				buf = m.reads(s, u, c, buf)
 			} else {
 				buf = append(buf, parallelAction{Kind: parallelClose, Chunk: c})
 			}
 		}
 	}
-	for t := range Commits(&m.cfg, &s.Cap.Log) {
+	for t := range m.commits(&s.Cap.Log) {
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
 	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {
-		buf = append(buf, parallelAction{Kind: parallelConsume})
-		if MayStartLater(&s.Cap, m.parts.readerStart(&s.Cap.Plan)) {
+		if !m.held(s) {
+			buf = append(buf, parallelAction{Kind: parallelConsume})
+		}
+		if MayStartLater(&s.Cap, m.startBound(s)) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
 		}
 	}
 	return buf
 }
 
-// readerExists: the live reader is created when the last chunk closes, or
-// under Concurrent once every chunk has recorded its high offset.
+// unheld: the concurrent pass of reader-before-backfill, which streams past
+// open chunks' high offsets.
+func (m *parallel) unheld() bool { return m.cfg.Fault == ReaderBeforeBackfill }
+
+// held: under the lawful concurrent pass, the next position lies beyond the
+// high offset of a chunk that has recorded it but not closed yet, so the
+// reader waits for that chunk's merged block (Def. 6.4, placed as in Def.
+// 6.2). A chunk without a high offset yet will record one at or past the
+// log end, so the next position is within it.
+func (m *parallel) held(s *parallelState) bool {
+	if !m.parts.Concurrent || m.unheld() {
+		return false
+	}
+	p := s.Cap.Pos + 1
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if ph := s.Phase[i]; ph == chunkHigh && p > s.Cap.Plan.Units[i].Hi {
+			return true
+		}
+	}
+	return false
+}
+
+// startBound is the latest start s0 the reader may take now: the parts'
+// bound once every chunk has its high offset, before that the least of the
+// recorded ones and the log end (every high still to come lies at or past
+// it), so s0 ⊑ hi_i holds for every chunk however the run goes on.
+func (m *parallel) startBound(s *parallelState) model.Coord {
+	b := s.Cap.Log.Len()
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if s.Phase[i] < chunkHigh {
+			return min(b, m.minRecordedHigh(s))
+		}
+	}
+	return m.parts.readerStart(&s.Cap.Plan)
+}
+
+// minRecordedHigh is the least high offset recorded so far (NoBound if none).
+func (m *parallel) minRecordedHigh(s *parallelState) model.Coord {
+	b := NoBound
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if s.Phase[i] >= chunkHigh {
+			b = min(b, s.Cap.Plan.Units[i].Hi)
+		}
+	}
+	return b
+}
+
+// reads lists the read of chunk c's next key, one action per committed
+// state it may reflect (A-read: a boundary in [lo, now]).
+func (m *parallel) reads(s *parallelState, u *model.Unit, c uint8, buf []parallelAction) []parallelAction {
+	l := &s.Cap.Log
+	for at := u.Lo; at <= l.Len(); at++ {
+		if m.parts.mayRead(l, u.Lo, at) {
+			buf = append(buf, parallelAction{Kind: parallelRead, Chunk: c, At: at})
+		}
+	}
+	return buf
+}
+
+// readerExists: the live reader is created when the last chunk closes; under
+// Concurrent it runs from the start; under reader-before-backfill, once every
+// chunk has recorded its high offset.
 func (m *parallel) readerExists(s *parallelState) bool {
-	if !m.parts.Concurrent {
+	switch {
+	case !m.parts.Concurrent:
 		return s.Cap.AllClosed(m.cfg.Chunks)
+	case !m.unheld():
+		return true
 	}
 	for i := 0; i < m.cfg.Chunks; i++ {
 		if s.Phase[i] < chunkHigh || s.Cap.Plan.Units[i].Read != s.Cap.Plan.Units[i].Domain {
@@ -363,7 +476,7 @@ func (m *parallel) Next(s *parallelState, a parallelAction, t *parallelState) bo
 	case parallelLow:
 		m.recordLow(t, i)
 	case parallelRead:
-		m.readKey(t, i)
+		m.readKey(t, i, a.At)
 	case parallelHigh:
 		m.recordHigh(t, i)
 	case parallelClose:
@@ -389,12 +502,16 @@ func (m *parallel) recordLow(s *parallelState, i int) {
 	s.Phase[i] = chunkReading
 }
 
-// readKey: the chunk select returns its next key at the current log end, R(k) = σ_len(k).
-func (m *parallel) readKey(s *parallelState, i int) {
+// readKey: the chunk select returns its next key as it stood at boundary at,
+// lo ⊑ at ⊑ now: R(k) = σ_at(k). A select over a range returns each row from
+// its own committed state (§4.3, A-read), not necessarily the log end.
+func (m *parallel) readKey(s *parallelState, i int, at model.Coord) {
 	u := &s.Cap.Plan.Units[i]
 	k := m.nextUnread(u)
-	at := s.Cap.Log.Len()
 	v := s.Cap.Log.Sigma(at, k)
+	if m.cfg.Fault == BackfillFromRead {
+		s.ReadEnd[k] = s.Cap.Log.Len()
+	}
 	if m.cfg.Fault == ScanSkipsRow && v != model.Absent && u.Present() == 0 {
 		v = model.Absent // the scan silently drops the first row it would return (§9.1)
 	}
@@ -419,12 +536,24 @@ func (m *parallel) backfillAndEmit(s *parallelState, i int) {
 		if !u.Domain.Has(k) || m.cfg.Fault == CopyDropped {
 			continue
 		}
-		if v := u.MergedIn(&s.Cap.Log, w, k); v != model.Absent {
+		if v := u.MergedIn(&s.Cap.Log, m.keyWindow(s, w, k), k); v != model.Absent {
 			s.Cap.Emit(k, v, u.Hi)
 		}
 	}
 	s.Cap.Closed |= 1 << i
 	s.Phase[i] = chunkClosed
+}
+
+// keyWindow is the part of the backfilled window w merged into k. It is w,
+// except under backfill-from-read, where each key's backfill starts at the
+// log position its select returned at, as if the row reflected the log end
+// then: an event between the state a stale read reflects and that position
+// is lost (A-read allows any boundary in the bracket).
+func (m *parallel) keyWindow(s *parallelState, w model.Window, k model.Key) model.Window {
+	if m.cfg.Fault == BackfillFromRead {
+		w.Lo = max(w.Lo, s.ReadEnd[k])
+	}
+	return w
 }
 
 // merged is what the chunk emits for k: M(k) over the backfilled window
@@ -439,9 +568,20 @@ func (m *parallel) consume(s *parallelState) {
 	s.Cap.Pos++
 	p := s.Cap.Pos
 	e := s.Cap.Log.At(p)
-	if m.passes(&s.Cap, e.Key, p) {
+	if m.passesIn(s, e.Key, p) {
 		s.Cap.Emit(e.Key, e.Img, p)
 	}
+}
+
+// passesIn is the live gate in state s: an event outside the scope (no chunk
+// owns its key: a whole-server log, §7.7) is skipped; an event whose chunk
+// has not recorded its high offset yet lies within it, and is withheld
+// (concurrent pass).
+func (m *parallel) passesIn(s *parallelState, k model.Key, p model.Coord) bool {
+	if o := s.Cap.Plan.Owner(k); o < 0 || s.Phase[o] < chunkHigh {
+		return false
+	}
+	return m.passes(&s.Cap, k, p)
 }
 
 // passes is the live gate for the event at p on key k.
@@ -486,14 +626,21 @@ func (m *parallel) Grade(s *parallelState) uint64 {
 	return g
 }
 
-// Encode is the capture followed by the chunk phases, two bits each.
+// Encode is the capture followed by the chunk phases, two bits each, and,
+// under backfill-from-read, where each key's select returned.
 func (m *parallel) Encode(s *parallelState, buf []byte) []byte {
 	buf = s.Cap.AppendTo(buf)
 	var ph byte
 	for i := 0; i < model.MaxUnits; i++ {
 		ph |= byte(s.Phase[i]&3) << (2 * i)
 	}
-	return append(buf, ph)
+	buf = append(buf, ph)
+	if m.cfg.Fault == BackfillFromRead {
+		for k := 0; k < m.cfg.Keys; k++ {
+			buf = append(buf, byte(s.ReadEnd[k]))
+		}
+	}
+	return buf
 }
 
 var errParallelShort = errors.New("parallel: encoded state too short")
@@ -506,6 +653,15 @@ func (m *parallel) Decode(b []byte, s *parallelState) error {
 	}
 	for i := 0; i < model.MaxUnits; i++ {
 		s.Phase[i] = chunkPhase(rest[0]>>(2*i)) & 3
+	}
+	s.ReadEnd = [model.MaxKeys]model.Coord{}
+	if m.cfg.Fault == BackfillFromRead {
+		if len(rest) < 1+m.cfg.Keys {
+			return errParallelShort
+		}
+		for k := 0; k < m.cfg.Keys; k++ {
+			s.ReadEnd[k] = model.Coord(rest[1+k])
+		}
 	}
 	return nil
 }
@@ -524,18 +680,21 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		t := *s
 		m.Next(s, a, &t)
 		k := m.nextUnread(u)
-		late := ""
-		if s.Phase[i] == chunkHigh {
-			late = fmt.Sprintf(", after its high offset %d", u.Hi)
+		d := fmt.Sprintf("chunk %d reads %v = %v at coordinate %d", i+1, k, t.Cap.Plan.Units[i].Refresh[k], a.At)
+		if a.At != c.Log.Len() {
+			d += fmt.Sprintf(" (log end %d)", c.Log.Len())
 		}
-		return fmt.Sprintf("chunk %d reads %v = %v at position %d%s", i+1, k, t.Cap.Plan.Units[i].Refresh[k], c.Log.Len(), late)
+		if s.Phase[i] == chunkHigh {
+			d += fmt.Sprintf(", after its high offset %d", u.Hi)
+		}
+		return d
 	case parallelHigh:
 		return fmt.Sprintf("chunk %d records high offset %d", i+1, c.Log.Len())
 	case parallelClose:
 		var out []string
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 			if u.Domain.Has(k) {
-				if v := m.merged(u, &c.Log, k); v != model.Absent {
+				if v := u.MergedIn(&c.Log, m.keyWindow(s, m.parts.window(u), k), k); v != model.Absent {
 					out = append(out, fmt.Sprintf("%v=%v", k, v))
 				}
 			}
@@ -559,13 +718,20 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		p := c.Pos + 1
 		e := c.Log.At(p)
 		o := c.Plan.Owner(e.Key)
+		if o < 0 {
+			return fmt.Sprintf("live reader consumes position %d: %v := %v, outside the scope, skipped", p, e.Key, e.Img)
+		}
 		verdict := "withheld"
-		if m.passes(c, e.Key, p) {
+		if m.passesIn(s, e.Key, p) {
 			verdict = "emitted"
 		}
-		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d high %d, %s", p, e.Key, e.Img, o+1, c.Plan.Units[o].Hi, verdict)
+		high := fmt.Sprintf("high %d", c.Plan.Units[o].Hi)
+		if s.Phase[o] < chunkHigh {
+			high = "high not recorded yet"
+		}
+		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d %s, %s", p, e.Key, e.Img, o+1, high, verdict)
 	case parallelStartLater:
-		return DescribeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.parts.readerStart(&c.Plan))
+		return DescribeStartLater(c) + fmt.Sprintf(" (latest start %d)", m.startBound(s))
 	}
 	return "?"
 }
@@ -608,7 +774,7 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 	sometimes := func(name, cite string, f func(c *model.Capture) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *parallelState) string { return f(&s.Cap) }}
 	}
-	return []P{
+	ps := []P{
 		invariants.Prop[parallelState, parallelAction](invariants.FinalReplay, func(s *parallelState) string {
 			return invariants.CheckFinalReplay(&s.Cap, n)
 		}),
@@ -638,10 +804,27 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 		sometimes("absent-read-inserted-in-window", "Def. 6.3, Thm 4", m.absentReadInserted),
 		sometimes("delete-races-read", "Def. 6.3, Lemma 6.2", m.deleteRacesRead),
 		sometimes("stale-read-corrected", "Lemma 6.2, Example 4.1", m.staleReadCorrected),
+		sometimes("stale-read", "§4.3, §7.5 A-read, O2", StaleRead),
 		sometimes("copy-decides-frontier", "Thm 1, Thm 4, S-OBS", func(c *model.Capture) string { return CopyDecides(c, n, true) }),
 		sometimes("live-event-withheld", "Def. 6.4 clause (a)", func(c *model.Capture) string { return m.liveWithheld(c, false) }),
 		sometimes("pre-low-event-withheld", "Prop 3, §7.5 A-handoff", func(c *model.Capture) string { return m.liveWithheld(c, true) }),
 	}
+	if m.parts.Concurrent {
+		ps = append(ps, P{Name: "reader-runs-while-chunk-open", Cite: "Def. 6.4, §7.5", Kind: explore.Sometimes, Check: m.runsWhileOpen})
+	}
+	return ps
+}
+
+// runsWhileOpen (concurrent pass): the live reader has consumed a position
+// while a chunk has not closed yet.
+func (m *parallel) runsWhileOpen(s *parallelState) string {
+	c := &s.Cap
+	for i := 0; i < m.cfg.Chunks; i++ {
+		if c.Pos > c.Start && s.Phase[i] != chunkClosed {
+			return fmt.Sprintf("reader at %d (from %d), chunk %d %v", c.Pos, c.Start, i+1, s.Phase[i])
+		}
+	}
+	return ""
 }
 
 // bracketsOverlap: two closed chunks' windows share a log position.

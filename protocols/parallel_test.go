@@ -67,7 +67,9 @@ func TestParallelPasses(t *testing.T) {
 		{"k1 v2 e2 c1 any", Config{Keys: 1, Values: 2, Events: 2, Chunks: 1, Txn: 1, InitialAny: true}, 1029},
 		{"k2 v1 e2 c2", Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1}, 5659},
 		{"k2 v2 e2 c2", Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}, 21677},
-		{"k2 v1 e2 c1 t2", Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 620},
+		// Two keys in one chunk: a key read after another may reflect an
+		// earlier coordinate (798; 620 with reads at the log end).
+		{"k2 v1 e2 c1 t2", Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 798},
 		{"k2 v1 e2 c2 t2 any", Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, InitialAny: true}, 24676},
 		// The same count by symmetry: the log is [] or [k0=⊥], and the base
 		// row reaches the sink only through the merged unit.
@@ -101,7 +103,8 @@ func TestParallelPasses(t *testing.T) {
 // Reference: §6.3, §7.5 — every race the invariants are about happens, and
 // every action is taken.
 func TestParallelSometimes(t *testing.T) {
-	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, InitialAny: true}
+	// Three keys, so chunk 2 owns two and a read can be stale (stale-read).
+	cfg := Config{Keys: 3, Values: 2, Events: 2, Chunks: 2, Txn: 2}
 	r := runParallel(t, newParallel(cfg, ParallelParts{}), 2)
 	if r.Verdict != explore.Pass {
 		t.Fatalf("verdict %v: %s", r.Verdict, describeViolation(newParallel(cfg, ParallelParts{}), r))
@@ -132,11 +135,60 @@ func TestParallelSometimesNeedEmission(t *testing.T) {
 		"merge-changes-value": false, "absent-read-inserted-in-window": false, "stale-read-corrected": false,
 		"copy-decides-frontier": false, "delete-races-read": true, "brackets-overlap": true,
 		"live-event-withheld": true, "pre-low-event-withheld": true,
+		"stale-read": false, // one key per chunk: no read follows another
 	}
 	for _, s := range r.Sometimes {
 		if w, ok := want[s.Name]; !ok || s.Reached != w {
 			t.Errorf("%s: reached %v under copy-dropped, want %v", s.Name, s.Reached, w)
 		}
+	}
+}
+
+// Reference: §4.3, §7.5 A-read, O2 — a chunk's select returns each key as it
+// stood at any transaction boundary of the bracket, so a key read after
+// another may reflect an earlier state (stale-read). Backfilling each key only
+// from where its select returned is then wrong (backfill-from-read), and only
+// a stale read shows it: with every read at the log end the same mistake
+// passes, and stale-read is never reached.
+func TestParallelStaleRead(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1}
+	fresh := ParallelParts{Read: func(l model.Log, lo, c model.Coord) bool { return c == l.Len() }}
+	reached := func(r *explore.Result[parallelState, parallelAction]) bool {
+		for _, s := range r.Sometimes {
+			if s.Name == "stale-read" {
+				return s.Reached
+			}
+		}
+		t.Fatal("no stale-read property")
+		return false
+	}
+	if r := runParallel(t, newParallel(cfg, ParallelParts{}), 2); r.Verdict != explore.Pass || !reached(r) {
+		t.Errorf("published: %v, stale-read reached %v; want pass, reached", r.Verdict, reached(r))
+	}
+	if r := runParallel(t, newParallel(cfg, fresh), 2); r.Verdict != explore.Pass || reached(r) {
+		t.Errorf("fresh reads: %v, stale-read reached %v; want pass, unreached", r.Verdict, reached(r))
+	}
+	faulty := cfg
+	faulty.Fault = BackfillFromRead
+	m := newParallel(faulty, ParallelParts{})
+	r := runParallel(t, parallelOnly{m, "frontier-replay"}, 2)
+	if r.Verdict != explore.Violated {
+		t.Fatalf("backfill-from-read: %v, want frontier-replay violated", r.Verdict)
+	}
+	// The lost event lies between the stale read's coordinate and the
+	// position its select returned at.
+	last := &r.Violation.Trace[len(r.Violation.Trace)-1].State
+	lost := false
+	for k := model.Key(0); k < 2; k++ {
+		if last.Cap.Plan.Units[0].Read.Has(k) && last.Cap.Log.Touches(k, model.Window{Lo: last.Cap.ReadAt[k], Hi: last.ReadEnd[k]}) {
+			lost = true
+		}
+	}
+	if !lost {
+		t.Errorf("no event between a read's coordinate and its return:\n%s", describeViolation(m, r))
+	}
+	if r := runParallel(t, newParallel(faulty, fresh), 2); r.Verdict != explore.Pass {
+		t.Errorf("backfill-from-read with fresh reads: %v, want pass (the mistake needs a stale read)\n%s", r.Verdict, describeViolation(newParallel(faulty, fresh), r))
 	}
 }
 
@@ -386,7 +438,8 @@ func TestParallelEncoding(t *testing.T) {
 // by plain recursion, written from the paper's description with its own
 // state and a Go map for the seen set (no explore, no model.Capture, no
 // Commits): every base store when cfg.InitialAny; transactions of 1..T rows
-// on distinct keys in every order; per chunk low, reads in key order, high,
+// on distinct keys in every order; per chunk low, reads in key order (each
+// at any transaction boundary between the low offset and the log end), high,
 // backfill-and-emit; once all chunks have closed, the reader's start s0 moves
 // on while it has consumed nothing and s0 < min hi (Def. 6.4), and it
 // consumes one position per step through the gate p > hi of the key's chunk.
@@ -490,13 +543,22 @@ func enumerateParallel(cfg Config) uint64 {
 						break
 					}
 				}
-				t := s
-				if next >= 0 {
-					t.read[next], t.rv[next], t.ra[next] = true, sigma(&s, s.n, next), int8(s.n)
-				} else {
+				if next < 0 {
+					t := s
 					t.phase[i], t.hi[i] = 2, int8(s.n)
+					visit(t)
+					break
 				}
-				visit(t)
+				// the select returns the key as it stood at any
+				// transaction boundary c in [lo, n] (A-read, §4.3)
+				for c := int(s.lo[i]); c <= s.n; c++ {
+					if c != 0 && c != s.n && s.txn[c-1] == s.txn[c] {
+						continue
+					}
+					t := s
+					t.read[next], t.rv[next], t.ra[next] = true, sigma(&s, c, next), int8(c)
+					visit(t)
+				}
 			case 2: // backfill (lo, hi] and emit the merged unit, tagged hi
 				t := s
 				for _, k := range keys {

@@ -98,14 +98,13 @@ func TestParallelFaultsKeepVariantParts(t *testing.T) {
 
 // The consequence classes tell variants apart (§7.5, A-handoff): a gate that
 // also passes the event at the high offset delivers it twice and nothing
-// else; a gate on the low offset is wrong mid-run but right at rest; a live
-// reader that runs before the backfills have emitted leaves the sink wrong at
-// rest.
+// else; a gate on the low offset is wrong mid-run but right at rest. (A live
+// reader that runs while chunks are open, held at each open chunk's high
+// offset, is right throughout: TestParallelConcurrentHeld.)
 func TestParallelVariantClasses(t *testing.T) {
 	cfg := Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 1}
 	atHigh := Parallel(ParallelParts{Gate: func(plan model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi }})
 	atLow := Parallel(ParallelParts{Gate: func(plan model.Plan, o int, pos model.Coord) bool { return pos > plan.Units[o].Lo }})
-	concurrent := Parallel(ParallelParts{Concurrent: true})
 	for _, tc := range []struct {
 		name  string
 		p     *Protocol
@@ -116,7 +115,6 @@ func TestParallelVariantClasses(t *testing.T) {
 		{"high-read-twice/no-duplicate-delivery", atHigh, "no-duplicate-delivery", true},
 		{"gate-low/final-replay", atLow, "final-replay", false},
 		{"gate-low/per-key-monotonicity", atLow, "per-key-monotonicity", true},
-		{"concurrent/final-replay", concurrent, "final-replay", true},
 		{"published/no-duplicate-delivery", Parallel(ParallelParts{}), "no-duplicate-delivery", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,5 +167,114 @@ func TestDeliveryExactlyOnce(t *testing.T) {
 				t.Fatalf("class %q, want delivery", rep.Violation.Class)
 			}
 		})
+	}
+}
+
+// Reference: Def. 6.4, §7.5 — the concurrent pass is lawful when held: the
+// live reader runs while chunks are open (reader-runs-while-chunk-open is
+// reached) and every invariant holds; the same pass unheld
+// (reader-before-backfill) streams beyond an open chunk's high offset, and
+// the merged block that follows overwrites the newer event.
+func TestParallelConcurrentHeld(t *testing.T) {
+	cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}
+	rep := checkVariant(t, Parallel(ParallelParts{Concurrent: true}), cfg, explore.Options{})
+	if rep.Verdict != explore.Pass {
+		t.Fatalf("held concurrent pass: %v %s", rep.Verdict, rep.Violation.Text(false))
+	}
+	found := false
+	for _, s := range rep.Sometimes {
+		if s.Name == "reader-runs-while-chunk-open" {
+			found = s.Reached
+		}
+	}
+	if !found {
+		t.Error("the held reader never consumed while a chunk was open")
+	}
+	unheld := cfg
+	unheld.Fault = ReaderBeforeBackfill
+	rep = checkVariant(t, Parallel(ParallelParts{}), unheld, explore.Options{Only: []string{"final-replay"}})
+	if rep.Verdict != explore.Violated || rep.Violation.Property != "final-replay" {
+		t.Fatalf("unheld: want final-replay violated, got %v", rep.Verdict)
+	}
+}
+
+// Reference: Def. 6.4 (s0 ⊑ hi_i for every unit) — under the concurrent pass
+// the reader may start before any chunk has recorded its high offset, never
+// beyond the least high offset the run ends with, and it never consumes a
+// position beyond an open chunk's recorded high offset.
+func TestParallelConcurrentStartAndHold(t *testing.T) {
+	m := newParallel(Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1}, ParallelParts{Concurrent: true})
+	seen := map[string]bool{}
+	queue := m.Init()
+	var buf []parallelAction
+	early := false
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		enc := string(m.Encode(&s, nil))
+		if seen[enc] {
+			continue
+		}
+		seen[enc] = true
+		c := &s.Cap
+		for i := 0; i < 2; i++ {
+			u := &c.Plan.Units[i]
+			if s.Phase[i] == chunkHigh && c.Pos > u.Hi {
+				t.Fatalf("reader at %d beyond open chunk %d's high %d", c.Pos, i+1, u.Hi)
+			}
+			if s.Phase[i] >= chunkHigh && c.Start > u.Hi {
+				t.Fatalf("s0 = %d beyond chunk %d's high %d", c.Start, i+1, u.Hi)
+			}
+			if s.Phase[i] < chunkHigh && c.Start > c.Log.Len() {
+				t.Fatalf("s0 = %d beyond the log end %d", c.Start, c.Log.Len())
+			}
+		}
+		if c.Start > 0 && s.Phase[0] < chunkHigh && s.Phase[1] < chunkHigh {
+			early = true
+		}
+		buf = m.Actions(&s, buf[:0])
+		for _, a := range buf {
+			if next := s; m.Next(&s, a, &next) {
+				queue = append(queue, next)
+			}
+		}
+	}
+	if !early {
+		t.Error("the start never moved before a high offset was recorded")
+	}
+}
+
+// Reference: §7.7 (the whole-server log) — in mode whole-server the source
+// also writes a key no chunk owns; the live reader skips those events (the
+// gate is never asked about them), every invariant holds, and the state
+// space is larger than the scope's own log gives. A scope of MaxKeys keys
+// leaves no key outside it and is refused.
+func TestParallelWholeServer(t *testing.T) {
+	var outside atomic.Int64
+	p := Parallel(ParallelParts{Gate: func(plan model.Plan, o int, pos model.Coord) bool {
+		if o < 0 {
+			outside.Add(1)
+		}
+		return pos > plan.Units[o].Hi
+	}})
+	cfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1}
+	scoped := checkVariant(t, p, cfg, explore.Options{})
+	cfg.Mode = ParallelWholeServer
+	for _, parts := range []ParallelParts{{}, {Concurrent: true}} {
+		rep := checkVariant(t, Parallel(parts), cfg, explore.Options{})
+		if rep.Verdict != explore.Pass {
+			t.Fatalf("whole-server %+v: %v %s", parts.Concurrent, rep.Verdict, rep.Violation.Text(false))
+		}
+	}
+	whole := checkVariant(t, p, cfg, explore.Options{})
+	if whole.Verdict != explore.Pass || outside.Load() != 0 {
+		t.Fatalf("whole-server: %v, gate asked %d times about a key outside the scope", whole.Verdict, outside.Load())
+	}
+	if whole.Stats.Distinct <= scoped.Stats.Distinct {
+		t.Errorf("whole-server explores %d states, the scope alone %d: no event outside the scope", whole.Stats.Distinct, scoped.Stats.Distinct)
+	}
+	cfg.Keys = model.MaxKeys
+	if _, err := Parallel(ParallelParts{}).Check(context.Background(), cfg, explore.Options{}); err == nil {
+		t.Error("a scope of every key accepted in mode whole-server")
 	}
 }

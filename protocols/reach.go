@@ -37,3 +37,24 @@ func DescribeStartLater(c *model.Capture) string {
 	p := c.Pos + 1
 	return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, EventString(&c.Log, p), p)
 }
+
+// StaleRead is reached when a select returned a key as it stood before the
+// log end at the time of the read (A-read, §4.3: each key any boundary of its
+// bracket). Within a chunk the keys are read one after another in key order,
+// so a key reflecting an earlier coordinate than a key read before it was
+// read when the log already reached the later one. This inversion is exactly
+// what fresh reads cannot produce: any other stale read is the state of a
+// fresh read followed by the commits after it.
+func StaleRead(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		for a := model.Key(0); a < model.Key(c.Plan.Keys); a++ {
+			for b := a + 1; b < model.Key(c.Plan.Keys); b++ {
+				if u.Read.Has(a) && u.Read.Has(b) && c.ReadAt[b] < c.ReadAt[a] {
+					return fmt.Sprintf("unit %d: %v read after %v (at %d) reflects coordinate %d", i+1, b, a, c.ReadAt[a], c.ReadAt[b])
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -254,18 +254,14 @@ func (m *readonly) Init() []readonlyState {
 	return out
 }
 
-// Actions: first the source, then the capture's next step, then the
+// Actions: first the capture's next step, then the source, then the
 // consumer's. A read is one action per boundary it may reflect. The consumer
-// releases a finished window before it takes another event.
+// releases a finished window before it takes another event. (The order only
+// breaks ties between shortest traces: with the capture's steps first, a
+// counterexample reads as early and commits as late as its shape allows, so
+// Proposition 1's shortest instance reads a before e1 commits, as the paper
+// tells it.)
 func (m *readonly) Actions(s *readonlyState, buf []readonlyAction) []readonlyAction {
-	if s.Cap.Partial {
-		// Only the rest of the exposed transaction may commit now.
-		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
-	} else {
-		for t := range Commits(&m.cfg, &s.Cap.Log) {
-			buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: t})
-		}
-	}
 	switch s.Phase {
 	case readonlyIdle:
 		if int(s.Cap.Plan.N) < m.cfg.Chunks {
@@ -281,6 +277,14 @@ func (m *readonly) Actions(s *readonlyState, buf []readonlyAction) []readonlyAct
 			}
 		} else {
 			buf = append(buf, readonlyAction{Kind: readonlySampleHigh})
+		}
+	}
+	if s.Cap.Partial {
+		// Only the rest of the exposed transaction may commit now.
+		buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: s.Pending})
+	} else {
+		for t := range Commits(&m.cfg, &s.Cap.Log) {
+			buf = append(buf, readonlyAction{Kind: readonlyCommit, Txn: t})
 		}
 	}
 	switch {
@@ -710,6 +714,7 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", func(s *readonlyState) string { return survivorEmitted(&s.Cap) }),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *readonlyState) string { return CopyDecides(&s.Cap, units, false) }),
 		sometimes("reads-at-different-positions", "Prop 1, O2", func(s *readonlyState) string { return readsApart(&s.Cap) }),
+		sometimes("stale-read", "§4.3, §7.4 A-read, O2", func(s *readonlyState) string { return StaleRead(&s.Cap) }),
 		sometimes("multi-row-transaction-in-window", "Thm 7, A-discard", func(s *readonlyState) string { return multiRowInWindow(&s.Cap) }),
 		sometimes("delete-races-read", "§1.2, Thm 2", func(s *readonlyState) string { return deleteRacesRead(&s.Cap) }),
 	)

@@ -215,10 +215,20 @@ func TestReadonlyResurrection(t *testing.T) {
 	}
 	t.Logf("%s", wdTrace(m, r.Violation))
 	tr := r.Violation.Trace
-	k0 := model.Key(0)
-	// The decisive steps, in order: k0 := 1 committed; the low sample after
-	// it; k0 := ⊥ committed; the delete consumed; k0 read as 1 at the
-	// coordinate before the delete; the release emitting k0 = 1.
+	last := &tr[len(tr)-1].State.Cap
+	k := model.NoKey // the resurrected key: replayed present, deleted at the frontier
+	for j := model.Key(0); j < model.Key(cfg.Keys); j++ {
+		if last.Out.Val[j] != model.Absent && last.Log.Sigma(last.Pos, j) == model.Absent {
+			k = j
+		}
+	}
+	if k == model.NoKey {
+		t.Fatalf("no key resurrected:\n%s", wdTrace(m, r.Violation))
+	}
+	// The decisive steps, in order (the capture's steps come first on ties):
+	// the low sample; k := v committed; k := ⊥ committed; the delete
+	// consumed; k read as v at the coordinate before the delete; the release
+	// emitting k = v.
 	step := 0
 	next := func(what string, ok func(s readonlyState, a readonlyAction, t readonlyState) bool) {
 		for step++; step < len(tr); step++ {
@@ -229,34 +239,34 @@ func TestReadonlyResurrection(t *testing.T) {
 		t.Fatalf("no step %s after the earlier ones:\n%s", what, wdTrace(m, r.Violation))
 	}
 	var write, del, lo model.Coord
-	next("k0 := 1", func(s readonlyState, a readonlyAction, _ readonlyState) bool {
-		write = s.Cap.Log.Len() + 1
-		return a.Kind == readonlyCommit && a.Txn.N == 1 && a.Txn.Ev[0] == model.Event{Key: k0, Img: 1}
-	})
-	next("sample low after it", func(_ readonlyState, a readonlyAction, t readonlyState) bool {
+	var v model.Value
+	next("sample low", func(_ readonlyState, a readonlyAction, t readonlyState) bool {
 		lo = t.Cap.Plan.Units[0].Lo
-		return a.Kind == readonlySampleLow && lo == write
+		return a.Kind == readonlySampleLow
 	})
-	next("k0 := ⊥", func(s readonlyState, a readonlyAction, _ readonlyState) bool {
+	next("k := v", func(s readonlyState, a readonlyAction, _ readonlyState) bool {
+		write, v = s.Cap.Log.Len()+1, a.Txn.Ev[0].Img
+		return a.Kind == readonlyCommit && a.Txn.N == 1 && a.Txn.Ev[0].Key == k && v != model.Absent
+	})
+	next("k := ⊥", func(s readonlyState, a readonlyAction, _ readonlyState) bool {
 		del = s.Cap.Log.Len() + 1
-		return a.Kind == readonlyCommit && a.Txn.N == 1 && a.Txn.Ev[0] == model.Event{Key: k0, Img: model.Absent}
+		return a.Kind == readonlyCommit && a.Txn.N == 1 && a.Txn.Ev[0] == model.Event{Key: k, Img: model.Absent}
 	})
 	next("the delete consumed", func(s readonlyState, a readonlyAction, t readonlyState) bool {
-		return a.Kind == readonlyConsume && t.Cap.Pos == del && !t.Cap.Plan.Units[0].Read.Has(k0)
+		return a.Kind == readonlyConsume && t.Cap.Pos == del && !t.Cap.Plan.Units[0].Read.Has(k)
 	})
-	next("k0 read as 1 before the delete", func(_ readonlyState, a readonlyAction, t readonlyState) bool {
+	next("k read as v before the delete", func(_ readonlyState, a readonlyAction, t readonlyState) bool {
 		u := &t.Cap.Plan.Units[0]
-		return a.Kind == readonlyReadKey && u.Read.Has(k0) && u.Refresh[k0] == 1 && t.Cap.ReadAt[k0] == lo && lo < del
+		return a.Kind == readonlyReadKey && u.Read.Has(k) && u.Refresh[k] == v && t.Cap.ReadAt[k] == write && write < del
 	})
-	next("the release resurrecting k0 = 1", func(s readonlyState, a readonlyAction, t readonlyState) bool {
-		return a.Kind == readonlyRelease && t.Cap.Out.Val[k0] == 1 && t.Cap.Out.Tag[k0] == del
+	next("the release resurrecting k = v", func(s readonlyState, a readonlyAction, t readonlyState) bool {
+		return a.Kind == readonlyRelease && t.Cap.Out.Val[k] == v && t.Cap.Out.Tag[k] == del
 	})
-	last := &tr[len(tr)-1].State.Cap
-	if step != len(tr)-1 || last.Log.Sigma(last.Pos, k0) != model.Absent || last.Out.Val[k0] != 1 {
+	if step != len(tr)-1 {
 		t.Fatalf("not the resurrection:\n%s", wdTrace(m, r.Violation))
 	}
-	if lo != 1 || del != 2 {
-		t.Errorf("k0 := 1 at 1, low sample at %d, delete at %d; want 1 and 2", lo, del)
+	if lo != 0 || write != 1 || del != 2 {
+		t.Errorf("low sample at %d, write at %d, delete at %d; want 0, 1 and 2", lo, write, del)
 	}
 }
 
