@@ -37,8 +37,9 @@ func TestCaptureRoundTrip(t *testing.T) {
 	}
 	enc := buf[len(prefix):]
 	// 3 keys in scope: width, 3 initial values, length, 5 events, plan
-	// header, 2 units of 6+3 bytes, 3×3 per-key bytes, 4 bytes of consumer.
-	if want := 1 + 3 + 1 + 3*5 + 3 + 2*(6+3) + 3*3 + 4; len(enc) != want {
+	// header, 2 units of 6+3 bytes, 3×3 per-key bytes, 5 bytes of consumer
+	// (position, start, closed units, partial, delivered keys).
+	if want := 1 + 3 + 1 + 3*5 + 3 + 2*(6+3) + 3*3 + 5; len(enc) != want {
 		t.Errorf("encoding of a 3-key capture: %d bytes, want %d", len(enc), want)
 	}
 	var got model.Capture

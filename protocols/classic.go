@@ -360,7 +360,7 @@ func (m *classic) close(s *classicState, i int, tag model.Coord) {
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
-			s.Cap.Emit(k, u.Refresh[k], tag)
+			s.Cap.EmitCopy(k, u.Refresh[k], tag)
 		}
 	}
 	s.Buf = 0
@@ -547,6 +547,9 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		}),
 		invariants.StepProp[classicState, classicAction](invariants.Monotonic, func(s *classicState, _ classicAction, t *classicState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[classicState, classicAction](invariants.ExactTags, func(s *classicState, _ classicAction, t *classicState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[classicState, classicAction](invariants.CommittedOnly, func(s *classicState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)

@@ -403,7 +403,7 @@ func (m *composite) closeUnit(s *compositeState, i int) {
 	u := &c.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && u.Domain.Has(k) && m.cfg.Fault != CopyDropped {
-			c.Emit(k, u.Refresh[k], u.Hi)
+			c.EmitCopy(k, u.Refresh[k], u.Hi)
 		}
 	}
 	s.Buf &^= u.Domain
@@ -645,6 +645,9 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		}),
 		invariants.StepProp[compositeState, compositeAction](invariants.Monotonic, func(s *compositeState, _ compositeAction, t *compositeState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[compositeState, compositeAction](invariants.ExactTags, func(s *compositeState, _ compositeAction, t *compositeState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[compositeState, compositeAction](invariants.CommittedOnly, func(s *compositeState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)

@@ -411,7 +411,11 @@ func (m *parallel) backfillAndEmit(s *parallelState, i int) {
 			continue
 		}
 		if v := u.MergedIn(&s.Cap.Log, w, k); v != model.Absent {
-			s.Cap.Emit(k, v, u.Hi)
+			if _, at, ok := s.Cap.Log.Last(k, w); ok && at == u.Hi {
+				s.Cap.Emit(k, v, u.Hi) // the block carries the log event at hi
+			} else {
+				s.Cap.EmitCopy(k, v, u.Hi)
+			}
 		}
 	}
 	s.Cap.Closed |= 1 << i
@@ -614,6 +618,9 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 		}),
 		invariants.StepProp[parallelState, parallelAction](invariants.Monotonic, func(s *parallelState, _ parallelAction, t *parallelState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[parallelState, parallelAction](invariants.ExactTags, func(s *parallelState, _ parallelAction, t *parallelState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[parallelState, parallelAction](invariants.CommittedOnly, func(s *parallelState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)

@@ -457,7 +457,7 @@ func (m *readonly) release(s *readonlyState) {
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
-			s.Cap.Emit(k, u.Refresh[k], u.Hi)
+			s.Cap.EmitCopy(k, u.Refresh[k], u.Hi)
 		}
 	}
 	s.Buf = 0
@@ -677,6 +677,9 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		}),
 		invariants.StepProp[readonlyState, readonlyAction](invariants.Monotonic, func(s *readonlyState, _ readonlyAction, t *readonlyState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[readonlyState, readonlyAction](invariants.ExactTags, func(s *readonlyState, _ readonlyAction, t *readonlyState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[readonlyState, readonlyAction](invariants.Membership, func(s *readonlyState) string {
 			return m.membership(s)
