@@ -11,8 +11,10 @@ package protocols
 // previous chunk has closed.
 //
 // One consumer walks the log in commit order, one position per step, from a
-// start s0 the model chooses: any position before the first low watermark
-// (S-OBS: s0 ⊑ lo_i; the consumer must meet the marker itself, W3). What
+// start s0 the model chooses: any position up to the first low watermark's,
+// lo itself included (S-OBS: s0 ⊑ lo_i). A consumer that starts at lo never
+// meets that marker; the capture, which wrote it, handles it as the start
+// passes it (W3 asks only that the signal be known). What
 // lies at or before s0 it never sees, so rows written there, like rows of the
 // base store b0 (any store, with initial=any), reach the sink only through a
 // chunk's copy. When it consumes the chunk's low marker the window opens and the
@@ -212,9 +214,11 @@ func (m *classic) consumerMay(s *classicState) bool {
 	return (!paused || m.parts.ConsumeDuringRead) && s.Cap.Pos < s.Cap.Log.Len()
 }
 
-// startBound is the latest start s0 allowed so far: before the first low
-// watermark, which the consumer must meet to open the window. The late
-// consumer may start one position past it.
+// startBound is the latest start s0 allowed so far: the first low edge
+// itself (S-OBS: s0 ⊑ lo_i, §6.2). A start at lo never sees the low
+// watermark at lo; the capture knows its own writes and handles it there
+// (startLater), so the window still opens. The late consumer may start
+// one position past it.
 func (m *classic) startBound(s *classicState) model.Coord {
 	if s.Cap.Plan.N == 0 {
 		return NoBound
@@ -222,7 +226,7 @@ func (m *classic) startBound(s *classicState) model.Coord {
 	if m.cfg.Fault == LateStart {
 		return s.Cap.Plan.Units[0].Lo + 1
 	}
-	return s.Cap.Plan.Units[0].Lo - 1
+	return s.Cap.Plan.Units[0].Lo
 }
 
 // Next makes the successor in t, a copy of s on entry, which each step below
@@ -318,8 +322,9 @@ func (m *classic) consume(s *classicState) {
 }
 
 // startLater moves s0 past the next position: the consumer will never see
-// it. Only the late consumer can pass a watermark this way; the capture knows
-// its own writes, so it still handles the marker (the window opens).
+// it. A start at the first low edge passes its watermark this way (the late
+// consumer one more); the capture knows its own writes, so it still handles
+// the marker (the window opens).
 func (m *classic) startLater(s *classicState) {
 	if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
 		m.consumeAt(s, s.Cap.Pos+1)
@@ -532,7 +537,7 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 	sometimes := func(name, cite string, check func(c *model.Capture) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *classicState) string { return check(&s.Cap) }}
 	}
-	return []P{
+	ps := []P{
 		invariants.Prop[classicState, classicAction](invariants.FinalReplay, func(s *classicState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
@@ -567,6 +572,10 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		sometimes("delete-races-read", "§1.2, Thm 2", deleteRacesRead),
 		sometimes("stale-read-corrected", "Example 4.1, Thm 2", staleReadCorrected),
 	}
+	if m.cfg.NoOps {
+		ps = append(ps, sometimes("noop-write-in-window", "§2.1, Def. 6.2", NoOpInWindow))
+	}
+	return ps
 }
 
 // ---- helpers shared by the window-discard protocols (classic, readonly) ----
