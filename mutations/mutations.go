@@ -77,6 +77,10 @@ var All = []Mutation{
 		"§7.4 A-discard, Thm 8", []string{"readonly", "dump"}, "", "frontier-replay", false},
 	{protocols.LostWatermark, "The watermark rows are filtered out of the consumed log (an include list without the signalling table): the window never opens, the chunk never closes, the capture waits forever.",
 		"§7.3 W3/W4", []string{"classic"}, "", "deadlock", false},
+	{protocols.BeginTaggedEvents, "Each log event is tagged with its transaction's first position (the begin record's LSN) instead of its own: a later row of a multi-row transaction claims a coordinate at which it was not yet written. The sink's values and the tags' order are unchanged; the tags lie.",
+		"Thm 3, §2.1 (a tag is a coordinate)", []string{"classic"}, "", "exact-tags", false},
+	{protocols.EventDeliveredTwice, "Log processing resumes after the chunk's select at the last position it processed, inclusive (a resume offset taken as inclusive): a log event delivered twice, harmless to an upsert sink.",
+		"§9, Thm 3 (equal tags)", []string{"classic"}, "", "no-duplicate-delivery", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

@@ -46,7 +46,11 @@ package protocols
 // the events there are never seen, S-OBS); copy-dropped (the close emits no
 // survivors); lost-watermark (the watermark rows are filtered out of the
 // consumed log, W3: the window never opens, the chunk never closes and the
-// capture waits forever — a deadlock).
+// capture waits forever — a deadlock); begin-tagged-events (each event is
+// tagged with its transaction's first position: a later row of the
+// transaction claims a coordinate before its own write); event-delivered-twice
+// (log processing resumes after the select at the last position it
+// processed, inclusive, so the event there goes out again).
 
 import (
 	"fmt"
@@ -166,7 +170,8 @@ func Classic(parts ClassicParts) *Protocol {
 		Defaults: Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 2},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
-			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark},
+			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark,
+			BeginTaggedEvents, EventDeliveredTwice},
 	}, parts.model)
 }
 
@@ -307,6 +312,11 @@ func (m *classic) writeHigh(s *classicState) {
 	u := &s.Cap.Plan.Units[i]
 	u.Hi = s.Cap.Log.Len()
 	s.Phase = classicHighWritten
+	if p := s.Cap.Pos; m.cfg.Fault == EventDeliveredTwice && p > s.Cap.Start {
+		if e := s.Cap.Log.At(p); e.Key != model.NoKey {
+			s.Cap.Emit(e.Key, e.Img, p) // resumed at its last position, inclusive: the event goes out again
+		}
+	}
 	if m.parts.ReleaseAtHighWrite {
 		// Released on writing the high watermark: the consumer has not yet
 		// processed the window, so every present read "survives".
@@ -357,7 +367,13 @@ func (m *classic) consumeAt(s *classicState, p model.Coord) {
 			s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 		}
 	}
-	s.Cap.Emit(e.Key, e.Img, p)
+	tag := p
+	if m.cfg.Fault == BeginTaggedEvents {
+		for tag > 1 && s.Cap.Log.At(tag-1).Txn == e.Txn {
+			tag-- // the transaction's first position (its begin record's LSN)
+		}
+	}
+	s.Cap.Emit(e.Key, e.Img, tag)
 }
 
 // close emits the survivors, tagged with the high edge, and closes unit i.

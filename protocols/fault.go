@@ -46,6 +46,10 @@ const (
 	// parallel part.
 	GatePassesHigh       // the live gate also passes the event at the high offset, already in the merged block
 	ReaderBeforeBackfill // the live reader runs once every high offset is recorded, before the merged blocks are emitted
+
+	// Faults of what an entry says rather than what the sink holds.
+	BeginTaggedEvents   // classic: each event is tagged with its transaction's first position, not its own
+	EventDeliveredTwice // classic: log processing resumes after the select at its last position, inclusive
 )
 
 var faultNames = [...]string{
@@ -74,6 +78,8 @@ var faultNames = [...]string{
 	LostWatermark:          "lost-watermark",
 	GatePassesHigh:         "gate-passes-high",
 	ReaderBeforeBackfill:   "reader-before-backfill",
+	BeginTaggedEvents:      "begin-tagged-events",
+	EventDeliveredTwice:    "event-delivered-twice",
 }
 
 func (f Fault) String() string {
