@@ -587,6 +587,7 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		sometimes("absent-read-inserted-in-window", "§3.1, §6.1", absentReadInserted),
 		sometimes("delete-races-read", "§1.2, Thm 2", deleteRacesRead),
 		sometimes("stale-read-corrected", "Example 4.1, Thm 2", staleReadCorrected),
+		sometimes("copy-tag-past-read", "Lemma 4.1, Thm 3", CopyTagPastRead),
 	}
 	if m.cfg.NoOps {
 		ps = append(ps, sometimes("noop-write-in-window", "§2.1, Def. 6.2", NoOpInWindow))

@@ -677,7 +677,8 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 	}
 	props = append(props,
 		sometimes("survivor-emitted", "Def. 6.2, §6.4", m.survivorEmitted),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *compositeState) string { return CopyDecides(&s.Cap, units, false) }))
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *compositeState) string { return CopyDecides(&s.Cap, units, false) }),
+		sometimes("copy-shares-event-tag", "§9, §6.4", func(s *compositeState) string { return CopySharesEventTag(&s.Cap) }))
 	if !m.tablesync && units >= 3 {
 		props = append(props, sometimes("three-provenances", "Figure 3, Cor 3", m.threeProvenances))
 	}

@@ -120,7 +120,7 @@ func TestCompositeSometimes(t *testing.T) {
 			if r.Verdict != explore.Pass {
 				t.Fatalf("%v: %v", cfg, r.Verdict)
 			}
-			want := 4
+			want := 5 // copy-shares-event-tag among them
 			if cfg.Mode == CompositeMixed {
 				want++ // buffered-row-discarded
 			}

@@ -645,6 +645,7 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 			return invariants.CheckTrajectory(&s.Cap, 1, m.claim(&s.Cap.Plan.Units[0]))
 		}),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return CopyDecides(&s.Cap, 1, false) }),
+		sometimes("copy-shares-event-tag", "§9, §6.4", func(s *dumpState) string { return CopySharesEventTag(&s.Cap) }),
 	)
 	if !m.uncertain {
 		return append(props,

@@ -706,6 +706,7 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		sometimes("reads-at-different-positions", "Prop 1, O2", func(s *readonlyState) string { return readsApart(&s.Cap) }),
 		sometimes("multi-row-transaction-in-window", "Thm 7, A-discard", func(s *readonlyState) string { return multiRowInWindow(&s.Cap) }),
 		sometimes("delete-races-read", "§1.2, Thm 2", func(s *readonlyState) string { return deleteRacesRead(&s.Cap) }),
+		sometimes("copy-shares-event-tag", "§9, Def. 6.2", func(s *readonlyState) string { return CopySharesEventTag(&s.Cap) }),
 	)
 }
 

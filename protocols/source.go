@@ -152,3 +152,46 @@ func NoOpInWindow(c *model.Capture) string {
 	}
 	return ""
 }
+
+// CopySharesEventTag (sometimes; the race no-duplicate-delivery must tell
+// apart): a closed unit's copied row on k is tagged with its high edge, and
+// the log event at that edge, on k too, was delivered — a copy and an event
+// shared a tag.
+func CopySharesEventTag(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		if !c.UnitClosed(i) || u.Hi == 0 || u.Hi > c.Log.Len() {
+			continue
+		}
+		k := c.Log.At(u.Hi).Key
+		if k != model.NoKey && u.Survivors(&c.Log).Has(k) && c.Out.Tag[k] == u.Hi && c.Delivered.Has(k) {
+			return fmt.Sprintf("unit %d: the copy of %v and the event at %d share the tag %d", i+1, k, u.Hi, u.Hi)
+		}
+	}
+	return ""
+}
+
+// CopyTagPastRead (sometimes; the race exact-tags guards): a closed unit's
+// copied row is what the stream last carries for its key, tagged with the
+// high edge, and a row event lies between the key's read and that tag: the
+// tag is exact only because the key stood still while the log moved
+// (Lemma 4.1).
+func CopyTagPastRead(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		if !c.UnitClosed(i) {
+			continue
+		}
+		for k := range u.Survivors(&c.Log).Keys() {
+			if c.Out.Tag[k] != u.Hi || c.Out.Val[k] != u.Refresh[k] {
+				continue
+			}
+			for p := c.ReadAt[k] + 1; p <= min(u.Hi, c.Log.Len()); p++ {
+				if c.Log.At(p).Key != model.NoKey {
+					return fmt.Sprintf("unit %d: %v read at %d, copied with tag %d past the event at %d", i+1, k, c.ReadAt[k], u.Hi, p)
+				}
+			}
+		}
+	}
+	return ""
+}
