@@ -81,6 +81,8 @@ var All = []Mutation{
 		"Thm 3, §2.1 (a tag is a coordinate)", []string{"classic"}, "", "exact-tags", false},
 	{protocols.EventDeliveredTwice, "Log processing resumes after the chunk's select at the last position it processed, inclusive (a resume offset taken as inclusive): a log event delivered twice, harmless to an upsert sink.",
 		"§9, Thm 3 (equal tags)", []string{"classic"}, "", "no-duplicate-delivery", false},
+	{protocols.MarkerOnlyFromStream, "A chunk's window opens only when the consumer meets its low watermark in the stream: a consumer that starts exactly at the low edge (S-OBS allows s0 = lo) never opens it, and the chunk's copied rows never reach the sink.",
+		"S-OBS (s0 ⊑ lo_i), §7.3 W3", []string{"classic"}, "", "frontier-replay", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

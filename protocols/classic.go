@@ -50,7 +50,10 @@ package protocols
 // tagged with its transaction's first position: a later row of the
 // transaction claims a coordinate before its own write); event-delivered-twice
 // (log processing resumes after the select at the last position it
-// processed, inclusive, so the event there goes out again).
+// processed, inclusive, so the event there goes out again);
+// marker-only-from-stream (a window opens only when the consumer meets its
+// low watermark: a consumer that starts at lo never opens it, and the
+// chunk's rows are lost — only a start at lo itself shows it).
 
 import (
 	"fmt"
@@ -171,7 +174,7 @@ func Classic(parts ClassicParts) *Protocol {
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
 			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark,
-			BeginTaggedEvents, EventDeliveredTwice},
+			BeginTaggedEvents, EventDeliveredTwice, MarkerOnlyFromStream},
 	}, parts.model)
 }
 
@@ -336,7 +339,7 @@ func (m *classic) consume(s *classicState) {
 // consumer one more); the capture knows its own writes, so it still handles
 // the marker (the window opens).
 func (m *classic) startLater(s *classicState) {
-	if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
+	if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey && m.cfg.Fault != MarkerOnlyFromStream {
 		m.consumeAt(s, s.Cap.Pos+1)
 	}
 	StartLater(&s.Cap)
@@ -484,7 +487,11 @@ func (m *classic) Describe(s *classicState, a classicAction) string {
 		return "consume " + m.describeConsume(s, &t)
 	case classicStartLater:
 		d := DescribeStartLater(&s.Cap)
-		if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
+		switch {
+		case s.Cap.Log.At(s.Cap.Pos+1).Key != model.NoKey:
+		case m.cfg.Fault == MarkerOnlyFromStream:
+			d += " (the consumer never meets chunk 1's low watermark: its window stays shut)"
+		default:
 			d += " (the capture still handles its own watermark there: chunk 1's window opens)"
 		}
 		return d

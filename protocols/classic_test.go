@@ -671,3 +671,49 @@ func TestClassicTagAndDeliveryFaults(t *testing.T) {
 		})
 	}
 }
+
+// Reference: S-OBS (s0 ⊑ lo_i) — a window that opens only when the consumer
+// meets its low watermark loses the chunk's rows only when the consumer
+// starts at lo itself: the shortest counterexample starts there, and no
+// counterexample starts earlier (a start before lo meets the marker).
+func TestClassicStartAtLow(t *testing.T) {
+	cfg := Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, InitialAny: true, Fault: MarkerOnlyFromStream}
+	m := newClassic(cfg)
+	r := wdRun(t, wdOnly[classicState, classicAction]{m, []string{invariants.FrontierReplay.Name}}, 2)
+	if r.Verdict != explore.Violated || len(r.Violation.Trace)-1 != 5 {
+		t.Fatalf("want frontier-replay in 5 steps, got %v\n%s", r.Verdict, wdTrace(m, r.Violation))
+	}
+	last := r.Violation.Trace[len(r.Violation.Trace)-1].State.Cap
+	if last.Start != last.Plan.Units[0].Lo {
+		t.Errorf("counterexample starts at s0 = %d, want lo = %d", last.Start, last.Plan.Units[0].Lo)
+	}
+	// Every state that breaks frontier replay has s0 = lo.
+	for _, s := range wdReachable(m) {
+		if invariants.CheckFrontierReplay(&s.Cap, 1) != "" && s.Cap.Start != s.Cap.Plan.Units[0].Lo {
+			t.Fatalf("frontier replay fails with s0 = %d, lo = %d", s.Cap.Start, s.Cap.Plan.Units[0].Lo)
+		}
+	}
+}
+
+// wdReachable is every state of m reachable from its initial states.
+func wdReachable[S comparable, A any](m explore.Model[S, A]) []S {
+	seen := map[S]bool{}
+	queue := m.Init()
+	var out []S
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+		for _, a := range m.Actions(&s, nil) {
+			t := s
+			if m.Next(&s, a, &t) {
+				queue = append(queue, t)
+			}
+		}
+	}
+	return out
+}

@@ -48,8 +48,9 @@ const (
 	ReaderBeforeBackfill // the live reader runs once every high offset is recorded, before the merged blocks are emitted
 
 	// Faults of what an entry says rather than what the sink holds.
-	BeginTaggedEvents   // classic: each event is tagged with its transaction's first position, not its own
-	EventDeliveredTwice // classic: log processing resumes after the select at its last position, inclusive
+	BeginTaggedEvents    // classic: each event is tagged with its transaction's first position, not its own
+	EventDeliveredTwice  // classic: log processing resumes after the select at its last position, inclusive
+	MarkerOnlyFromStream // classic: a chunk's window opens only when the consumer meets its low watermark in the stream
 )
 
 var faultNames = [...]string{
@@ -80,6 +81,7 @@ var faultNames = [...]string{
 	ReaderBeforeBackfill:   "reader-before-backfill",
 	BeginTaggedEvents:      "begin-tagged-events",
 	EventDeliveredTwice:    "event-delivered-twice",
+	MarkerOnlyFromStream:   "marker-only-from-stream",
 }
 
 func (f Fault) String() string {
