@@ -66,8 +66,10 @@ var (
 		"every key of a closed unit replays to σ at the point the stream has reached for it", explore.Always, Transient, false}
 	Monotonic = Invariant{"per-key-monotonicity", "Thm 3, Thm 5",
 		"no step emits an entry whose tag is below the key's previous tag", explore.Transition, Transient, false}
+	ExactTags = Invariant{"exact-tags", "Thm 3, Lemma 4.1, Lemma 6.2",
+		"every emitted entry (k, v, t) has v = σ_t(k): its tag is the coordinate it stands for (tag 0: the base store)", explore.Transition, Transient, false}
 	NoDuplicate = Invariant{"no-duplicate-delivery", "Thm 3 (equal tags), §9",
-		"no step gives a key an entry with the same tag as the key's entry before it: each row event is delivered once (opt-in, for exactly-once sinks)", explore.Transition, Delivery, true}
+		"no step delivers a log event a key's stream already carries (a copied row sharing the event's tag is not a second delivery): each row event is delivered once (opt-in, for exactly-once sinks)", explore.Transition, Delivery, true}
 	Membership = Invariant{"executed-set-membership", "Thm 7",
 		"the sampled executed sets decide exactly the half-open window of positions", explore.Always, Claim, false}
 	CommittedOnly = Invariant{"committed-only", "§2.1, S-LOG",
@@ -83,7 +85,7 @@ var (
 )
 
 // All lists every invariant.
-var All = []Invariant{FinalReplay, FrontierReplay, ClosedUnitCut, Monotonic, NoDuplicate, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint, SharedWitness}
+var All = []Invariant{FinalReplay, FrontierReplay, ClosedUnitCut, Monotonic, ExactTags, NoDuplicate, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint, SharedWitness}
 
 // Prop makes a state property from a check.
 func Prop[S, A any](inv Invariant, check func(*S) string) explore.Property[S, A] {
@@ -133,9 +135,11 @@ func CheckFinalReplay(c *model.Capture, units int) string {
 	return ""
 }
 
-// CheckNoDuplicate: the step s → t gave no key an entry with the same
-// non-zero tag as the entry before it (model.Capture.Dup). Per-key
-// monotonicity allows equal tags, and replay into an upsert sink cannot see
+// CheckNoDuplicate: the step s → t delivered no log event again
+// (model.Capture.Dup): an event entry whose tag is the key's last tag while
+// the event there has already been delivered, not a copied row sharing that
+// tag. A repeat at an older tag breaks per-key monotonicity instead.
+// Monotonicity allows equal tags, and replay into an upsert sink cannot see
 // them; an exactly-once or append-only sink can.
 func CheckNoDuplicate(s, t *model.Capture) string {
 	added := t.Dup &^ s.Dup
@@ -143,7 +147,22 @@ func CheckNoDuplicate(s, t *model.Capture) string {
 		return ""
 	}
 	k := model.Key(bits.TrailingZeros16(uint16(added)))
-	return fmt.Sprintf("key %v: the entry tagged %d was delivered twice", k, t.Out.Tag[k])
+	return fmt.Sprintf("key %v: the log event at position %d was delivered twice", k, t.Out.Tag[k])
+}
+
+// CheckExactTags: every entry the step s → t emitted has v = σ_tag(k)
+// (model.Capture.Inexact): the tag is the coordinate the entry stands for —
+// an event's own position, a survivor's high edge (Lemma 4.1), a merged
+// block's (Lemma 6.2); tag 0 stands for the base store b0. Monotonicity is
+// judged on tags, so a tag that is not the entry's coordinate can let the
+// sink step back to an older value unseen (Thm 3).
+func CheckExactTags(s, t *model.Capture) string {
+	added := t.Inexact &^ s.Inexact
+	if added == 0 {
+		return ""
+	}
+	k := model.Key(bits.TrailingZeros16(uint16(added)))
+	return fmt.Sprintf("key %v: an entry was emitted whose value is not σ at its tag (the key's last entry: %v@%d, σ_%d = %v)", k, t.Out.Val[k], t.Out.Tag[k], t.Out.Tag[k], t.Log.Sigma(t.Out.Tag[k], k))
 }
 
 // CheckClosedUnitCut: every key of a closed unit i replays to σ_g, where g =

@@ -30,12 +30,20 @@ type Capture struct {
 	Out     Replayed       // replay of the emitted stream, with each key's last tag
 	Closed  uint8          // bit i: unit i has emitted its close block
 	Partial bool           // the log ends inside a transaction (out of contract)
-	// Dup marks the keys that received an entry with the same non-zero tag
-	// as the entry before it, in the steps since the state was decoded. It
-	// is a mark of a step, not part of the state: AppendTo leaves it out,
-	// so it never tells two states apart and costs no states; the
-	// no-duplicate-delivery check reads what a step added to it.
-	Dup KeySet
+	// Delivered is the keys whose last entry was a log event, or a copy
+	// tagged with the position of an event on that key that was delivered
+	// before it: the event at Out.Tag[k] has reached the sink. It is what
+	// tells a log event delivered twice from a copied row that shares the
+	// event's tag (a copy at hi after the event at hi, §6.2).
+	Delivered KeySet
+	// Dup marks the keys that received a log event already delivered (its
+	// position is the key's last tag and Delivered holds the key), and
+	// Inexact the keys that received an entry whose value is not σ_tag of
+	// its key, in the steps since the state was decoded. They are marks of
+	// a step, not part of the state: AppendTo leaves them out, so they
+	// never tell two states apart and cost no states; the
+	// no-duplicate-delivery and exact-tags checks read what a step added.
+	Dup, Inexact KeySet
 }
 
 // UnitClosed reports whether unit i has closed.
@@ -46,11 +54,34 @@ func (c *Capture) AllClosed(n int) bool {
 	return int(c.Plan.N) == n && c.Closed == uint8(1<<n)-1
 }
 
-// Emit folds one emitted entry into Out; false means it broke per-key
-// monotonicity (Thm 3 / Thm 5).
+// Emit folds one emitted log event into Out: the event on k at position
+// tag, or an entry that carries it (a merged block whose last window event
+// on k is at its tag). False means it broke per-key monotonicity (Thm 3 /
+// Thm 5).
 func (c *Capture) Emit(k Key, v Value, tag Coord) bool {
-	if tag != 0 && tag == c.Out.Tag[k] {
+	if tag != 0 && tag == c.Out.Tag[k] && c.Delivered.Has(k) {
 		c.Dup = c.Dup.With(k)
+	}
+	c.Delivered = c.Delivered.With(k)
+	return c.emit(k, v, tag)
+}
+
+// EmitCopy folds one copied row into Out: a value read from the source,
+// not a log event, tagged with the coordinate it stands for (a survivor's
+// high edge, Lemma 4.1). A copy sharing the tag of an event already
+// delivered on its key leaves that event delivered.
+func (c *Capture) EmitCopy(k Key, v Value, tag Coord) bool {
+	if tag != c.Out.Tag[k] {
+		c.Delivered = c.Delivered.Without(k)
+	}
+	return c.emit(k, v, tag)
+}
+
+// emit marks an inexact entry (its value is not σ_tag(k), or its tag is past
+// the log) and folds it into Out.
+func (c *Capture) emit(k Key, v Value, tag Coord) bool {
+	if tag > c.Log.Len() || v != c.Log.Sigma(tag, k) {
+		c.Inexact = c.Inexact.With(k)
 	}
 	return c.Out.Apply(Entry{k, v, tag})
 }
@@ -74,7 +105,7 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	w := c.width()
 	n, units := int(c.Log.N), int(c.Plan.N)
 	at := len(buf)
-	size := 1 + w + 1 + 3*n + 3 + (6+w)*units + 3*w + 4
+	size := 1 + w + 1 + 3*n + 3 + (6+w)*units + 3*w + 5
 	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
 	b[0] = byte(w)
@@ -100,7 +131,7 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	if c.Partial {
 		partial = 1
 	}
-	b[o], b[o+1], b[o+2], b[o+3] = byte(c.Pos), byte(c.Start), c.Closed, partial
+	b[o], b[o+1], b[o+2], b[o+3], b[o+4] = byte(c.Pos), byte(c.Start), c.Closed, partial, byte(c.Delivered)
 	return buf[:at+size]
 }
 
@@ -166,7 +197,7 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 		return nil, false
 	}
 	w := int(b[0])
-	head, unitLen, tail := w+2, 6+w, 3*w+4
+	head, unitLen, tail := w+2, 6+w, 3*w+5
 	setWord((*[MaxKeys]Value)(&c.Log.Init), getWord(b[1:], w))
 	n := int(b[1+w])
 	if n > MaxLog || len(b) < head+3*n+3 {
@@ -196,5 +227,6 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	setWord(&c.Out.Tag, getWord(b[2*w:], w))
 	b = b[3*w:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
-	return b[4:], true
+	c.Delivered = KeySet(b[4])
+	return b[5:], true
 }

@@ -22,6 +22,7 @@ func sampleCapture(t testing.TB) model.Capture {
 	c.Out.Apply(model.Entry{Key: kb, Val: 2, Tag: 2})
 	c.Closed = 0b01
 	c.Partial = true
+	c.Delivered = keys(ka, kc)
 	return c
 }
 
@@ -37,8 +38,9 @@ func TestCaptureRoundTrip(t *testing.T) {
 	}
 	enc := buf[len(prefix):]
 	// 3 keys in scope: width, 3 initial values, length, 5 events, plan
-	// header, 2 units of 6+3 bytes, 3×3 per-key bytes, 4 bytes of consumer.
-	if want := 1 + 3 + 1 + 3*5 + 3 + 2*(6+3) + 3*3 + 4; len(enc) != want {
+	// header, 2 units of 6+3 bytes, 3×3 per-key bytes, 5 bytes of consumer
+	// (position, start, closed units, partial, delivered keys).
+	if want := 1 + 3 + 1 + 3*5 + 3 + 2*(6+3) + 3*3 + 5; len(enc) != want {
 		t.Errorf("encoding of a 3-key capture: %d bytes, want %d", len(enc), want)
 	}
 	var got model.Capture
@@ -154,5 +156,46 @@ func TestCaptureClosed(t *testing.T) {
 	}
 	if !c.Emit(ka, 1, 3) || c.Emit(ka, 2, 2) || c.Out.Val[ka] != 2 || c.Out.Tag[ka] != 2 {
 		t.Errorf("Emit: %+v", c.Out)
+	}
+}
+
+// Reference: Thm 3, §6.2, §9 — Emit and EmitCopy mark what the delivery and
+// exact-tags checks read: a log event delivered again at the key's last tag
+// (even with a copy sharing that tag in between) is a duplicate; a copy
+// sharing an event's tag, before or after it, is not; a copy at another tag
+// ends the event's delivery; an entry whose value is not σ at its tag, or
+// whose tag is past the log, is inexact; tag 0 stands for the base store.
+func TestEmitMarks(t *testing.T) {
+	var c model.Capture
+	c.Plan.Keys = 2
+	c.Log.Init[1] = 2
+	c.Log.Commit(model.Event{Key: 0, Img: 1})
+	c.Log.Commit(model.Event{Key: 0, Img: 2})
+	steps := []struct {
+		copied       bool
+		k            model.Key
+		v            model.Value
+		tag          model.Coord
+		dup, inexact bool
+	}{
+		{false, 0, 1, 1, false, false}, // the event at 1
+		{true, 0, 1, 1, false, false},  // a copy sharing its tag
+		{false, 0, 1, 1, true, false},  // the event at 1 again, past the copy
+		{true, 1, 2, 0, false, false},  // a base row, tag 0
+		{true, 1, 1, 0, false, true},   // a value the base store never held at 0
+		{true, 0, 2, 2, false, false},  // a copy at 2: the event at 1 is no longer the last
+		{false, 0, 2, 2, false, false}, // the event at 2 after a copy at its tag
+		{true, 0, 2, 3, false, true},   // a tag past the log
+	}
+	for i, st := range steps {
+		c.Dup, c.Inexact = 0, 0
+		if st.copied {
+			c.EmitCopy(st.k, st.v, st.tag)
+		} else {
+			c.Emit(st.k, st.v, st.tag)
+		}
+		if c.Dup.Has(st.k) != st.dup || c.Inexact.Has(st.k) != st.inexact {
+			t.Errorf("step %d (%v=%v@%d, copy %v): dup %v inexact %v, want %v %v", i, st.k, st.v, st.tag, st.copied, c.Dup.Has(st.k), c.Inexact.Has(st.k), st.dup, st.inexact)
+		}
 	}
 }

@@ -81,6 +81,12 @@ var All = []Mutation{
 		"§4.3, §7.5 A-read, Def. 6.3", []string{"parallel"}, "", "frontier-replay", false},
 	{protocols.WitnessByBracketOnly, "Exhibits as a shared state witness every coordinate that lies inside every unit's bracket, checking Cor 1's first clause only: a refresh read elsewhere in its bracket does not match σ there, and the trajectory claimed from it fails.",
 		"Cor 1, T3, Example 5.1", []string{"composite"}, "", "shared-witness-trajectory", false},
+	{protocols.BeginTaggedEvents, "Each log event is tagged with its transaction's first position (the begin record's LSN) instead of its own: a later row of a multi-row transaction claims a coordinate at which it was not yet written. The sink's values and the tags' order are unchanged; the tags lie.",
+		"Thm 3, §2.1 (a tag is a coordinate)", []string{"classic"}, "", "exact-tags", false},
+	{protocols.EventDeliveredTwice, "Log processing resumes after the chunk's select at the last position it processed, inclusive (a resume offset taken as inclusive): a log event delivered twice, harmless to an upsert sink.",
+		"§9, Thm 3 (equal tags)", []string{"classic"}, "", "no-duplicate-delivery", false},
+	{protocols.MarkerOnlyFromStream, "A chunk's window opens only when the consumer meets its low watermark in the stream: a consumer that starts exactly at the low edge (S-OBS allows s0 = lo) never opens it, and the chunk's copied rows never reach the sink.",
+		"S-OBS (s0 ⊑ lo_i), §7.3 W3", []string{"classic"}, "", "frontier-replay", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

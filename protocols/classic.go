@@ -11,8 +11,10 @@ package protocols
 // previous chunk has closed.
 //
 // One consumer walks the log in commit order, one position per step, from a
-// start s0 the model chooses: any position before the first low watermark
-// (S-OBS: s0 ⊑ lo_i; the consumer must meet the marker itself, W3). What
+// start s0 the model chooses: any position up to the first low watermark's,
+// lo itself included (S-OBS: s0 ⊑ lo_i). A consumer that starts at lo never
+// meets that marker; the capture, which wrote it, handles it as the start
+// passes it (W3 asks only that the signal be known). What
 // lies at or before s0 it never sees, so rows written there, like rows of the
 // base store b0 (any store, with initial=any), reach the sink only through a
 // chunk's copy. When it consumes the chunk's low marker the window opens and the
@@ -44,7 +46,14 @@ package protocols
 // the events there are never seen, S-OBS); copy-dropped (the close emits no
 // survivors); lost-watermark (the watermark rows are filtered out of the
 // consumed log, W3: the window never opens, the chunk never closes and the
-// capture waits forever — a deadlock).
+// capture waits forever — a deadlock); begin-tagged-events (each event is
+// tagged with its transaction's first position: a later row of the
+// transaction claims a coordinate before its own write); event-delivered-twice
+// (log processing resumes after the select at the last position it
+// processed, inclusive, so the event there goes out again);
+// marker-only-from-stream (a window opens only when the consumer meets its
+// low watermark: a consumer that starts at lo never opens it, and the
+// chunk's rows are lost — only a start at lo itself shows it).
 
 import (
 	"fmt"
@@ -172,7 +181,8 @@ func Classic(parts ClassicParts) *Protocol {
 		Defaults: Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 2},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
-			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark},
+			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark,
+			BeginTaggedEvents, EventDeliveredTwice, MarkerOnlyFromStream},
 	}, parts.model))
 }
 
@@ -220,9 +230,11 @@ func (m *classic) consumerMay(s *classicState) bool {
 	return (!paused || m.parts.ConsumeDuringRead) && s.Cap.Pos < s.Cap.Log.Len()
 }
 
-// startBound is the latest start s0 allowed so far: before the first low
-// watermark, which the consumer must meet to open the window. The late
-// consumer may start one position past it.
+// startBound is the latest start s0 allowed so far: the first low edge
+// itself (S-OBS: s0 ⊑ lo_i, §6.2). A start at lo never sees the low
+// watermark at lo; the capture knows its own writes and handles it there
+// (startLater), so the window still opens. The late consumer may start
+// one position past it.
 func (m *classic) startBound(s *classicState) model.Coord {
 	if s.Cap.Plan.N == 0 {
 		return NoBound
@@ -230,7 +242,7 @@ func (m *classic) startBound(s *classicState) model.Coord {
 	if m.cfg.Fault == LateStart {
 		return s.Cap.Plan.Units[0].Lo + 1
 	}
-	return s.Cap.Plan.Units[0].Lo - 1
+	return s.Cap.Plan.Units[0].Lo
 }
 
 // Next makes the successor in t, a copy of s on entry, which each step below
@@ -311,6 +323,11 @@ func (m *classic) writeHigh(s *classicState) {
 	u := &s.Cap.Plan.Units[i]
 	u.Hi = s.Cap.Log.Len()
 	s.Phase = classicHighWritten
+	if p := s.Cap.Pos; m.cfg.Fault == EventDeliveredTwice && p > s.Cap.Start {
+		if e := s.Cap.Log.At(p); e.Key != model.NoKey {
+			s.Cap.Emit(e.Key, e.Img, p) // resumed at its last position, inclusive: the event goes out again
+		}
+	}
 	if m.parts.ReleaseAtHighWrite {
 		// Released on writing the high watermark: the consumer has not yet
 		// processed the window, so every present read "survives".
@@ -326,10 +343,11 @@ func (m *classic) consume(s *classicState) {
 }
 
 // startLater moves s0 past the next position: the consumer will never see
-// it. Only the late consumer can pass a watermark this way; the capture knows
-// its own writes, so it still handles the marker (the window opens).
+// it. A start at the first low edge passes its watermark this way (the late
+// consumer one more); the capture knows its own writes, so it still handles
+// the marker (the window opens).
 func (m *classic) startLater(s *classicState) {
-	if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
+	if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey && m.cfg.Fault != MarkerOnlyFromStream {
 		m.consumeAt(s, s.Cap.Pos+1)
 	}
 	StartLater(&s.Cap)
@@ -360,7 +378,13 @@ func (m *classic) consumeAt(s *classicState, p model.Coord) {
 			s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 		}
 	}
-	s.Cap.Emit(e.Key, e.Img, p)
+	tag := p
+	if m.cfg.Fault == BeginTaggedEvents {
+		for tag > 1 && s.Cap.Log.At(tag-1).Txn == e.Txn {
+			tag-- // the transaction's first position (its begin record's LSN)
+		}
+	}
+	s.Cap.Emit(e.Key, e.Img, tag)
 }
 
 // close emits the survivors, tagged with the high edge, and closes unit i.
@@ -368,7 +392,7 @@ func (m *classic) close(s *classicState, i int, tag model.Coord) {
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
-			s.Cap.Emit(k, u.Refresh[k], tag)
+			s.Cap.EmitCopy(k, u.Refresh[k], tag)
 		}
 	}
 	s.Buf = 0
@@ -471,7 +495,11 @@ func (m *classic) Describe(s *classicState, a classicAction) string {
 		return "consume " + m.describeConsume(s, &t)
 	case classicStartLater:
 		d := DescribeStartLater(&s.Cap)
-		if s.Cap.Log.At(s.Cap.Pos+1).Key == model.NoKey {
+		switch {
+		case s.Cap.Log.At(s.Cap.Pos+1).Key != model.NoKey:
+		case m.cfg.Fault == MarkerOnlyFromStream:
+			d += " (the consumer never meets chunk 1's low watermark: its window stays shut)"
+		default:
 			d += " (the capture still handles its own watermark there: chunk 1's window opens)"
 		}
 		return d
@@ -540,7 +568,7 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 	sometimes := func(name, cite string, check func(c *model.Capture) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: func(s *classicState) string { return check(&s.Cap) }}
 	}
-	return []P{
+	ps := []P{
 		invariants.Prop[classicState, classicAction](invariants.FinalReplay, func(s *classicState) string {
 			return invariants.CheckFinalReplay(&s.Cap, units)
 		}),
@@ -555,6 +583,9 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		}),
 		invariants.StepProp[classicState, classicAction](invariants.Monotonic, func(s *classicState, _ classicAction, t *classicState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[classicState, classicAction](invariants.ExactTags, func(s *classicState, _ classicAction, t *classicState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[classicState, classicAction](invariants.CommittedOnly, func(s *classicState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
@@ -571,7 +602,12 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		sometimes("absent-read-inserted-in-window", "§3.1, §6.1", absentReadInserted),
 		sometimes("delete-races-read", "§1.2, Thm 2", deleteRacesRead),
 		sometimes("stale-read-corrected", "Example 4.1, Thm 2", staleReadCorrected),
+		sometimes("copy-tag-past-read", "Lemma 4.1, Thm 3", CopyTagPastRead),
 	}
+	if m.cfg.NoOps {
+		ps = append(ps, sometimes("noop-write-in-window", "§2.1, Def. 6.2", NoOpInWindow))
+	}
+	return ps
 }
 
 // ---- helpers shared by the window-discard protocols (classic, readonly) ----

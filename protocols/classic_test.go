@@ -142,17 +142,26 @@ func TestClassicPasses(t *testing.T) {
 // 31 states consumed from s0 = 0. The consumer may also start at s0 = 1 when
 // x precedes L (it never sees x; only the read carries it): [x] and [x L]
 // with s0 = 1; [x L] read 1 with s0 = 1; [x L H] read 1 consumed 1..3 with
-// s0 = 1 — 6 more, 37 in all, 40 generated (the 33 before, 2 start moves,
-// 5 steps from the new states); the deepest is still 7 steps.
+// s0 = 1 — 6 more, 37 (40 generated). It may also start at L itself once H
+// is written (the capture handles its own L, the window opens): [L H]
+// consumed 1..2, [L H x] 1..3, [L x H] read ⊥ and read 1 1..3 each, all
+// with s0 = 1, and [x L H] consumed 2..3 with s0 = 2 — 13 more, 50 in all,
+// 55 generated (the enumerator); the deepest is still 7 steps. With no-op
+// writes x may also be k0 := ⊥ (a delete of the absent key): 50 states
+// each, less the 8 without x ({}, [L], [L] read ⊥, [L H] from s0 = 0 and
+// s0 = 1), 92 in all.
 func TestClassicCounts(t *testing.T) {
 	tests := []struct {
 		cfg                       Config
 		distinct, generated, deep int
 	}{
-		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, 37, 40, 7},
-		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}, 5235, 6126, 14},
-		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 564, 689, 9},
-		{Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, InitialAny: true}, 636, 688, 12},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}, 50, 55, 7},
+		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 1}, 8638, 10125, 14},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2}, 756, 933, 9},
+		{Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, InitialAny: true}, 1056, 1148, 12},
+		// No-op writes: an update to the current value, a delete of an absent key.
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, NoOps: true}, 92, 103, 7},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, InitialAny: true, NoOps: true}, 11328, 14076, 9},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
@@ -548,7 +557,12 @@ func bfClassic(cfg Config) bfWD {
 				cur = append(cur, bfcEvent{key: k, val: v})
 			}
 		}
-		for _, rows := range bfTxns(append(cur, s.log...), K, cfg.Values, min(cfg.Txn, cfg.Events-bfRows(s.log))) {
+		room := min(cfg.Txn, cfg.Events-bfRows(s.log))
+		txns := bfTxns(append(cur, s.log...), K, cfg.Values, room)
+		if cfg.NoOps { // any value, the current one too (no current value is -1)
+			txns = bfTxnsOf(K, cfg.Values, room, func(int) int { return -1 }, func(k, v int) bfcEvent { return bfcEvent{key: k, val: v} })
+		}
+		for _, rows := range txns {
 			t := s.clone()
 			t.log = bfCommit(t.log, rows)
 			out = append(out, t)
@@ -579,10 +593,15 @@ func bfClassic(cfg Config) bfWD {
 			t.phase = 3
 			out = append(out, t)
 		}
-		if s.phase != 1 && s.phase != 2 && s.pos < len(s.log) && s.pos == s.s0 && (s.started == 0 || s.pos+1 < s.lo[0]) {
-			t := s.clone() // the start moves past the next position, never past L
+		if s.phase != 1 && s.phase != 2 && s.pos < len(s.log) && s.pos == s.s0 && (s.started == 0 || s.pos+1 <= s.lo[0]) {
+			t := s.clone() // the start moves past the next position, up to L itself
 			t.pos++
 			t.s0++
+			if e := t.log[t.pos-1]; e.key < 0 { // a start at L: the capture handles its own marker
+				for k := range t.buf {
+					t.buf[k] = t.read[e.chunk][k] > 0
+				}
+			}
 			out = append(out, t)
 		}
 		if s.phase != 1 && s.phase != 2 && s.pos < len(s.log) {
@@ -614,4 +633,87 @@ func bfClassic(cfg Config) bfWD {
 		}
 		return out
 	})
+}
+
+// Reference: Thm 3 (a tag is a coordinate), §9 (exactly once) — each fault
+// is caught by one invariant alone: begin-tagged-events leaves the sink's
+// values and the tags' order right, so only exact-tags sees it; a resume
+// that repeats its last event changes nothing an upsert sink can see, so
+// only no-duplicate-delivery does. Every other invariant passes.
+func TestClassicTagAndDeliveryFaults(t *testing.T) {
+	for _, tt := range []struct {
+		fault   Fault
+		txn     int
+		catches string
+		steps   int
+	}{
+		{BeginTaggedEvents, 2, invariants.ExactTags.Name, 3},
+		{EventDeliveredTwice, 1, invariants.NoDuplicate.Name, 5},
+	} {
+		t.Run(tt.fault.String(), func(t *testing.T) {
+			cfg := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: tt.txn, InitialAny: true, Fault: tt.fault}
+			m := newClassic(cfg)
+			for _, p := range m.Properties() {
+				if p.Kind == explore.Sometimes {
+					continue
+				}
+				r, err := explore.Run(context.Background(), m, explore.Options{Workers: 2, Only: []string{p.Name}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case p.Name == tt.catches && (r.Verdict != explore.Violated || len(r.Violation.Trace)-1 != tt.steps):
+					t.Errorf("%s: want a violation in %d steps, got %v\n%s", p.Name, tt.steps, r.Verdict, wdTrace(m, r.Violation))
+				case p.Name != tt.catches && r.Verdict != explore.Pass:
+					t.Errorf("%s: want pass, got %v\n%s", p.Name, r.Verdict, wdTrace(m, r.Violation))
+				}
+			}
+		})
+	}
+}
+
+// Reference: S-OBS (s0 ⊑ lo_i) — a window that opens only when the consumer
+// meets its low watermark loses the chunk's rows only when the consumer
+// starts at lo itself: the shortest counterexample starts there, and no
+// counterexample starts earlier (a start before lo meets the marker).
+func TestClassicStartAtLow(t *testing.T) {
+	cfg := Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, InitialAny: true, Fault: MarkerOnlyFromStream}
+	m := newClassic(cfg)
+	r := wdRun(t, wdOnly[classicState, classicAction]{m, []string{invariants.FrontierReplay.Name}}, 2)
+	if r.Verdict != explore.Violated || len(r.Violation.Trace)-1 != 5 {
+		t.Fatalf("want frontier-replay in 5 steps, got %v\n%s", r.Verdict, wdTrace(m, r.Violation))
+	}
+	last := r.Violation.Trace[len(r.Violation.Trace)-1].State.Cap
+	if last.Start != last.Plan.Units[0].Lo {
+		t.Errorf("counterexample starts at s0 = %d, want lo = %d", last.Start, last.Plan.Units[0].Lo)
+	}
+	// Every state that breaks frontier replay has s0 = lo.
+	for _, s := range wdReachable(m) {
+		if invariants.CheckFrontierReplay(&s.Cap, 1) != "" && s.Cap.Start != s.Cap.Plan.Units[0].Lo {
+			t.Fatalf("frontier replay fails with s0 = %d, lo = %d", s.Cap.Start, s.Cap.Plan.Units[0].Lo)
+		}
+	}
+}
+
+// wdReachable is every state of m reachable from its initial states.
+func wdReachable[S comparable, A any](m explore.Model[S, A]) []S {
+	seen := map[S]bool{}
+	queue := m.Init()
+	var out []S
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+		for _, a := range m.Actions(&s, nil) {
+			t := s
+			if m.Next(&s, a, &t) {
+				queue = append(queue, t)
+			}
+		}
+	}
+	return out
 }

@@ -432,7 +432,7 @@ func (m *composite) closeUnit(s *compositeState, i int) {
 	u := &c.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && u.Domain.Has(k) && m.cfg.Fault != CopyDropped {
-			c.Emit(k, u.Refresh[k], u.Hi)
+			c.EmitCopy(k, u.Refresh[k], u.Hi)
 		}
 	}
 	s.Buf &^= u.Domain
@@ -683,6 +683,9 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 		invariants.StepProp[compositeState, compositeAction](invariants.Monotonic, func(s *compositeState, _ compositeAction, t *compositeState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
+		invariants.StepProp[compositeState, compositeAction](invariants.ExactTags, func(s *compositeState, _ compositeAction, t *compositeState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
+		}),
 		invariants.Prop[compositeState, compositeAction](invariants.CommittedOnly, func(s *compositeState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
@@ -720,7 +723,8 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 	}
 	props = append(props,
 		sometimes("survivor-emitted", "Def. 6.2, §6.4", m.survivorEmitted),
-		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *compositeState) string { return CopyDecides(&s.Cap, units, false) }))
+		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *compositeState) string { return CopyDecides(&s.Cap, units, false) }),
+		sometimes("copy-shares-event-tag", "§9, §6.4", func(s *compositeState) string { return CopySharesEventTag(&s.Cap) }))
 	if !m.tablesync && units >= 3 {
 		props = append(props, sometimes("three-provenances", "Figure 3, Cor 3", m.threeProvenances))
 	}

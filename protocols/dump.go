@@ -383,7 +383,7 @@ func (m *dump) closeUnit(s *dumpState) {
 	u := &c.Plan.Units[0]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
-			c.Emit(k, u.Refresh[k], u.Hi)
+			c.EmitCopy(k, u.Refresh[k], u.Hi)
 		}
 	}
 	s.Buf = 0
@@ -631,6 +631,9 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 		invariants.StepProp[dumpState, dumpAction](invariants.Monotonic, func(s *dumpState, _ dumpAction, t *dumpState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
+		invariants.StepProp[dumpState, dumpAction](invariants.ExactTags, func(s *dumpState, _ dumpAction, t *dumpState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
+		}),
 		invariants.Prop[dumpState, dumpAction](invariants.CommittedOnly, func(s *dumpState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)
 		}),
@@ -650,6 +653,7 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 			return invariants.CheckTrajectory(&s.Cap, 1, m.claim(&s.Cap.Plan.Units[0]))
 		}),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return CopyDecides(&s.Cap, 1, false) }),
+		sometimes("copy-shares-event-tag", "§9, §6.4", func(s *dumpState) string { return CopySharesEventTag(&s.Cap) }),
 	)
 	if !m.uncertain {
 		return append(props,

@@ -53,6 +53,11 @@ const (
 
 	// Claims of a shared state witness (Cor 1, T3).
 	WitnessByBracketOnly // composite: exhibits every coordinate inside all brackets as a shared witness, refreshes unchecked
+
+	// Faults of what an entry says rather than what the sink holds.
+	BeginTaggedEvents    // classic: each event is tagged with its transaction's first position, not its own
+	EventDeliveredTwice  // classic: log processing resumes after the select at its last position, inclusive
+	MarkerOnlyFromStream // classic: a chunk's window opens only when the consumer meets its low watermark in the stream
 )
 
 var faultNames = [...]string{
@@ -83,6 +88,9 @@ var faultNames = [...]string{
 	ReaderBeforeBackfill:   "reader-before-backfill",
 	BackfillFromRead:       "backfill-from-read",
 	WitnessByBracketOnly:   "witness-by-bracket-only",
+	BeginTaggedEvents:      "begin-tagged-events",
+	EventDeliveredTwice:    "event-delivered-twice",
+	MarkerOnlyFromStream:   "marker-only-from-stream",
 }
 
 func (f Fault) String() string {

@@ -536,8 +536,13 @@ func (m *parallel) backfillAndEmit(s *parallelState, i int) {
 		if !u.Domain.Has(k) || m.cfg.Fault == CopyDropped {
 			continue
 		}
-		if v := u.MergedIn(&s.Cap.Log, m.keyWindow(s, w, k), k); v != model.Absent {
-			s.Cap.Emit(k, v, u.Hi)
+		kw := m.keyWindow(s, w, k)
+		if v := u.MergedIn(&s.Cap.Log, kw, k); v != model.Absent {
+			if _, at, ok := s.Cap.Log.Last(k, kw); ok && at == u.Hi {
+				s.Cap.Emit(k, v, u.Hi) // the block carries the log event at hi
+			} else {
+				s.Cap.EmitCopy(k, v, u.Hi)
+			}
 		}
 	}
 	s.Cap.Closed |= 1 << i
@@ -789,6 +794,9 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 		}),
 		invariants.StepProp[parallelState, parallelAction](invariants.Monotonic, func(s *parallelState, _ parallelAction, t *parallelState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[parallelState, parallelAction](invariants.ExactTags, func(s *parallelState, _ parallelAction, t *parallelState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[parallelState, parallelAction](invariants.CommittedOnly, func(s *parallelState) string {
 			return invariants.CheckCommittedOnly(&s.Cap)

@@ -33,7 +33,12 @@ type Config struct {
 	// InitialAny explores every base store over the keys and values as an
 	// initial state (Initial must then be empty).
 	InitialAny bool
-	Fault      Fault // a mutation of the protocol or of its claim; None = the protocol as published
+	// NoOps lets the source also commit no-op writes: an UPDATE to the
+	// key's current value and a DELETE of an absent key. PostgreSQL logs
+	// both to logical decoding and §2.1 does not exclude them; they are an
+	// option because they about double the states.
+	NoOps bool
+	Fault Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {
@@ -46,6 +51,9 @@ func (c Config) String() string {
 		s += " initial=any"
 	case c.Initial != (model.Store{}):
 		s += " initial=" + StoreString(c.Initial, c.Keys)
+	}
+	if c.NoOps {
+		s += " noops"
 	}
 	if c.Fault != None {
 		s += " fault=" + c.Fault.String()

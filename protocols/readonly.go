@@ -470,7 +470,7 @@ func (m *readonly) release(s *readonlyState) {
 	u := &s.Cap.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && m.cfg.Fault != CopyDropped {
-			s.Cap.Emit(k, u.Refresh[k], u.Hi)
+			s.Cap.EmitCopy(k, u.Refresh[k], u.Hi)
 		}
 	}
 	s.Buf = 0
@@ -691,6 +691,9 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		invariants.StepProp[readonlyState, readonlyAction](invariants.Monotonic, func(s *readonlyState, _ readonlyAction, t *readonlyState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
 		}),
+		invariants.StepProp[readonlyState, readonlyAction](invariants.ExactTags, func(s *readonlyState, _ readonlyAction, t *readonlyState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
+		}),
 		invariants.Prop[readonlyState, readonlyAction](invariants.Membership, func(s *readonlyState) string {
 			return m.membership(s)
 		}),
@@ -717,6 +720,7 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		sometimes("stale-read", "§4.3, §7.4 A-read, O2", func(s *readonlyState) string { return StaleRead(&s.Cap) }),
 		sometimes("multi-row-transaction-in-window", "Thm 7, A-discard", func(s *readonlyState) string { return multiRowInWindow(&s.Cap) }),
 		sometimes("delete-races-read", "§1.2, Thm 2", func(s *readonlyState) string { return deleteRacesRead(&s.Cap) }),
+		sometimes("copy-shares-event-tag", "§9, Def. 6.2", func(s *readonlyState) string { return CopySharesEventTag(&s.Cap) }),
 	)
 }
 

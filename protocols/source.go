@@ -1,6 +1,7 @@
 package protocols
 
 import (
+	"fmt"
 	"iter"
 
 	"github.com/cutcheck/cutcheck/model"
@@ -33,8 +34,9 @@ func DataEvents(l *model.Log) int {
 
 // Commits yields every transaction the source may commit next under cfg
 // (§2.1): 1..T events on distinct keys, in every order, each giving its key
-// a value other than its current one (a delete only of a present key),
-// without exceeding E row events in all. It yields rather than returning a
+// a value other than its current one (a delete only of a present key) —
+// with cfg.NoOps any value, so also an update to the current value and a
+// delete of an absent key — without exceeding E row events in all. It yields rather than returning a
 // slice so that Actions, which ranges over it for every state, needs no
 // buffer of transactions.
 func Commits(cfg *Config, l *model.Log) iter.Seq[Txn] {
@@ -57,7 +59,7 @@ func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room 
 			continue
 		}
 		for v := model.Value(0); v <= model.Value(cfg.Values); v++ {
-			if v == cur[k] {
+			if v == cur[k] && !cfg.NoOps {
 				continue
 			}
 			t.Ev[t.N] = model.Event{Key: k, Img: v}
@@ -130,4 +132,66 @@ func EarliestLow(p *model.Plan) model.Coord {
 // scan reads by primary-key range (§7.2).
 func ChunkKeys(i, keys, chunks int) model.KeySet {
 	return model.Range(model.Key(i*keys/chunks), model.Key((i+1)*keys/chunks))
+}
+
+// NoOpInWindow (sometimes, with cfg.NoOps): a closed unit's window holds a
+// no-op write on one of its keys — an event whose image is the key's value
+// just before it (an UPDATE to the same value, a DELETE of an absent key),
+// which window-discard must treat like any other event.
+func NoOpInWindow(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		if !c.UnitClosed(i) {
+			continue
+		}
+		for p := u.Lo + 1; p <= min(u.Hi, c.Log.Len()); p++ {
+			if e := c.Log.At(p); e.Key != model.NoKey && u.Domain.Has(e.Key) && e.Img == c.Log.Sigma(p-1, e.Key) {
+				return fmt.Sprintf("unit %d: no-op write %v := %v at %d inside its window", i+1, e.Key, e.Img, p)
+			}
+		}
+	}
+	return ""
+}
+
+// CopySharesEventTag (sometimes; the race no-duplicate-delivery must tell
+// apart): a closed unit's copied row on k is tagged with its high edge, and
+// the log event at that edge, on k too, was delivered — a copy and an event
+// shared a tag.
+func CopySharesEventTag(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		if !c.UnitClosed(i) || u.Hi == 0 || u.Hi > c.Log.Len() {
+			continue
+		}
+		k := c.Log.At(u.Hi).Key
+		if k != model.NoKey && u.Survivors(&c.Log).Has(k) && c.Out.Tag[k] == u.Hi && c.Delivered.Has(k) {
+			return fmt.Sprintf("unit %d: the copy of %v and the event at %d share the tag %d", i+1, k, u.Hi, u.Hi)
+		}
+	}
+	return ""
+}
+
+// CopyTagPastRead (sometimes; the race exact-tags guards): a closed unit's
+// copied row is what the stream last carries for its key, tagged with the
+// high edge, and a row event lies between the key's read and that tag: the
+// tag is exact only because the key stood still while the log moved
+// (Lemma 4.1).
+func CopyTagPastRead(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		if !c.UnitClosed(i) {
+			continue
+		}
+		for k := range u.Survivors(&c.Log).Keys() {
+			if c.Out.Tag[k] != u.Hi || c.Out.Val[k] != u.Refresh[k] {
+				continue
+			}
+			for p := c.ReadAt[k] + 1; p <= min(u.Hi, c.Log.Len()); p++ {
+				if c.Log.At(p).Key != model.NoKey {
+					return fmt.Sprintf("unit %d: %v read at %d, copied with tag %d past the event at %d", i+1, k, c.ReadAt[k], u.Hi, p)
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -41,6 +41,7 @@ type Spec struct {
 	Txn      *int     `json:"txn,omitempty"`
 	Mode     string   `json:"mode,omitempty"`
 	Initial  *Initial `json:"initial,omitempty"` // the store before the history: one value per key (0 = absent), or "any"
+	NoOps    bool     `json:"noops,omitempty"`   // the source also commits no-op writes (protocols.Config.NoOps)
 	Mutation string   `json:"mutation,omitempty"`
 	Expect   string   `json:"expect"`             // "pass", "deadlock", or the invariant that must fail (checked alone)
 	Only     []string `json:"only,omitempty"`     // check only these invariants (with an invariant expected, it must be one of them)
@@ -280,6 +281,7 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 	if s.Mode != "" {
 		cfg.Mode = s.Mode
 	}
+	cfg.NoOps = s.NoOps
 	var initial []int
 	if s.Initial != nil {
 		initial, cfg.InitialAny = s.Initial.Values, s.Initial.Any

@@ -204,7 +204,7 @@ func (m *keyrange) copyRange(s *krState, i int) {
 		u.Refresh[k] = s.Cap.Log.Sigma(at, k)
 		s.Cap.ReadAt[k] = at
 		if u.Refresh[k] != model.Absent {
-			s.Cap.Emit(k, u.Refresh[k], u.Hi)
+			s.Cap.EmitCopy(k, u.Refresh[k], u.Hi)
 		}
 	}
 	s.Cap.Closed |= 1 << s.Cap.Plan.Add(u)
@@ -337,6 +337,9 @@ func (m *keyrange) Properties() []explore.Property[krState, krAction] {
 		invariants.Prop[krState, krAction](invariants.ClosedUnitCut, func(s *krState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
 		invariants.StepProp[krState, krAction](invariants.Monotonic, func(s *krState, _ krAction, t *krState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[krState, krAction](invariants.ExactTags, func(s *krState, _ krAction, t *krState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[krState, krAction](invariants.CommittedOnly, func(s *krState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
 		invariants.Prop[krState, krAction](invariants.Contract, func(s *krState) string { return invariants.CheckContract(&s.Cap, n) }),

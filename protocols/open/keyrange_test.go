@@ -354,9 +354,9 @@ func TestKeyrangeNonmonotoneLosesUpdate(t *testing.T) {
 
 // Reference: §6.5 — each broken mode's full verdict (every invariant, the
 // opt-in one too): the first invariant its shortest counterexample breaks,
-// and how many steps that takes. KeyrangeNonmonotone re-delivers too: a key below
+// and how many steps that takes. KeyrangeNonmonotone repeats a tag: a key below
 // the moved cursor has its event applied before its own range is copied at
-// the same position.
+// the same position, as a copied row: the delivery claim holds.
 func TestKeyrangeModeVerdicts(t *testing.T) {
 	for _, tt := range []struct {
 		mode, first string
@@ -370,8 +370,12 @@ func TestKeyrangeModeVerdicts(t *testing.T) {
 			t.Errorf("%s: %d steps, want %d", tt.mode, len(v.Trace)-1, tt.steps)
 		}
 	}
+	// The copy repeats the event's tag as a copied row, not the event
+	// again: no log event is delivered twice (model.Capture.EmitCopy).
 	m := krModel(protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: KeyrangeNonmonotone})
-	kvFail(t, m, kvRun(t, m, invariants.NoDuplicate.Name), invariants.NoDuplicate.Name)
+	if r := kvRun(t, m, invariants.NoDuplicate.Name); r.Verdict != explore.Pass {
+		t.Errorf("no-duplicate-delivery: %v", r.Verdict)
+	}
 }
 
 // Reference: §6.1, §6.5 — with a monotone cursor the gate is an emission in

@@ -321,7 +321,7 @@ func (m *reread) close(s *rereadState) {
 	u := &c.Plan.Units[i]
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Buf.Has(k) && m.cfg.Fault != protocols.CopyDropped {
-			c.Emit(k, u.Refresh[k], u.Hi)
+			c.EmitCopy(k, u.Refresh[k], u.Hi)
 		}
 	}
 	need := s.Collide &^ s.Known
@@ -357,7 +357,7 @@ func (m *reread) staleReread(s *rereadState) {
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Collide.Has(k) {
 			u.Refresh[k], c.ReadAt[k] = c.Log.Sigma(at, k), at
-			c.Emit(k, m.staleImage(&c.Log, u, k), u.Hi)
+			c.EmitCopy(k, m.staleImage(&c.Log, u, k), u.Hi)
 		}
 	}
 	s.Known |= s.Collide
@@ -592,6 +592,9 @@ func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 		prop(invariants.ClosedUnitCut, func(s *rereadState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
 		invariants.StepProp[rereadState, rereadAction](invariants.Monotonic, func(s *rereadState, _ rereadAction, t *rereadState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[rereadState, rereadAction](invariants.ExactTags, func(s *rereadState, _ rereadAction, t *rereadState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		prop(invariants.CommittedOnly, func(s *rereadState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
 		prop(invariants.LatestHigh, func(s *rereadState) string {

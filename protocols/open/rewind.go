@@ -176,7 +176,7 @@ func (m *rewind) Next(s *rewindState, a rewindAction, t *rewindState) bool {
 		u := &c.Plan.Units[i]
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 			if u.Domain.Has(k) && u.Refresh[k] != model.Absent && m.cfg.Fault != protocols.CopyDropped {
-				c.Emit(k, u.Refresh[k], u.Lo)
+				c.EmitCopy(k, u.Refresh[k], u.Lo)
 			}
 		}
 		c.Closed |= 1 << i
@@ -363,6 +363,9 @@ func (m *rewind) Properties() []explore.Property[rewindState, rewindAction] {
 		invariants.Prop[rewindState, rewindAction](invariants.ClosedUnitCut, func(s *rewindState) string { return invariants.CheckClosedUnitCut(&s.Cap) }),
 		invariants.StepProp[rewindState, rewindAction](invariants.Monotonic, func(s *rewindState, _ rewindAction, t *rewindState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[rewindState, rewindAction](invariants.ExactTags, func(s *rewindState, _ rewindAction, t *rewindState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[rewindState, rewindAction](invariants.CommittedOnly, func(s *rewindState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
 		invariants.Prop[rewindState, rewindAction](invariants.LatestHigh, func(s *rewindState) string {

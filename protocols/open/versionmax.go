@@ -238,7 +238,11 @@ func (m *versionmax) apply(s *vmState, k model.Key, v model.Value, ver uint8, ta
 		}
 		return
 	}
-	s.Cap.Emit(k, v, tag)
+	if copied {
+		s.Cap.EmitCopy(k, v, tag)
+	} else {
+		s.Cap.Emit(k, v, tag)
+	}
 	s.SinkVer[k] = ver
 }
 
@@ -399,6 +403,9 @@ func (m *versionmax) Properties() []explore.Property[vmState, vmAction] {
 		invariants.Prop[vmState, vmAction](invariants.FrontierReplay, func(s *vmState) string { return invariants.CheckFrontierReplay(&s.Cap, n) }),
 		invariants.StepProp[vmState, vmAction](invariants.Monotonic, func(s *vmState, _ vmAction, t *vmState) string {
 			return invariants.CheckMonotone(&s.Cap, &t.Cap)
+		}),
+		invariants.StepProp[vmState, vmAction](invariants.ExactTags, func(s *vmState, _ vmAction, t *vmState) string {
+			return invariants.CheckExactTags(&s.Cap, &t.Cap)
 		}),
 		invariants.Prop[vmState, vmAction](invariants.CommittedOnly, func(s *vmState) string { return invariants.CheckCommittedOnly(&s.Cap) }),
 		invariants.Prop[vmState, vmAction](VersionmaxOrder, checkVersionOrder),
