@@ -149,6 +149,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "check", "%v", err)
 	}
 	defer outs.discard()
+	stdout = outs.to(stdout, stderr)
 	ctx, stop := interrupted()
 	defer stop()
 	fmt.Fprintf(stdout, "cutcheck %s: checking %s\n", version, what)
@@ -198,11 +199,33 @@ func openOutputs(jsonOut, traceJSON, html string) (*outputs, error) {
 			o.html, err = openOut("--html", html)
 		}
 	}
+	if n := btoi(o.json.toStdout()) + btoi(o.traceJSON.toStdout()) + btoi(o.html.toStdout()); err == nil && n > 1 {
+		err = errors.New("only one output can be - (standard output)")
+	}
 	if err != nil {
 		o.discard()
 		return nil, err
 	}
 	return o, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// to points an output named "-" at stdout and returns where the report's
+// text goes: stdout, or stderr when stdout carries the output.
+func (o *outputs) to(stdout, stderr io.Writer) io.Writer {
+	for _, f := range []*outFile{o.json, o.traceJSON, o.html} {
+		if f.toStdout() {
+			f.std = stdout
+			return stderr
+		}
+	}
+	return stdout
 }
 
 // write writes the result files: the report always, the trace and the

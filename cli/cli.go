@@ -56,7 +56,7 @@ func init() {
 		{"reproduce", "[--quick] [--out DIR] [--specs DIR]", "run every spec (the paper's bounded and mutated runs) and write the results table", runReproduce},
 		{"certify", "BUNDLE [flags]", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
-		{"clean", "[--dir DIR]", "remove the disk-tier directories of runs that were killed", runClean},
+		{"clean", "[--dir DIR] [--out DIR]", "remove what killed runs left: disk-tier directories, and reproduce's staging directories", runClean},
 		{"version", "", "print the version", runVersion},
 		{"help", "[command]", "show help for cutcheck or one command", runHelp},
 	}

@@ -52,6 +52,9 @@ func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
 	if e.progress < 0 || e.progress > 0 && e.progress < minProgress {
 		return o, fmt.Errorf("--progress must be 0 (no progress lines) or at least %v, got %v", minProgress, e.progress)
 	}
+	if fi, err := os.Stat(e.dir); e.dir != "" && err == nil && !fi.IsDir() {
+		return o, fmt.Errorf("--dir: %s is a file; give a directory (it is made if missing)", e.dir)
+	}
 	switch e.seen {
 	case "mem":
 	case "disk":

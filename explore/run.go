@@ -54,6 +54,10 @@ func memoryLimit(budget int64) (restore func()) {
 	return func() {}
 }
 
+// MaxActions is the most actions one state may have (see maxActions): a
+// model whose bounds allow more is refused before it runs.
+const MaxActions = maxActions
+
 // minMemoryLimit is the least soft memory limit a budgeted run sets.
 const minMemoryLimit = 64 << 20
 
