@@ -118,12 +118,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}{{"only", o.only}, {"with", o.with}} {
 		flag := sel.flag
 		for _, name := range sel.names {
-			known := false
+			known, optIn := false, false
 			for _, q := range p.Properties(cfg) {
-				known = known || q.Name == name && q.Kind != explore.Sometimes
+				if q.Name == name && q.Kind != explore.Sometimes {
+					known, optIn = true, q.OptIn
+				}
 			}
 			if !known {
 				return usageErr(stderr, "check", "--%s: %s has no invariant %q", flag, p.Name, name)
+			}
+			if flag == "with" && !optIn {
+				return usageErr(stderr, "check", "--with: %s is checked without asking (--with adds opt-in invariants only; --only selects)", name)
 			}
 		}
 	}

@@ -586,3 +586,43 @@ func TestResultsOneSet(t *testing.T) {
 		t.Errorf("files made: %v", ents)
 	}
 }
+
+// Reference: issue 21, finding 12. Every phase says when it starts, and
+// progress lines name the spec they are about; a budget above the
+// machine's memory and a --with of an invariant checked anyway are usage
+// errors.
+func TestVoice(t *testing.T) {
+	specsDir := writeSpecs(t, smallSpecs)
+	code, stdout, stderr := runCLI("reproduce", "--specs", specsDir, "--out", "", "--progress", "0")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"kill matrix: 2 mutated specs", "kill matrix: every positive spec again with its copy dropped", "a-classic + copy-dropped: killed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("reproduce does not say %q:\n%s", want, stdout)
+		}
+	}
+
+	slow := writeSpecs(t, map[string]string{"slow-one.json": `{"protocol":"classic","keys":2,"values":2,"events":3,"chunks":2,"expect":"pass"}`})
+	code, stdout, stderr = runCLI("run", filepath.Join(slow, "slow-one.json"), "--progress", "100ms")
+	if code != exitOK || !strings.Contains(stderr, "progress: slow-one: depth ") {
+		t.Errorf("run: exit %d, progress lines do not name the spec:\n%s%s", code, stdout, stderr)
+	}
+
+	tiny := []string{"check", "classic", "--keys", "1", "--values", "1", "--events", "1", "--chunks", "1", "--progress", "0"}
+	if total := memTotal(); total > 0 && total < 1<<50 {
+		if code, _, stderr := runCLI(append(tiny, "--mem", "1024TiB")...); code != exitUsage || !strings.Contains(stderr, "more than this machine's memory") {
+			t.Errorf("--mem past the machine: exit %d, %q", code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(append(tiny, "--with", "final-replay")...); code != exitUsage || !strings.Contains(stderr, "--with: final-replay is checked without asking") {
+		t.Errorf("--with of an invariant checked anyway: exit %d, %q", code, stderr)
+	}
+	if code, _, _ := runCLI(append(tiny, "--with", "no-duplicate-delivery")...); code != exitOK {
+		t.Errorf("--with of an opt-in invariant: exit %d", code)
+	}
+	with := writeSpecs(t, map[string]string{"w.json": `{"protocol":"classic","keys":1,"values":1,"events":1,"chunks":1,"with":["final-replay"],"expect":"pass"}`})
+	if code, _, stderr := runCLI("run", filepath.Join(with, "w.json")); code != exitUsage || !strings.Contains(stderr, `"final-replay" is checked without asking`) {
+		t.Errorf("spec with a non-opt-in \"with\": exit %d, %q", code, stderr)
+	}
+}

@@ -74,7 +74,7 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interrupted()
 	defer stop()
-	outcomes, code := runAll(ctx, list, opts, stdout, stderr)
+	outcomes, code := runAll(ctx, list, opts, o.engine.run, stdout, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -93,7 +93,7 @@ func reproduceFlags() (*pflag.FlagSet, *reproduceOpts) {
 	o := &reproduceOpts{}
 	fs := pflag.NewFlagSet("reproduce", pflag.ContinueOnError)
 	fs.BoolVar(&o.quick, "quick", false, "run only the quick subset (about a minute on 2 cores)")
-	fs.StringVar(&o.out, "out", "results", "directory for the set of results (table, kill matrix, counterexamples, manifest), replaced whole only when every spec has run (\"\" = write nothing); an interrupted run writes what it finished to DIR.partial. With --quick or --specs the default is results-quick or results-<specs dir's name>, never the full set")
+	fs.StringVar(&o.out, "out", "results", "directory for the set of results (table, kill matrix, counterexamples, manifest), replaced whole only when every spec has run (\"\" = write nothing); an interrupted run writes what it finished to DIR.partial. With --quick or --specs the default is results-<name of the --specs directory>, -quick added for --quick, never the full set")
 	fs.StringVar(&o.specsDir, "specs", "", "read spec files from this directory instead of the built-in ones")
 	fs.BoolVar(&o.matrix, "matrix", true, "also compute the mutation × invariant kill matrix")
 	o.engine.register(fs)
@@ -148,7 +148,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interrupted()
 	defer stop()
-	outcomes, code := runAll(ctx, list, opts, stdout, stderr)
+	outcomes, code := runAll(ctx, list, opts, o.engine.run, stdout, stderr)
 	if code == exitOK && outcomesCode(outcomes) == exitIncomplete {
 		code = exitIncomplete // a spec stopped at --max-depth: not a set of results
 	}
@@ -157,7 +157,14 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	if o.matrix && complete {
 		n := specs.Mutated(outcomes)
 		fmt.Fprintf(stdout, "\nkill matrix: %d mutated specs, each invariant checked alone\n", n)
-		matrix, err = specs.KillMatrix(ctx, outcomes, opts, func(k specs.Kill) {
+		copies := false
+		matrix, err = specs.KillMatrix(ctx, outcomes, opts, func(row string) {
+			if strings.HasSuffix(row, " + copy-dropped") && !copies {
+				copies = true
+				fmt.Fprintf(stdout, "\nkill matrix: every positive spec again with its copy dropped, frontier-replay checked alone\n")
+			}
+			o.engine.run("kill matrix: " + row)
+		}, func(k specs.Kill) {
 			killed := "killed"
 			if !k.Killed {
 				killed = "NOT KILLED"
@@ -293,7 +300,7 @@ func saveResults(res *resultsSet, complete bool, out []specs.Outcome, matrix []s
 // runAll runs every spec, printing one row per spec as it finishes. A
 // cancelled ctx stops the current spec, which is dropped, and skips the
 // rest; the outcomes so far are returned.
-func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout, stderr io.Writer) ([]specs.Outcome, int) {
+func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, running func(string), stdout, stderr io.Writer) ([]specs.Outcome, int) {
 	w := 4
 	for _, s := range list {
 		w = max(w, len(s.Name))
@@ -305,6 +312,7 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 		if ctx.Err() != nil {
 			break
 		}
+		running(s.Name)
 		o, err := specs.Run(ctx, s, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck: %v\n", err)

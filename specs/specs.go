@@ -342,6 +342,9 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 		if !slices.Contains(checked, name) {
 			return cfg, p, &Error{s.Name, "with", fmt.Sprintf("%s does not check %q under this configuration (it checks: %s)", p.Name, name, list)}
 		}
+		if !slices.ContainsFunc(p.Properties(cfg), func(q protocols.Prop) bool { return q.Name == name && q.OptIn }) {
+			return cfg, p, &Error{s.Name, "with", fmt.Sprintf("%q is checked without asking (\"with\" adds opt-in invariants only; \"only\" selects)", name)}
+		}
 	}
 	switch {
 	case s.Expect == "":
