@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cutcheck/cutcheck/explore"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -603,10 +606,27 @@ func TestVoice(t *testing.T) {
 		}
 	}
 
-	slow := writeSpecs(t, map[string]string{"slow-one.json": `{"protocol":"classic","keys":2,"values":2,"events":3,"chunks":2,"expect":"pass"}`})
-	code, stdout, stderr = runCLI("run", filepath.Join(slow, "slow-one.json"), "--progress", "100ms")
-	if code != exitOK || !strings.Contains(stderr, "progress: slow-one: depth ") {
-		t.Errorf("run: exit %d, progress lines do not name the spec:\n%s%s", code, stdout, stderr)
+	// Progress lines name what runAll says is running, and it names each
+	// spec before running it.
+	e := engineFlags{seen: "mem", progress: time.Second}
+	var progress bytes.Buffer
+	opts, err := e.options(&progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := loadSpecs(specsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named []string
+	opts.Progress, opts.OnProgress = 0, nil // no ticker: called by hand below
+	runAll(context.Background(), list, opts, func(name string) { named = append(named, name); e.run(name) }, io.Discard, io.Discard)
+	if want := []string{"a-classic", "b-mutated", "c-mutated2"}; !reflect.DeepEqual(named, want) {
+		t.Errorf("runAll named %v, want %v", named, want)
+	}
+	e.run("b-mutated")
+	if line := progressLine(e.running.Load(), explore.Stats{Depth: 3}); !strings.HasPrefix(line, "progress: b-mutated: depth 3 ") {
+		t.Errorf("progress line %q does not name the spec", line)
 	}
 
 	tiny := []string{"check", "classic", "--keys", "1", "--values", "1", "--events", "1", "--chunks", "1", "--progress", "0"}
