@@ -455,7 +455,7 @@ func TestExitCodes(t *testing.T) {
 
 		{"reproduce", []string{"reproduce", "--specs", pass, "--out", filepath.Join(dir, "r1"), "--progress", "0"}, exitOK},
 		{"reproduce verdict differs", []string{"reproduce", "--specs", wrong, "--out", "", "--progress", "0"}, exitViolated},
-		{"reproduce max-depth", []string{"reproduce", "--specs", pass, "--out", "", "--max-depth", "2", "--progress", "0"}, exitIncomplete},
+		{"reproduce max-depth", []string{"reproduce", "--specs", pass, "--out", filepath.Join(dir, "r2"), "--max-depth", "2", "--progress", "0"}, exitIncomplete},
 		{"reproduce missing specs", []string{"reproduce", "--specs", missing}, exitUsage},
 		{"reproduce specs a file", []string{"reproduce", "--specs", file}, exitUsage},
 		{"reproduce out a file", []string{"reproduce", "--specs", pass, "--out", file}, exitUsage},
@@ -484,6 +484,13 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("a usage error must be one line, before anything runs: %v, stdout %q, stderr %q", time.Since(start), stdout, stderr)
 			}
 		})
+	}
+	// A reproduce stopped by --max-depth is no set of results: only partial.
+	if _, err := os.Stat(filepath.Join(dir, "r2")); !os.IsNotExist(err) {
+		t.Errorf("reproduce --max-depth wrote a set of results: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "r2.partial", "table.md")); err != nil || !strings.Contains(string(data), "stopped at --max-depth") {
+		t.Errorf("reproduce --max-depth: partial table %v %q", err, data)
 	}
 	if os.Getuid() != 0 { // root reads every file
 		unreadable := filepath.Join(dir, "unreadable.json")

@@ -280,6 +280,9 @@ func saveResults(res *resultsSet, complete bool, out []specs.Outcome, matrix []s
 	if len(out) == total {
 		note = fmt.Sprintf("**Partial results**: every spec ran, but the kill matrix stopped after %d rows", len(matrix))
 	}
+	if outcomesCode(out) == exitIncomplete {
+		note = "**Partial results**: some specs stopped at --max-depth before their search ended"
+	}
 	note += fmt.Sprintf("; %s was left as it was.\n\n", res.out)
 	info.Partial = true
 	err := writeResults(res.stage, out, matrix, info, note+quickNote)
