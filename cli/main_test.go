@@ -459,6 +459,7 @@ func TestExitCodes(t *testing.T) {
 		{"reproduce missing specs", []string{"reproduce", "--specs", missing}, exitUsage},
 		{"reproduce specs a file", []string{"reproduce", "--specs", file}, exitUsage},
 		{"reproduce out a file", []string{"reproduce", "--specs", pass, "--out", file}, exitUsage},
+		{"reproduce out the current directory", []string{"reproduce", "--specs", pass, "--out", "."}, exitUsage},
 		{"reproduce args", []string{"reproduce", "x"}, exitUsage},
 
 		{"clean", []string{"clean", "--dir", dir, "--out", filepath.Join(dir, "results")}, exitOK},

@@ -177,6 +177,9 @@ const (
 
 func openResults(out string) (*resultsSet, []string, error) {
 	out = filepath.Clean(out)
+	if b := filepath.Base(out); b == "." || b == ".." || b == string(filepath.Separator) {
+		return nil, nil, fmt.Errorf("--out: %s cannot be swapped for a new set; name a directory of its own, e.g. results", out)
+	}
 	fi, err := os.Stat(out)
 	switch {
 	case err == nil && !fi.IsDir():
