@@ -217,7 +217,10 @@ func readSpecFile(file string) ([]byte, error) {
 func defaultOut(specsDir string, quick bool) string {
 	out := "results"
 	if specsDir != "" {
-		out += "-" + filepath.Base(filepath.Clean(specsDir))
+		if abs, err := filepath.Abs(specsDir); err == nil {
+			specsDir = abs // "." names the directory it is
+		}
+		out += "-" + filepath.Base(specsDir)
 	}
 	if quick {
 		out += "-quick"
