@@ -204,7 +204,7 @@
 // redone in one pass with a larger map while it fits, else in passes: a
 // run goes to disk only when a level has shown it must. Measured on
 // parallel at its defaults (62.5M states, levels of up to 11.3M, graded):
-// 126 MiB resident at a 128 MiB budget, 500 MiB at 512 MiB, 1,919 MiB at
+// 126 MiB resident at a 128 MiB budget, 495 MiB at 512 MiB, 1,919 MiB at
 // 2 GiB, 3.9 GiB in memory at the default budget.
 //
 // # Limits
