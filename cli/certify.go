@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,8 +64,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 	}
 	in, closeIn, err := openInput(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
-		return exitError
+		return usageErr(stderr, "certify", "%s: %v", fs.Arg(0), err) // a bad input: nothing has run
 	}
 	defer closeIn()
 	var notes []string
@@ -91,7 +91,11 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			return report(&certify.Result{Verdict: verdictOf(f), Failure: f}, o.json, stdout, stderr)
 		}
 		if o.writeBundle != "" {
-			if err := os.WriteFile(o.writeBundle, b.Bytes(), 0o644); err != nil {
+			out, err := openOut("--write-bundle", o.writeBundle)
+			if err == nil {
+				err = out.write(func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err })
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 				return exitError
 			}
@@ -189,9 +193,12 @@ func openInput(name string) (io.Reader, func(), error) {
 	if name == "-" {
 		return os.Stdin, func() {}, nil
 	}
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return nil, nil, errors.New("is a directory; give a bundle file")
+	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, pathErr(err)
 	}
 	return f, func() { f.Close() }, nil
 }

@@ -50,7 +50,7 @@ func TestCertifyCommand(t *testing.T) {
 	if code, out, _ := runCLI("certify", bundle); code != exitUnsupported || !strings.HasPrefix(out, "Unsupported") {
 		t.Errorf("unknown version: code %d out %q", code, out)
 	}
-	if code, _, errs := runCLI("certify", filepath.Join(dir, "missing")); code != exitError || errs == "" {
+	if code, _, errs := runCLI("certify", filepath.Join(dir, "missing")); code != exitUsage || errs == "" {
 		t.Errorf("missing file: code %d", code)
 	}
 	if code, _, _ := runCLI("certify"); code != exitUsage {

@@ -124,12 +124,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}{{"only", o.only}, {"with", o.with}} {
 		flag := sel.flag
 		for _, name := range sel.names {
-			known := false
+			known, optIn := false, false
 			for _, q := range p.Properties(cfg) {
-				known = known || q.Name == name && q.Kind != explore.Sometimes
+				if q.Name == name && q.Kind != explore.Sometimes {
+					known, optIn = true, q.OptIn
+				}
 			}
 			if !known {
 				return usageErr(stderr, "check", "--%s: %s has no invariant %q", flag, p.Name, name)
+			}
+			if flag == "with" && !optIn {
+				return usageErr(stderr, "check", "--with: %s is checked without asking (--with adds opt-in invariants only; --only selects)", name)
 			}
 		}
 	}
@@ -170,6 +175,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "check", "%v", err)
 	}
 	defer bundle.discard()
+	text := outs.to(stdout, stderr)
+	if bundle.toStdout() {
+		if text != stdout {
+			return usageErr(stderr, "check", "only one output can be - (standard output)")
+		}
+		bundle.std, text = stdout, stderr
+	}
+	stdout = text
 	ctx, stop := interrupted()
 	defer stop()
 	fmt.Fprintf(stdout, "cutcheck %s: checking %s\n", version, what)
@@ -229,11 +242,33 @@ func openOutputs(jsonOut, traceJSON, html string) (*outputs, error) {
 			o.html, err = openOut("--html", html)
 		}
 	}
+	if n := btoi(o.json.toStdout()) + btoi(o.traceJSON.toStdout()) + btoi(o.html.toStdout()); err == nil && n > 1 {
+		err = errors.New("only one output can be - (standard output)")
+	}
 	if err != nil {
 		o.discard()
 		return nil, err
 	}
 	return o, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// to points an output named "-" at stdout and returns where the report's
+// text goes: stdout, or stderr when stdout carries the output.
+func (o *outputs) to(stdout, stderr io.Writer) io.Writer {
+	for _, f := range []*outFile{o.json, o.traceJSON, o.html} {
+		if f.toStdout() {
+			f.std = stdout
+			return stderr
+		}
+	}
+	return stdout
 }
 
 // write writes the result files: the report always, the trace and the

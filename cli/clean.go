@@ -11,17 +11,22 @@ import (
 	"github.com/cutcheck/cutcheck/explore"
 )
 
-func cleanFlags() (*pflag.FlagSet, *string) {
+type cleanOpts struct{ dir, out string }
+
+func cleanFlags() (*pflag.FlagSet, *cleanOpts) {
+	o := &cleanOpts{}
 	fs := pflag.NewFlagSet("clean", pflag.ContinueOnError)
-	dir := fs.String("dir", "", "the directory runs were given with --dir (default: the system's temporary directory)")
+	fs.StringVar(&o.dir, "dir", "", "the directory runs were given with --dir (default: the system's temporary directory)")
+	fs.StringVar(&o.out, "out", "results", "the directory reproduce was given with --out: its staging directories left by killed runs are removed")
 	fs.String("db", "", "also drop the replication slots and publications that killed record runs left on the PostgreSQL server at `URL`")
-	return fs, dir
+	return fs, o
 }
 
 // runClean is `cutcheck clean`: every run already does this for its own
-// --dir before it starts; clean does it on demand.
+// --dir (reproduce for its --out) before it starts; clean does it on demand.
 func runClean(args []string, stdout, stderr io.Writer) int {
-	fs, dir := cleanFlags()
+	fs, o := cleanFlags()
+	dir := &o.dir
 	if code := parse(fs, args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -36,6 +41,16 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 	where := *dir
 	if where == "" {
 		where = os.TempDir()
+	} else if fi, err := os.Stat(where); err != nil || !fi.IsDir() {
+		// A --dir that is not there cannot hold a killed run's files: most
+		// likely a typo, which "nothing to remove" would hide.
+		switch {
+		case err == nil:
+			return usageErr(stderr, "clean", "--dir: %s is a file; give the directory runs were given with --dir", where)
+		case os.IsNotExist(err):
+			return usageErr(stderr, "clean", "--dir: there is no directory %s", where)
+		}
+		return usageErr(stderr, "clean", "--dir: %s: %v", where, pathErr(err))
 	}
 	removed, err := explore.RemoveOrphans(*dir)
 	for _, o := range removed {
@@ -45,8 +60,19 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
 		return exitError
 	}
-	if len(removed) == 0 {
-		fmt.Fprintf(stdout, "nothing to remove: no directory in %s was left by a run that is gone\n", where)
+	var sets []string
+	if o.out != "" {
+		sets, err = cleanSets(o.out)
+		for _, line := range sets {
+			fmt.Fprintln(stdout, line)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
+			return exitError
+		}
+	}
+	if len(removed)+len(sets) == 0 {
+		fmt.Fprintf(stdout, "nothing to remove: no directory in %s was left by a run that is gone, and nothing beside %s by a reproduce\n", where, o.out)
 	}
 	return exitOK
 }

@@ -57,7 +57,7 @@ func init() {
 		{"certify", "BUNDLE [flags]", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
 		{"record", "--db URL --table T --bundle FILE", "record a watermark backfill of a PostgreSQL table as an evidence bundle and Debezium events", runRecord},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
-		{"clean", "[--dir DIR]", "remove the disk-tier directories of runs that were killed", runClean},
+		{"clean", "[--dir DIR] [--out DIR]", "remove what killed runs left: disk-tier directories, and reproduce's staging directories", runClean},
 		{"version", "", "print the version", runVersion},
 		{"help", "[command]", "show help for cutcheck or one command", runHelp},
 	}

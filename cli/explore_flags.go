@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -29,7 +30,12 @@ type engineFlags struct {
 	// checkSymmetry verifies the model's symmetry on every state of a
 	// concrete run (explore.Options.CheckSymmetry).
 	checkSymmetry bool
+	// running names the spec or phase being run, for progress lines.
+	running atomic.Pointer[string]
 }
+
+// run names what the progress lines that follow are about.
+func (e *engineFlags) run(name string) { e.running.Store(&name) }
 
 func (e *engineFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&e.workers, "workers", 0, "worker goroutines (0 = all CPUs)")
@@ -60,6 +66,9 @@ func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
 	if e.progress < 0 || e.progress > 0 && e.progress < minProgress {
 		return o, fmt.Errorf("--progress must be 0 (no progress lines) or at least %v, got %v", minProgress, e.progress)
 	}
+	if fi, err := os.Stat(e.dir); e.dir != "" && err == nil && !fi.IsDir() {
+		return o, fmt.Errorf("--dir: %s is a file; give a directory (it is made if missing)", e.dir)
+	}
 	switch e.seen {
 	case "mem":
 	case "disk":
@@ -75,12 +84,16 @@ func (e *engineFlags) options(stderr io.Writer) (explore.Options, error) {
 		if n < minBudget {
 			return o, fmt.Errorf("--mem: %s is below %s, the least budget a run can keep to (the runtime and the disk tier's buffers need that much)", e.mem, "128MiB")
 		}
+		// A budget the machine cannot give would be killed, not spilled.
+		if total := memTotal(); total > 0 && n > total {
+			return o, fmt.Errorf("--mem: %s is more than this machine's memory (%s); a run would be killed before it spilled to disk", e.mem, size(total))
+		}
 		o.MemBudget = n
 	} else {
 		o.MemBudget = defaultBudget()
 	}
 	if e.progress > 0 {
-		o.OnProgress = func(s explore.Stats) { fmt.Fprintln(stderr, progressLine(s)) }
+		o.OnProgress = func(s explore.Stats) { fmt.Fprintln(stderr, progressLine(e.running.Load(), s)) }
 	}
 	removeOrphans(e.dir, stderr)
 	return o, nil
@@ -94,13 +107,17 @@ const minProgress = 100 * time.Millisecond
 // tier's fixed buffers alone would exceed the budget.
 const minBudget = 128 << 20
 
-func progressLine(s explore.Stats) string {
+func progressLine(running *string, s explore.Stats) string {
 	tier := ""
 	if s.OnDisk {
 		tier = "  (disk)"
 	}
-	return fmt.Sprintf("progress: depth %d  distinct %s  generated %s  queue %s  %s states/s  %s%s",
-		s.Depth, count(s.Distinct), count(s.Generated), count(s.Queue), count(uint64(s.Rate())), s.Elapsed.Round(time.Second), tier)
+	what := ""
+	if running != nil {
+		what = *running + ": "
+	}
+	return fmt.Sprintf("progress: %sdepth %d  distinct %s  generated %s  queue %s  %s states/s  %s%s",
+		what, s.Depth, count(s.Distinct), count(s.Generated), count(s.Queue), count(uint64(s.Rate())), s.Elapsed.Round(time.Second), tier)
 }
 
 // count prints 1234567 as 1.23M.
@@ -164,7 +181,10 @@ func parseBytes(s string) (int64, error) {
 // defaultBudget is three quarters of the machine's memory, so that a run too
 // large for it spills to disk instead of being killed; 0 (unbounded) where
 // /proc/meminfo cannot be read.
-func defaultBudget() int64 {
+func defaultBudget() int64 { return memTotal() / 4 * 3 }
+
+// memTotal is the machine's memory, or 0 where /proc/meminfo cannot be read.
+func memTotal() int64 {
 	data, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0
@@ -175,7 +195,7 @@ func defaultBudget() int64 {
 			if err != nil {
 				return 0
 			}
-			return kb * 1024 / 4 * 3
+			return kb * 1024
 		}
 	}
 	return 0

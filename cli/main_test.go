@@ -3,6 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cutcheck/cutcheck/explore"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -99,7 +106,7 @@ func TestRunBadSpec(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
 		}
 	}
-	if code, _, stderr := runCLI("run", filepath.Join(dir, "missing.json")); code != exitError || !strings.Contains(stderr, "missing.json") {
+	if code, _, stderr := runCLI("run", filepath.Join(dir, "missing.json")); code != exitUsage || !strings.Contains(stderr, "missing.json") {
 		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
 	}
 }
@@ -350,13 +357,14 @@ func TestReproduceInterrupted(t *testing.T) {
 		}
 	}
 	got := snapshot(t, out)
-	for _, f := range []string{"table.md", "table.json", "kill-matrix.md", "kill-matrix.json", "traces/b-mutated.txt", "traces/c-mutated2.html", "traces/old.txt"} {
+	for _, f := range []string{"table.md", "table.json", "kill-matrix.md", "kill-matrix.json", "traces/b-mutated.txt", "traces/c-mutated2.html", "manifest.json"} {
 		if _, ok := got[filepath.Join(out, f)]; !ok {
 			t.Errorf("%s missing after a complete run", f)
 		}
 	}
+	// One set: the old set's files are gone, its trace included.
 	if len(got) != 4+3*2+1 {
-		t.Errorf("%d files after a complete run (staging left?): %v", len(got), got)
+		t.Errorf("%d files after a complete run (old or staged files left?): %v", len(got), got)
 	}
 	if _, err := os.Stat(out + ".partial"); !os.IsNotExist(err) {
 		t.Errorf("partial results kept after a complete run: %v", err)
@@ -393,5 +401,256 @@ func TestCleanOrphans(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left %v", ents)
+	}
+}
+
+// Reference: issue 21, finding 9, and the README's Exit codes table. Every
+// command's classes of outcome map to the table's codes; a usage error (2)
+// is refused before anything runs, in one line.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	tiny := []string{"--keys", "1", "--values", "1", "--events", "1", "--chunks", "1", "--progress", "0"}
+	small := []string{"--keys", "2", "--values", "1", "--events", "2", "--progress", "0"}
+	pass := writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","keys":2,"values":1,"events":2,"chunks":1,"expect":"pass"}`})
+	wrong := writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","keys":1,"values":1,"events":1,"chunks":1,"expect":"closed-unit-cut"}`})
+	specFile := filepath.Join(pass, "a.json")
+	bundle := filepath.Join("..", "certify", "testdata")
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no command", nil, exitUsage},
+		{"unknown command", []string{"frob"}, exitUsage},
+		{"version", []string{"version"}, exitOK},
+		{"version args", []string{"version", "x"}, exitUsage},
+		{"help", []string{"help", "run"}, exitOK},
+		{"help unknown", []string{"help", "frob"}, exitUsage},
+		{"list", []string{"list"}, exitOK},
+		{"list args", []string{"list", "x"}, exitUsage},
+
+		{"check pass", append([]string{"check", "classic"}, tiny...), exitOK},
+		{"check violated", append([]string{"check", "classic", "--mutation", "early-release"}, small...), exitViolated},
+		{"check max-depth", append([]string{"check", "classic", "--max-depth", "2"}, small...), exitIncomplete},
+		{"check simulate finds nothing", append([]string{"check", "classic", "--simulate", "--walks", "3"}, tiny...), exitIncomplete},
+		{"check unknown flag", []string{"check", "classic", "--frob"}, exitUsage},
+		{"check unknown protocol", []string{"check", "tlc"}, exitUsage},
+		{"check bound out of range", []string{"check", "classic", "--keys", "99"}, exitUsage},
+		{"check past the action limit", []string{"check", "parallel", "--keys", "8", "--values", "8", "--events", "24", "--chunks", "4", "--txn", "3"}, exitUsage},
+		{"check --dir a file", append([]string{"check", "classic", "--dir", file}, tiny...), exitUsage},
+		{"check --json a directory", append([]string{"check", "classic", "--json", dir}, tiny...), exitUsage},
+
+		{"run pass", []string{"run", specFile, "--progress", "0"}, exitOK},
+		{"run verdict differs", []string{"run", filepath.Join(wrong, "a.json"), "--progress", "0"}, exitViolated},
+		{"run max-depth", []string{"run", specFile, "--max-depth", "2", "--progress", "0"}, exitIncomplete},
+		{"run missing spec file", []string{"run", missing + ".json"}, exitUsage},
+		{"run directory", []string{"run", dir}, exitUsage},
+		{"run bad spec", []string{"run", file}, exitUsage},
+		{"run nothing", []string{"run"}, exitUsage},
+
+		{"reproduce", []string{"reproduce", "--specs", pass, "--out", filepath.Join(dir, "r1"), "--progress", "0"}, exitOK},
+		{"reproduce verdict differs", []string{"reproduce", "--specs", wrong, "--out", "", "--progress", "0"}, exitViolated},
+		{"reproduce max-depth", []string{"reproduce", "--specs", pass, "--out", filepath.Join(dir, "r2"), "--max-depth", "2", "--progress", "0"}, exitIncomplete},
+		{"reproduce missing specs", []string{"reproduce", "--specs", missing}, exitUsage},
+		{"reproduce specs a file", []string{"reproduce", "--specs", file}, exitUsage},
+		{"reproduce out a file", []string{"reproduce", "--specs", pass, "--out", file}, exitUsage},
+		{"reproduce out the current directory", []string{"reproduce", "--specs", pass, "--out", "."}, exitUsage},
+		{"reproduce args", []string{"reproduce", "x"}, exitUsage},
+
+		{"clean", []string{"clean", "--dir", dir, "--out", filepath.Join(dir, "results")}, exitOK},
+		{"clean dir a file", []string{"clean", "--dir", file}, exitUsage},
+		{"clean dir missing", []string{"clean", "--dir", missing}, exitUsage},
+		{"clean args", []string{"clean", "x"}, exitUsage},
+
+		{"merge missing", []string{"merge", missing}, exitUsage},
+		{"merge a file", []string{"merge", file}, exitUsage},
+
+		{"certify missing bundle", []string{"certify", missing}, exitUsage},
+		{"certify a directory", []string{"certify", bundle}, exitUsage},
+		{"certify no bundle", []string{"certify"}, exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			code, stdout, stderr := runCLI(tt.args...)
+			if code != tt.want {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.want, stdout, stderr)
+			}
+			if code == exitUsage && tt.args != nil && (strings.Count(stderr, "\n") != 1 || strings.Contains(stdout, "checking") || time.Since(start) > 5*time.Second) {
+				t.Errorf("a usage error must be one line, before anything runs: %v, stdout %q, stderr %q", time.Since(start), stdout, stderr)
+			}
+		})
+	}
+	// A reproduce stopped by --max-depth is no set of results: only partial.
+	if _, err := os.Stat(filepath.Join(dir, "r2")); !os.IsNotExist(err) {
+		t.Errorf("reproduce --max-depth wrote a set of results: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "r2.partial", "table.md")); err != nil || !strings.Contains(string(data), "stopped at --max-depth") {
+		t.Errorf("reproduce --max-depth: partial table %v %q", err, data)
+	}
+	if os.Getuid() != 0 { // root reads every file
+		unreadable := filepath.Join(dir, "unreadable.json")
+		if err := os.WriteFile(unreadable, []byte(`{"protocol":"classic","expect":"pass"}`), 0); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := runCLI("run", unreadable); code != exitUsage || !strings.Contains(stderr, "permission denied") {
+			t.Errorf("unreadable spec file: exit %d, %q", code, stderr)
+		}
+	}
+}
+
+// Reference: issue 21, finding 7. results/ is one set: a complete run
+// replaces it whole (see TestReproduceInterrupted), with a manifest whose
+// checksums are the files'; --quick and --specs write elsewhere by default;
+// a swap killed between its renames is undone by the next run or clean,
+// which also remove staging that killed runs left; a spec's name must be
+// a file name.
+func TestResultsOneSet(t *testing.T) {
+	specsDir := writeSpecs(t, map[string]string{
+		"q.json": `{"protocol":"classic","keys":1,"values":1,"events":1,"chunks":1,"expect":"pass","quick":true}`,
+		"m.json": `{"protocol":"classic","keys":2,"values":1,"events":2,"chunks":2,"mutation":"no-discard","expect":"frontier-replay"}`,
+	})
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll("results", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	full := map[string]string{"results/table.md": "the full set\n"}
+	os.WriteFile("results/table.md", []byte("the full set\n"), 0o644)
+	base := filepath.Base(specsDir)
+	for _, tt := range []struct {
+		args  []string
+		out   string
+		quick bool
+	}{
+		{[]string{"--quick"}, "results-" + base + "-quick", true},
+		{nil, "results-" + base, false},
+	} {
+		args := append([]string{"reproduce", "--specs", specsDir, "--progress", "0", "--matrix=false"}, tt.args...)
+		if code, stdout, stderr := runCLI(args...); code != exitOK || !strings.Contains(stdout, "results written to "+tt.out) {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		if got := snapshot(t, "results"); !reflect.DeepEqual(got, full) {
+			t.Errorf("%v wrote into the full set: %v", args, got)
+		}
+		data, err := os.ReadFile(filepath.Join(tt.out, "manifest.json"))
+		var m manifest
+		if err == nil {
+			err = json.Unmarshal(data, &m)
+		}
+		if err != nil {
+			t.Fatalf("%s: manifest: %v", tt.out, err)
+		}
+		if m.Quick != tt.quick || m.Build == "" || m.SpecsDir != specsDir || len(m.Specs) == 0 || m.Specs[0].Name == "" {
+			t.Errorf("%s: manifest %+v", tt.out, m)
+		}
+		files := snapshot(t, tt.out)
+		if len(m.Files) != len(files)-1 {
+			t.Errorf("manifest lists %d files, the set holds %d besides it", len(m.Files), len(files)-1)
+		}
+		for name, sum := range m.Files {
+			if sha := sha256.Sum256([]byte(files[filepath.Join(tt.out, name)])); hex.EncodeToString(sha[:]) != sum {
+				t.Errorf("%s: checksum in the manifest is not the file's", name)
+			}
+		}
+	}
+
+	// A swap killed after results → results.old-*, before the new set
+	// took its place; and staging of killed runs, new and old style.
+	dead := "999999999"
+	os.Rename("results", "results.old-"+dead+"-1")
+	os.MkdirAll("results.new-"+dead+"-2/traces", 0o755)
+	live := fmt.Sprintf("results.new-%d-3", os.Getpid())
+	os.MkdirAll(live, 0o755)
+	code, stdout, _ := runCLI("clean", "--dir", t.TempDir())
+	if code != exitOK || !strings.Contains(stdout, "put back results from results.old-"+dead+"-1") || !strings.Contains(stdout, "removed results.new-"+dead+"-2") {
+		t.Errorf("clean: exit %d, %q", code, stdout)
+	}
+	if got := snapshot(t, "results"); !reflect.DeepEqual(got, full) {
+		t.Errorf("clean did not put the old set back: %v", got)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("clean removed the staging of a live run: %v", err)
+	}
+	os.Remove(live)
+	os.MkdirAll("results/.staging-123", 0o755)
+	if code, stdout, _ = runCLI("clean", "--dir", t.TempDir()); code != exitOK || !strings.Contains(stdout, "removed results/.staging-123") {
+		t.Errorf("clean of an old staging directory: exit %d, %q", code, stdout)
+	}
+	if ents, _ := filepath.Glob("results.*"); len(ents) != 0 {
+		t.Errorf("left beside results: %v", ents)
+	}
+
+	// Spec names are file names: "..json" would write traces outside the set.
+	bad := writeSpecs(t, map[string]string{"..json": `{"protocol":"classic","keys":2,"values":1,"events":2,"chunks":2,"mutation":"no-discard","expect":"frontier-replay"}`})
+	for _, args := range [][]string{{"run", filepath.Join(bad, "..json")}, {"reproduce", "--specs", bad, "--out", "odd"}} {
+		code, stdout, stderr := runCLI(args...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `the spec's name "."`) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+	if ents, _ := filepath.Glob("*"); !reflect.DeepEqual(ents, []string{"results", "results-" + base, "results-" + base + "-quick"}) {
+		t.Errorf("files made: %v", ents)
+	}
+}
+
+// Reference: issue 21, finding 12. Every phase says when it starts, and
+// progress lines name the spec they are about; a budget above the
+// machine's memory and a --with of an invariant checked anyway are usage
+// errors.
+func TestVoice(t *testing.T) {
+	specsDir := writeSpecs(t, map[string]string{"a-classic.json": smallSpecs["a-classic.json"], "c-mutated2.json": smallSpecs["c-mutated2.json"]})
+	code, stdout, stderr := runCLI("reproduce", "--specs", specsDir, "--out", "", "--progress", "0")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"kill matrix: 1 mutated specs", "kill matrix: every positive spec again with its copy dropped", "a-classic + copy-dropped: killed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("reproduce does not say %q:\n%s", want, stdout)
+		}
+	}
+
+	// Progress lines name what runAll says is running, and it names each
+	// spec before running it.
+	e := engineFlags{seen: "mem", progress: time.Second}
+	var progress bytes.Buffer
+	opts, err := e.options(&progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := loadSpecs(specsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named []string
+	opts.Progress, opts.OnProgress = 0, nil // no ticker: called by hand below
+	runAll(context.Background(), list, opts, func(name string) { named = append(named, name); e.run(name) }, io.Discard, io.Discard)
+	if want := []string{"a-classic", "c-mutated2"}; !reflect.DeepEqual(named, want) {
+		t.Errorf("runAll named %v, want %v", named, want)
+	}
+	e.run("b-mutated")
+	if line := progressLine(e.running.Load(), explore.Stats{Depth: 3}); !strings.HasPrefix(line, "progress: b-mutated: depth 3 ") {
+		t.Errorf("progress line %q does not name the spec", line)
+	}
+
+	tiny := []string{"check", "classic", "--keys", "1", "--values", "1", "--events", "1", "--chunks", "1", "--progress", "0"}
+	if total := memTotal(); total > 0 && total < 1<<50 {
+		if code, _, stderr := runCLI(append(tiny, "--mem", "1024TiB")...); code != exitUsage || !strings.Contains(stderr, "more than this machine's memory") {
+			t.Errorf("--mem past the machine: exit %d, %q", code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(append(tiny, "--with", "final-replay")...); code != exitUsage || !strings.Contains(stderr, "--with: final-replay is checked without asking") {
+		t.Errorf("--with of an invariant checked anyway: exit %d, %q", code, stderr)
+	}
+	if code, _, _ := runCLI(append(tiny, "--with", "no-duplicate-delivery")...); code != exitOK {
+		t.Errorf("--with of an opt-in invariant: exit %d", code)
+	}
+	with := writeSpecs(t, map[string]string{"w.json": `{"protocol":"classic","keys":1,"values":1,"events":1,"chunks":1,"with":["final-replay"],"expect":"pass"}`})
+	if code, _, stderr := runCLI("run", filepath.Join(with, "w.json")); code != exitUsage || !strings.Contains(stderr, `"final-replay" is checked without asking`) {
+		t.Errorf("spec with a non-opt-in \"with\": exit %d, %q", code, stderr)
 	}
 }

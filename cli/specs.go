@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -45,10 +49,10 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 	}
 	var list []specs.Spec
 	for _, file := range fs.Args() {
-		data, err := os.ReadFile(file)
+		data, err := readSpecFile(file)
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck run: %s: %v\n", file, pathErr(err))
-			return exitError
+			fmt.Fprintf(stderr, "cutcheck run: %s: %v\n", file, err)
+			return exitUsage // a bad spec file: nothing has run
 		}
 		s, err := specs.Parse(file, data)
 		if err != nil {
@@ -75,7 +79,7 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interrupted()
 	defer stop()
-	outcomes, code := runAll(ctx, list, opts, stdout, stderr)
+	outcomes, code := runAll(ctx, list, opts, o.engine.run, stdout, stderr)
 	if code != exitOK {
 		return code
 	}
@@ -94,7 +98,7 @@ func reproduceFlags() (*pflag.FlagSet, *reproduceOpts) {
 	o := &reproduceOpts{}
 	fs := pflag.NewFlagSet("reproduce", pflag.ContinueOnError)
 	fs.BoolVar(&o.quick, "quick", false, "run only the quick subset (about a minute on 2 cores)")
-	fs.StringVar(&o.out, "out", "results", "directory for the table, the kill matrix and the counterexamples, written only when every spec has run (\"\" = write nothing); an interrupted run writes what it finished to DIR.partial")
+	fs.StringVar(&o.out, "out", "results", "directory for the set of results (table, kill matrix, counterexamples, manifest), replaced whole only when every spec has run (\"\" = write nothing); an interrupted run writes what it finished to DIR.partial. With --quick or --specs the default is results-<name of the --specs directory>, -quick added for --quick, never the full set")
 	fs.StringVar(&o.specsDir, "specs", "", "read spec files from this directory instead of the built-in ones")
 	fs.BoolVar(&o.matrix, "matrix", true, "also compute the mutation × invariant kill matrix")
 	o.engine.register(fs)
@@ -133,21 +137,39 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, "reproduce", "%v", err)
 	}
-	var res *resultsDir
+	if !fs.Changed("out") {
+		o.out = defaultOut(o.specsDir, o.quick)
+	}
+	var res *resultsSet
 	if o.out != "" {
-		if res, err = openResults(o.out); err != nil {
+		var cleaned []string
+		res, cleaned, err = openResults(o.out)
+		for _, line := range cleaned {
+			fmt.Fprintf(stderr, "cutcheck reproduce: %s\n", line)
+		}
+		if err != nil {
 			return usageErr(stderr, "reproduce", "%v", err)
 		}
 	}
 	ctx, stop := interrupted()
 	defer stop()
-	outcomes, code := runAll(ctx, list, opts, stdout, stderr)
+	outcomes, code := runAll(ctx, list, opts, o.engine.run, stdout, stderr)
+	if code == exitOK && outcomesCode(outcomes) == exitIncomplete {
+		code = exitIncomplete // a spec stopped at --max-depth: not a set of results
+	}
 	complete := code == exitOK
 	var matrix []specs.Kill
 	if o.matrix && complete {
 		n := specs.Mutated(outcomes)
 		fmt.Fprintf(stdout, "\nkill matrix: %d mutated specs, each invariant checked alone\n", n)
-		matrix, err = specs.KillMatrix(ctx, outcomes, opts, func(k specs.Kill) {
+		copies := false
+		matrix, err = specs.KillMatrix(ctx, outcomes, opts, func(row string) {
+			if strings.HasSuffix(row, " + copy-dropped") && !copies {
+				copies = true
+				fmt.Fprintf(stdout, "\nkill matrix: every positive spec again with its copy dropped, frontier-replay checked alone\n")
+			}
+			o.engine.run("kill matrix: " + row)
+		}, func(k specs.Kill) {
 			killed := "killed"
 			if !k.Killed {
 				killed = "NOT KILLED"
@@ -166,7 +188,8 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if res != nil {
-		if c := saveResults(res, complete, outcomes, matrix, len(list), o.quick, stdout, stderr); c != exitOK {
+		info := setInfo{Quick: o.quick, SpecsDir: o.specsDir}
+		if c := saveResults(res, complete, outcomes, matrix, len(list), info, stdout, stderr); c != exitOK {
 			return c
 		}
 	}
@@ -182,6 +205,32 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
+}
+
+// readSpecFile reads a spec file named on the command line.
+func readSpecFile(file string) ([]byte, error) {
+	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+		return nil, errors.New("is a directory; give spec files (or reproduce --specs for a directory)")
+	}
+	data, err := os.ReadFile(file)
+	return data, pathErr(err)
+}
+
+// defaultOut is reproduce's --out when none is given: results for the full
+// set of built-in specs; another directory for a subset or other specs, so
+// that results/ only ever holds the full set.
+func defaultOut(specsDir string, quick bool) string {
+	out := "results"
+	if specsDir != "" {
+		if abs, err := filepath.Abs(specsDir); err == nil {
+			specsDir = abs // "." names the directory it is
+		}
+		out += "-" + filepath.Base(specsDir)
+	}
+	if quick {
+		out += "-quick"
+	}
+	return out
 }
 
 // loadSpecs reads the spec files of dir, or the built-in ones.
@@ -212,9 +261,13 @@ func loadSpecs(dir string) ([]specs.Spec, error) {
 
 // saveResults writes a complete run's results into res's directory, or an
 // incomplete run's into the partial directory beside it, and says where.
-func saveResults(res *resultsDir, complete bool, out []specs.Outcome, matrix []specs.Kill, total int, quick bool, stdout, stderr io.Writer) int {
+func saveResults(res *resultsSet, complete bool, out []specs.Outcome, matrix []specs.Kill, total int, info setInfo, stdout, stderr io.Writer) int {
+	quickNote := ""
+	if info.Quick {
+		quickNote = "**Quick subset**: only the specs marked quick ran.\n\n"
+	}
 	if complete {
-		err := writeResults(res.stage, out, matrix, quick, "")
+		err := writeResults(res.stage, out, matrix, info, quickNote)
 		if err == nil {
 			err = res.commit()
 		}
@@ -235,8 +288,12 @@ func saveResults(res *resultsDir, complete bool, out []specs.Outcome, matrix []s
 	if len(out) == total {
 		note = fmt.Sprintf("**Partial results**: every spec ran, but the kill matrix stopped after %d rows", len(matrix))
 	}
+	if outcomesCode(out) == exitIncomplete {
+		note = "**Partial results**: some specs stopped at --max-depth before their search ended"
+	}
 	note += fmt.Sprintf("; %s was left as it was.\n\n", res.out)
-	err := writeResults(res.stage, out, matrix, quick, note)
+	info.Partial = true
+	err := writeResults(res.stage, out, matrix, info, note+quickNote)
 	var dst string
 	if err == nil {
 		dst, err = res.keepPartial()
@@ -254,7 +311,7 @@ func saveResults(res *resultsDir, complete bool, out []specs.Outcome, matrix []s
 // runAll runs every spec, printing one row per spec as it finishes. A
 // cancelled ctx stops the current spec, which is dropped, and skips the
 // rest; the outcomes so far are returned.
-func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout, stderr io.Writer) ([]specs.Outcome, int) {
+func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, running func(string), stdout, stderr io.Writer) ([]specs.Outcome, int) {
 	w := 4
 	for _, s := range list {
 		w = max(w, len(s.Name))
@@ -266,6 +323,7 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 		if ctx.Err() != nil {
 			break
 		}
+		running(s.Name)
 		o, err := specs.Run(ctx, s, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck: %v\n", err)
@@ -277,7 +335,10 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 		}
 		out = append(out, o)
 		mark := "ok"
-		if !o.OK {
+		switch {
+		case !o.OK && o.Report.Verdict == explore.Incomplete:
+			mark = "INCOMPLETE: stopped at --max-depth before the search ended"
+		case !o.OK:
 			mark = "MISMATCH: " + o.Why
 		}
 		st := o.Report.Stats
@@ -295,34 +356,39 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, stdout
 	return out, exitOK
 }
 
+// outcomesCode is the exit code of finished specs: 1 if a search that ended
+// gave another verdict than expected, else 4 if one stopped at a limit
+// (--max-depth) before it ended, else 0.
 func outcomesCode(out []specs.Outcome) int {
+	code := exitOK
 	for _, o := range out {
-		if !o.OK {
+		switch {
+		case !o.OK && o.Report.Verdict != explore.Incomplete:
 			return exitViolated
+		case !o.OK:
+			code = exitIncomplete
 		}
 	}
-	return exitOK
+	return code
 }
 
 // writeResults writes the table (Markdown and JSON), the kill matrix and
-// every counterexample (text, JSON, HTML) into dir; note, if any, heads
-// the Markdown files.
-func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, quick bool, note string) error {
+// every counterexample (text, JSON, HTML) into dir, and last the manifest
+// that lists them with their checksums; note, if any, heads the Markdown
+// files.
+func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, info setInfo, note string) error {
 	traces := filepath.Join(dir, "traces")
 	if err := os.MkdirAll(traces, 0o755); err != nil {
 		return err
 	}
 	name := "table"
-	if quick {
-		name = "table-quick"
-	}
 	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(note+specs.TableMarkdown(out)), 0o644); err != nil {
 		return err
 	}
 	if err := writeFile(filepath.Join(dir, name+".json"), jsonTo(specs.TableJSON(out))); err != nil {
 		return err
 	}
-	if open := specs.OpenMarkdown(out); open != "" && !quick {
+	if open := specs.OpenMarkdown(out); open != "" {
 		if err := os.WriteFile(filepath.Join(dir, "open.md"), []byte(note+open), 0o644); err != nil {
 			return err
 		}
@@ -352,7 +418,7 @@ func writeResults(dir string, out []specs.Outcome, matrix []specs.Kill, quick bo
 			return err
 		}
 	}
-	return nil
+	return writeManifest(dir, out, info)
 }
 
 // writeFile writes a new file in the staging directory.
@@ -366,4 +432,96 @@ func writeFile(file string, fill func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// setInfo is what a set of results says about the run that made it.
+type setInfo struct {
+	Quick    bool
+	Partial  bool
+	SpecsDir string
+}
+
+// manifest describes one set of results: what ran, on which build, and the
+// checksum of every file in the set, so that the set can be told whole and
+// of one run. Each spec is an object, so that more of what decides its
+// search can be recorded beside its name.
+type manifest struct {
+	Cutcheck string            `json:"cutcheck"`
+	Build    string            `json:"build"` // module version and VCS revision, or the executable's SHA-256
+	Quick    bool              `json:"quick,omitempty"`
+	Partial  bool              `json:"partial,omitempty"`
+	SpecsDir string            `json:"specs_dir,omitempty"` // "" = the built-in specs
+	Specs    []manifestSpec    `json:"specs"`
+	Files    map[string]string `json:"files"` // path in the set → SHA-256, hex
+}
+
+type manifestSpec struct {
+	Name   string `json:"name"`
+	Expect string `json:"expect"`
+	Got    string `json:"got"`
+}
+
+// manifestName is the manifest's file in a set; it is written last.
+const manifestName = "manifest.json"
+
+func writeManifest(dir string, out []specs.Outcome, info setInfo) error {
+	m := manifest{Cutcheck: version, Build: buildID(), Quick: info.Quick, Partial: info.Partial, SpecsDir: info.SpecsDir, Files: map[string]string{}}
+	for _, o := range out {
+		m.Specs = append(m.Specs, manifestSpec{Name: o.Spec.Name, Expect: o.Spec.Expect, Got: o.Got})
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		sum, err := fileSum(p)
+		m.Files[filepath.ToSlash(rel)] = sum
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, manifestName), jsonTo(m))
+}
+
+// fileSum is the SHA-256 of a file's bytes, in hex.
+func fileSum(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// buildID names the build that ran: its module version and VCS revision
+// when the binary records them, else the SHA-256 of the executable.
+func buildID() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		id := bi.Main.Path + "@" + bi.Main.Version
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" && !dirty {
+			return id + " " + rev
+		}
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		var sum string
+		if sum, err = fileSum(exe); err == nil {
+			return "sha256:" + sum
+		}
+	}
+	return "unknown (" + err.Error() + ")"
 }

@@ -266,10 +266,29 @@ func TestOnePassLevelRedoneInPasses(t *testing.T) {
 		t.Errorf("%d distinct, %d generated, coverage %v; single run %d, %d, %v", got.Stats.Distinct, got.Stats.Generated, got.Coverage, want.Stats.Distinct, want.Stats.Generated, want.Coverage)
 	}
 	t.Logf("%d levels redone; at most %d passes a level; a pass held at most %.2f times its room", e.widened, e.mostPasses, e.passOver)
-	if e.widened != 1 || e.mostPasses < 2 {
+	if e.widened < 1 || e.mostPasses < 2 {
 		t.Fatalf("%d levels redone, at most %d passes: level 7 was not redone in passes", e.widened, e.mostPasses)
 	}
 	if e.passOver > 1 {
 		t.Errorf("a pass held %.2f times the room planned for it", e.passOver)
+	}
+}
+
+// Reference: issue 21, finding 10. A run spills only when its budget
+// demands it: a level that outgrows the level map planned for it, under a
+// budget far above what the level needs, is redone in one pass with a
+// larger map, not cut into passes on disk (parallel-4 went to disk at 2.3
+// GB resident under a 17.6 GiB budget this way).
+func TestRoomyBudgetStaysInMemory(t *testing.T) {
+	got, e := runEngineOf(t, Machine[uint32, int](flare), Options{Workers: 2, MemBudget: 64 << 20})
+	const distinct = 1 + 2 + 4 + 8 + 16 + 32 + 64 + 65536 // a tree: every state generated once
+	if got.Verdict != Pass || got.Stats.Distinct != distinct || got.Stats.Generated != distinct-1 {
+		t.Errorf("%v, %d distinct, %d generated; want pass, %d and %d", got.Verdict, got.Stats.Distinct, got.Stats.Generated, distinct, distinct-1)
+	}
+	if e.widened < 1 {
+		t.Fatalf("level 7 did not outgrow its level map: the test does not test the redo")
+	}
+	if got.Stats.OnDisk || e.mostPasses > 1 {
+		t.Errorf("a 64 MiB budget for a 65,536-state level (a few MiB): on disk %v, at most %d passes a level (%d redone)", got.Stats.OnDisk, e.mostPasses, e.widened)
 	}
 }

@@ -205,10 +205,12 @@
 // may branch far more than the last one did; the rest are cut by what it
 // measured. A level takes at most maxPasses passes, so a budget far too
 // small for a level is exceeded rather than take hours. A level planned
-// for one pass that outgrows its level map is abandoned and redone in
-// passes (errTooWide). Measured on parallel at its defaults (62.5M states,
-// levels of up to 11.3M, graded): 123 MiB resident at a 128 MiB budget,
-// 500 MiB at 512 MiB, 1,497 MiB at 2 GiB.
+// for one pass that outgrows its level map is abandoned (errTooWide) and
+// redone in one pass with a larger map while it fits, else in passes: a
+// run goes to disk only when a level has shown it must. Measured on
+// parallel at its defaults (62.5M states, levels of up to 11.3M, graded):
+// 126 MiB resident at a 128 MiB budget, 495 MiB at 512 MiB, 1,919 MiB at
+// 2 GiB, 3.9 GiB in memory at the default budget.
 //
 // # Limits
 //

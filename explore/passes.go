@@ -47,6 +47,9 @@ const (
 	// more is too small for the model, and is exceeded rather than spend
 	// hours re-expanding one level.
 	maxPasses = 64
+	// maxRedo bounds the times a level is redone in one pass before it is
+	// cut into passes.
+	maxRedo = 8
 )
 
 // passes is how many passes the next level needs; 1 without a budget or
@@ -56,7 +59,11 @@ func (e *engine[S, A]) passes(ctx context.Context) (int, error) {
 	if e.opts.MemBudget <= 0 || e.front.n == 0 {
 		return 1, nil
 	}
-	if e.levelNeed() <= float64(e.avail()) {
+	// In memory, a level estimated too wide is tried in one pass all the
+	// same: the estimate applies the last level's branching to this one,
+	// and only a level that outgrows the largest level map the budget
+	// allows (errTooWide, redo) has shown that the run must go to disk.
+	if !e.spilled || e.levelNeed() <= float64(e.avail()) {
 		return 1, nil
 	}
 	if err := e.toPasses(ctx); err != nil {
@@ -78,9 +85,16 @@ func (e *engine[S, A]) toPasses(ctx context.Context) error {
 	return nil
 }
 
-// redoInPasses prepares a level that outgrew its one pass (errTooWide) for
-// passes, at least two, planned from the ratios it showed.
-func (e *engine[S, A]) redoInPasses(ctx context.Context) (int, error) {
+// redo plans again a level that outgrew its level map (errTooWide), from
+// the ratios it showed: in one pass with a larger map while the level still
+// fits what the budget leaves, since a run must go to disk only when its
+// budget demands it; else in passes, at least two. The level map at least
+// doubles with each redo (abandon), so a level whose first units
+// understated it is redone a few times at most before it fits or is cut.
+func (e *engine[S, A]) redo(ctx context.Context, redone int) (int, error) {
+	if redone < maxRedo && e.levelNeed() <= float64(e.avail()) {
+		return 1, nil
+	}
 	if err := e.toPasses(ctx); err != nil {
 		return 0, err
 	}
@@ -419,7 +433,10 @@ func (e *engine[S, A]) abandon(outs []*batch, generated uint64, expanded int64) 
 		w.lvStates, w.lvShared, w.genShared = 0, 0, 0
 	}
 	e.generated.Store(generated)
-	e.lmRatio = 1.25 * float64(claimed) / float64(max(expanded, 1))
+	// The units expanded so far may be all of a narrow frontier, stopped
+	// at the map's limit, so their ratio can understate the level; the
+	// level claims more than the map's limit, so plan at least twice that.
+	e.lmRatio = max(1.25*float64(claimed)/float64(max(expanded, 1)), 2*float64(e.lm.limit)/float64(max(e.front.n, 1)))
 	e.candRatio = 1.1 * float64(cands) / float64(max(expanded, 1))
 	e.widened++
 	if e.spillCands.Load() {

@@ -54,6 +54,10 @@ func memoryLimit(budget int64) (restore func()) {
 	return func() {}
 }
 
+// MaxActions is the most actions one state may have (see maxActions): a
+// model whose bounds allow more is refused before it runs.
+const MaxActions = maxActions
+
 // minMemoryLimit is the least soft memory limit a budgeted run sets.
 const minMemoryLimit = 64 << 20
 
@@ -293,23 +297,25 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 		if err != nil {
 			return nil, err
 		}
-		if n == 1 {
+		for redone := 0; n == 1; redone++ {
 			outs, v, err := e.expand(ctx)
 			if errors.Is(err, errTooWide) {
-				if n, err = e.redoInPasses(ctx); err != nil {
+				if n, err = e.redo(ctx, redone); err != nil {
 					return nil, err
 				}
-			} else if err != nil {
-				return nil, err
-			} else {
-				if v != nil {
-					e.release(outs)
-					return e.violated(v)
-				}
-				if err := e.commit(ctx, outs); err != nil {
-					return nil, err
-				}
+				continue
 			}
+			if err != nil {
+				return nil, err
+			}
+			if v != nil {
+				e.release(outs)
+				return e.violated(v)
+			}
+			if err := e.commit(ctx, outs); err != nil {
+				return nil, err
+			}
+			break
 		}
 		if n > 1 {
 			v, err := e.levelInPasses(ctx, n)

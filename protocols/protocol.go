@@ -205,6 +205,15 @@ func (p *Protocol) Validate(cfg Config) error {
 	if cfg.Fault != None && !slices.Contains(p.Faults, cfg.Fault) {
 		return bad("mutation", "%s does not apply to this protocol", cfg.Fault)
 	}
+	// The first state may commit Σ_t P(K,t)·V^t transactions (Commits).
+	commits, perm := 0, 1
+	for t := 1; t <= min(cfg.Txn, cfg.Events, MaxTxn); t++ {
+		perm *= (cfg.Keys - t + 1) * cfg.Values
+		commits += perm
+	}
+	if commits > explore.MaxActions {
+		return bad("txn", "keys=%d values=%d txn=%d give a state %d transactions to choose from, more than the %d actions a state the checker supports; lower txn, values or keys", cfg.Keys, cfg.Values, cfg.Txn, commits, explore.MaxActions)
+	}
 	return nil
 }
 

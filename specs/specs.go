@@ -124,10 +124,28 @@ func Parse(file string, data []byte) (Spec, error) {
 		return s, &Error{file, "", err.Error()}
 	}
 	s.Name = strings.TrimSuffix(path.Base(file), ".json")
+	if !nameOK(s.Name) {
+		return s, &Error{file, "", fmt.Sprintf("the spec's name %q (its file name without .json) names its trace files: use letters, digits, '-', '_' and '.', not first", s.Name)}
+	}
 	if _, _, err := s.Config(); err != nil {
 		return s, err.(*Error).at(file)
 	}
 	return s, nil
+}
+
+// nameOK reports whether a spec's name is safe as a file name in any
+// directory: not empty, no separator, no leading dot (so neither "." nor
+// "..").
+func nameOK(name string) bool {
+	if name == "" || name[0] == '.' {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // fieldNames lists the JSON names of Spec's fields, read from its struct
@@ -325,6 +343,9 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 	for _, name := range s.With {
 		if !slices.Contains(checked, name) {
 			return cfg, p, &Error{s.Name, "with", fmt.Sprintf("%s does not check %q under this configuration (it checks: %s)", p.Name, name, list)}
+		}
+		if !slices.ContainsFunc(p.Properties(cfg), func(q protocols.Prop) bool { return q.Name == name && q.OptIn }) {
+			return cfg, p, &Error{s.Name, "with", fmt.Sprintf("%q is checked without asking (\"with\" adds opt-in invariants only; \"only\" selects)", name)}
 		}
 	}
 	switch {

@@ -59,7 +59,7 @@ func TestCopyDroppedKillsQuickSpecs(t *testing.T) {
 			out = append(out, Outcome{Spec: s, Config: cfg})
 		}
 	}
-	ks, err := copyKills(context.Background(), out, explore.Options{Workers: 2})
+	ks, err := copyKills(context.Background(), out, explore.Options{Workers: 2}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

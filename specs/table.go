@@ -140,11 +140,14 @@ type Kill struct {
 // with only that invariant checked, and records which fail. onRow, when
 // not nil, is called with each row as it is finished. A cancelled ctx
 // returns the rows finished so far and ctx's error.
-func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options, onRow func(Kill)) ([]Kill, error) {
+func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options, onStart func(row string), onRow func(Kill)) ([]Kill, error) {
 	var ks []Kill
 	for _, o := range out {
 		if o.Spec.Mutation == "" {
 			continue
+		}
+		if onStart != nil {
+			onStart(o.Spec.Name)
 		}
 		_, p, err := o.Spec.Config()
 		if err != nil {
@@ -177,14 +180,14 @@ func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options, onRow 
 			onRow(k)
 		}
 	}
-	copies, err := copyKills(ctx, out, opts)
+	copies, err := copyKills(ctx, out, opts, onStart, onRow)
 	return append(ks, copies...), err
 }
 
 // copyKills runs every positive spec again with its copy dropped and frontier
 // replay checked alone: a pass is evidence only if the same run fails when the
 // capture's copied rows never reach the sink (S-OBS, Thm 1).
-func copyKills(ctx context.Context, out []Outcome, opts explore.Options) ([]Kill, error) {
+func copyKills(ctx context.Context, out []Outcome, opts explore.Options, onStart func(row string), onRow func(Kill)) ([]Kill, error) {
 	var ks []Kill
 	for _, o := range out {
 		if o.Spec.Mutation != "" || o.Spec.Expect != "pass" {
@@ -202,7 +205,10 @@ func copyKills(ctx context.Context, out []Outcome, opts explore.Options) ([]Kill
 		const want = "frontier-replay"
 		one := opts
 		one.Only = []string{want}
-		one.OnProgress, one.Progress = nil, 0
+		name := o.Spec.Name + " + copy-dropped"
+		if onStart != nil {
+			onStart(name)
+		}
 		rep, err := p.Check(ctx, cfg, one)
 		if err != nil {
 			return nil, err
@@ -210,11 +216,14 @@ func copyKills(ctx context.Context, out []Outcome, opts explore.Options) ([]Kill
 		if ctx.Err() != nil {
 			return ks, ctx.Err()
 		}
-		k := Kill{Spec: o.Spec.Name + " + copy-dropped", Protocol: p.Name, Mutation: cfg.Fault.String(), Expected: want, Checked: []string{want}}
+		k := Kill{Spec: name, Protocol: p.Name, Mutation: cfg.Fault.String(), Expected: want, Checked: []string{want}}
 		if rep.Verdict == explore.Violated {
 			k.Failing, k.Killed = []string{rep.Violation.Property}, rep.Violation.Property == want
 		}
 		ks = append(ks, k)
+		if onRow != nil {
+			onRow(k)
+		}
 	}
 	return ks, nil
 }
