@@ -17,45 +17,51 @@ import (
 // bundleClauses is, for each mutated spec whose protocol has a bundle form,
 // the clause certify names for its counterexample's run ("" for Accept: the
 // property the mutation breaks is not one of the cut's — a shared read
-// instant, a latest-high trajectory, a duplicate delivery — and the run is a
-// virtual cut). A window still open at the counterexample's end is a
+// instant, a latest-high or shared-witness trajectory, a duplicate delivery —
+// and the run is a virtual cut). A window still open at the counterexample's end is a
 // bracket reaching past the recorded log.
 var bundleClauses = map[string]string{
-	"mut-claim-inside-uncertainty-dump":      "",
-	"mut-consumer-runs-during-read-dump":     "emission",
-	"mut-consumer-runs-during-read-readonly": "emission",
-	"mut-copy-dropped-classic":               "emission",
-	"mut-copy-dropped-composite":             "emission",
-	"mut-copy-dropped-dump":                  "emission",
-	"mut-copy-dropped-parallel":              "emission",
-	"mut-copy-dropped-readonly":              "emission",
-	"mut-early-release-classic":              "frontier at or after every high edge",
-	"mut-false-recovery-point-dump":          "O2",
-	"mut-gate-drops-boundary-parallel":       "emission",
-	"mut-gate-passes-high-parallel":          "",
-	"mut-gate-repeats-window-parallel":       "frontier at or after every high edge",
-	"mut-high-before-read-parallel":          "O3",
-	"mut-high-edge-off-by-one-classic":       "emission",
-	"mut-high-edge-off-by-one-parallel":      "emission",
-	"mut-interior-executed-set-readonly":     "frontier at or after every high edge",
-	"mut-late-start-classic":                 "S-OBS",
-	"mut-late-start-composite":               "S-OBS",
-	"mut-lost-watermark-classic":             "O1", // the next chunk never starts
-	"mut-low-edge-off-by-one-classic":        "emission",
-	"mut-low-edge-off-by-one-parallel":       "emission",
-	"mut-no-discard-classic":                 "emission",
-	"mut-no-discard-dump":                    "emission",
-	"mut-no-discard-readonly":                "emission",
-	"mut-overlapping-chunks-classic":         "brackets inside the log",
-	"mut-overlapping-chunks-parallel":        "O1",
-	"mut-reader-before-backfill-parallel":    "emission",
-	"mut-release-before-last-row-readonly":   "frontier at or after every high edge",
-	"mut-scan-skips-row-classic":             "O2",
-	"mut-scan-skips-row-parallel":            "O2",
-	"mut-shared-read-instant-readonly":       "",
-	"mut-skipped-backfill-parallel":          "emission",
-	"mut-split-transaction-readonly":         "materialization", // the counterexample ends before any chunk
-	"mut-window-only-withholding-parallel":   "emission",
+	"mut-backfill-from-read-parallel":         "emission",
+	"mut-begin-tagged-events-classic":         "materialization", // the lying tag comes before any chunk
+	"mut-consumer-runs-during-read-composite": "emission",
+	"mut-event-delivered-twice-classic":       "frontier at or after every high edge",
+	"mut-marker-only-from-stream-classic":     "emission",
+	"mut-witness-by-bracket-only-composite":   "", // a claimed witness, not the cut
+	"mut-claim-inside-uncertainty-dump":       "",
+	"mut-consumer-runs-during-read-dump":      "emission",
+	"mut-consumer-runs-during-read-readonly":  "emission",
+	"mut-copy-dropped-classic":                "emission",
+	"mut-copy-dropped-composite":              "emission",
+	"mut-copy-dropped-dump":                   "emission",
+	"mut-copy-dropped-parallel":               "emission",
+	"mut-copy-dropped-readonly":               "emission",
+	"mut-early-release-classic":               "frontier at or after every high edge",
+	"mut-false-recovery-point-dump":           "O2",
+	"mut-gate-drops-boundary-parallel":        "emission",
+	"mut-gate-passes-high-parallel":           "",
+	"mut-gate-repeats-window-parallel":        "frontier at or after every high edge",
+	"mut-high-before-read-parallel":           "O3",
+	"mut-high-edge-off-by-one-classic":        "emission",
+	"mut-high-edge-off-by-one-parallel":       "emission",
+	"mut-interior-executed-set-readonly":      "frontier at or after every high edge",
+	"mut-late-start-classic":                  "S-OBS",
+	"mut-late-start-composite":                "S-OBS",
+	"mut-lost-watermark-classic":              "O1", // the next chunk never starts
+	"mut-low-edge-off-by-one-classic":         "emission",
+	"mut-low-edge-off-by-one-parallel":        "emission",
+	"mut-no-discard-classic":                  "emission",
+	"mut-no-discard-dump":                     "emission",
+	"mut-no-discard-readonly":                 "emission",
+	"mut-overlapping-chunks-classic":          "brackets inside the log",
+	"mut-overlapping-chunks-parallel":         "O1",
+	"mut-reader-before-backfill-parallel":     "emission",
+	"mut-release-before-last-row-readonly":    "frontier at or after every high edge",
+	"mut-scan-skips-row-classic":              "O2",
+	"mut-scan-skips-row-parallel":             "O2",
+	"mut-shared-read-instant-readonly":        "",
+	"mut-skipped-backfill-parallel":           "emission",
+	"mut-split-transaction-readonly":          "materialization", // the counterexample ends before any chunk
+	"mut-window-only-withholding-parallel":    "emission",
 }
 
 // Every mutated spec's counterexample, written as a bundle (check --bundle),

@@ -145,7 +145,7 @@ func TestCheckSymmetryFlag(t *testing.T) {
 		{[]string{"classic-two"}, exitViolated, "final-replay", ""},
 		{[]string{"classic-two", "--symmetry"}, exitUsage, "", "--symmetry: classic-two has no symmetry: its part Window receives values"},
 		{[]string{"classic-two-blind", "--check-symmetry"}, exitError, "", "the model's symmetry does not hold"},
-		{[]string{"classic", "--initial", "any", "--check-symmetry"}, exitOK, "distinct:    15570", ""},
+		{[]string{"classic", "--initial", "any", "--check-symmetry"}, exitOK, "distinct:    21024", ""},
 		{[]string{"classic", "--symmetry", "--check-symmetry"}, exitUsage, "", "cannot be combined with --symmetry"},
 	} {
 		code, out, stderr := runCLI(append(append([]string{"check"}, c.args...), bounds...)...)
