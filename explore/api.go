@@ -137,6 +137,9 @@ type Result[S, A any] struct {
 	// Levels is what a sharded run explored at each level (nil unless
 	// Options.Shard is set): what Merge needs to add shards up exactly.
 	Levels []ShardLevel
+	// ShardSplit is the key depth a sharded run used (nil unless
+	// Options.Shard is set).
+	ShardSplit *ShardSplit
 	// Simulation describes a simulation's walks (nil for a search). Its
 	// Stats count steps taken as Generated, the longest walk as Depth, and
 	// no Distinct states.

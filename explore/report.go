@@ -17,9 +17,10 @@ type Report struct {
 	Sometimes   []Reach       `json:"sometimes"`
 	Collision   float64       `json:"collision"`
 	Violation   *TraceReport  `json:"violation,omitempty"`
-	Levels      []ShardLevel  `json:"levels,omitempty"`     // a shard's run only
-	Simulation  *SimStats     `json:"simulation,omitempty"` // a simulation only
-	Identity    Identity      `json:"identity,omitempty"`   // the search's, when the caller sets it
+	Levels      []ShardLevel  `json:"levels,omitempty"`      // a shard's run only
+	ShardSplit  *ShardSplit   `json:"shard_split,omitempty"` // a shard's run only
+	Simulation  *SimStats     `json:"simulation,omitempty"`  // a simulation only
+	Identity    Identity      `json:"identity,omitempty"`    // the search's, when the caller sets it
 }
 
 // TraceReport is a violation with its trace rendered step by step.
@@ -50,6 +51,7 @@ func NewReport[S, A any](m Machine[S, A], r *Result[S, A]) Report {
 		Sometimes:   r.Sometimes,
 		Collision:   r.Collision,
 		Levels:      r.Levels,
+		ShardSplit:  r.ShardSplit,
 		Simulation:  r.Simulation,
 	}
 	if v := r.Violation; v != nil {

@@ -77,6 +77,7 @@ type engine[S, A any] struct {
 	cons        constraints[S, A]
 	sharder     Sharder[S]   // set when the run is one shard of a search
 	shardLevels []ShardLevel // per level, when sharded
+	split       ShardSplit   // the key depth, when sharded
 	names       []string
 	workers     []*worker[S, A]
 
@@ -190,6 +191,15 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 		}
 		if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
 			return nil, fmt.Errorf("explore: shard %v: want 0 ≤ index < count", sh)
+		}
+		switch {
+		case sh.Depth == AutoDepth:
+			e.split = e.chooseDepth()
+			e.opts.Shard.Depth = e.split.Depth
+		case sh.Depth < 0:
+			return nil, fmt.Errorf("explore: shard depth %d: want ≥ 0, or AutoDepth", sh.Depth)
+		default:
+			e.split = ShardSplit{Depth: sh.Depth}
 		}
 	}
 	e.coverage = make([]uint64, len(e.names))
@@ -492,6 +502,8 @@ func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
 	res.Collision = collision(res.Stats.Distinct)
 	if e.sharder != nil {
 		res.Levels = e.shardLevels
+		split := e.split
+		res.ShardSplit = &split
 	}
 	return res
 }
