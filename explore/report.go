@@ -146,6 +146,9 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "queue peak:  %d\n", s.QueuePeak)
 	fmt.Fprintf(&b, "states/s:    %.0f\n", s.Rate())
 	fmt.Fprintf(&b, "elapsed:     %s\n", s.Elapsed.Round(time.Millisecond))
+	if s.BytesPerState > 0 {
+		fmt.Fprintf(&b, "memory:      %s at the peak, %.0f bytes per distinct state (all the process held)\n", byteSize(s.MemPeak), s.BytesPerState)
+	}
 	switch {
 	case s.Graded && s.OnDisk:
 		fmt.Fprintf(&b, "seen-set:    none (graded model); disk tier in use\n")

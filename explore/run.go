@@ -134,6 +134,7 @@ type engine[S, A any] struct {
 	queue     atomic.Uint64
 	queuePeak atomic.Uint64
 	onDisk    atomic.Bool
+	memPeak   atomic.Uint64 // memstat.go
 
 	ckpt *checkpoint // Options.Checkpoint's writer; nil without one
 
@@ -316,9 +317,11 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 					e.release(outs)
 					return e.violated(v)
 				}
+				e.sampleMemory()
 				if err := e.commit(ctx, outs); err != nil {
 					return nil, err
 				}
+				e.sampleMemory()
 			}
 		}
 		if n > 1 {
@@ -329,6 +332,7 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			if v != nil {
 				return e.violated(v)
 			}
+			e.sampleMemory()
 		}
 		if err := e.checkBudget(ctx); err != nil {
 			return nil, err
@@ -472,6 +476,7 @@ func (e *engine[S, A]) stats() Stats {
 		QueuePeak: e.queuePeak.Load(),
 		OnDisk:    e.onDisk.Load(),
 		Elapsed:   time.Since(e.start),
+		MemPeak:   e.memPeak.Load(),
 	}
 	s.Symmetry = e.symmetry
 	s.Graded = e.grade != nil
@@ -491,7 +496,9 @@ func tlcDepth(depth int, distinct uint64) int {
 }
 
 func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
+	e.sampleMemory()
 	res := &Result[S, A]{Verdict: v, Stats: e.stats()}
+	res.Stats.BytesPerState = bytesPerState(res.Stats.MemPeak, res.Stats.Distinct)
 	for k, name := range e.names {
 		res.Coverage = append(res.Coverage, ActionCount{Name: name, Count: e.coverage[k]})
 	}
@@ -532,6 +539,7 @@ func (e *engine[S, A]) startProgress() func() {
 			case <-done:
 				return
 			case <-t.C:
+				e.sampleMemory()
 				e.opts.OnProgress(e.stats())
 			}
 		}
