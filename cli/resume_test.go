@@ -28,6 +28,7 @@ func TestCheckResume(t *testing.T) {
 				t.Fatalf("%v: exit %d %v\n%s%s", args, code, err, out, stderr)
 			}
 			rep.Stats.Elapsed, rep.Stats.OnDisk = 0, false
+			rep.Stats.MemPeak, rep.Stats.BytesPerState = 0, 0
 			return code, rep
 		}
 		wantCode, want := report("plain.json")

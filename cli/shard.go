@@ -25,13 +25,13 @@ const shardFormat = "cutcheck-shard/2"
 type shardFlags struct {
 	spec  string // "i/N", "auto/N" or ""
 	dir   string
-	depth int
+	depth string // "auto" or a number
 }
 
 func (s *shardFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.spec, "shard", "", "run one shard of an N-way split search: i/N (0 ≤ i < N), or auto/N to take i from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); merge/N combines the N results of the search the other flags name (as 'cutcheck merge' does)")
 	fs.StringVar(&s.dir, "shard-dir", ".", "directory under which a shard writes its result, to IDENTITY/shard-I-of-N.json, IDENTITY naming the search")
-	fs.IntVar(&s.depth, "shard-depth", 3, "row transactions in the shard key: states split by the base store and their first d transactions")
+	fs.StringVar(&s.depth, "shard-depth", "auto", "row transactions in the shard key (states split by the base store and their first d transactions), or auto: the depth that keeps undetermined states, explored by every shard, under 5% and the shards within 1.5× of each other in a sample of the search's first states")
 }
 
 // parse checks the flags and returns the shard to run, or, for merge/N,
@@ -49,10 +49,12 @@ func (s *shardFlags) parse() (explore.Shard, bool, error) {
 	if err != nil {
 		return sh, merge, err
 	}
-	if s.depth < 0 {
-		return sh, merge, fmt.Errorf("--shard-depth must be ≥ 0, got %d", s.depth)
+	sh.Depth = explore.AutoDepth
+	if s.depth != "auto" {
+		if sh.Depth, err = strconv.Atoi(s.depth); err != nil || sh.Depth < 0 {
+			return sh, merge, fmt.Errorf("--shard-depth: want auto or a number ≥ 0, got %q", s.depth)
+		}
 	}
-	sh.Depth = s.depth
 	if merge {
 		return sh, true, nil
 	}
@@ -131,6 +133,10 @@ func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, resume 
 // that finished, so every file a merge finds is a whole shard.
 func finishShard(f shardFile, dir, cmd string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, f.Report.Summary())
+	if sp := f.Report.ShardSplit; sp != nil {
+		fmt.Fprintf(stdout, "shard key: %v\n", sp)
+		f.Shard.Depth = sp.Depth
+	}
 	if f.Report.Verdict == explore.Incomplete {
 		fmt.Fprintf(stderr, "cutcheck %s: shard %v did not finish; no result written (run it again, with --dir and --resume to continue from its checkpoint)\n", cmd, f.Shard)
 		return exitIncomplete
@@ -379,6 +385,12 @@ func mergeSearch(cmd, dir string, identity explore.Identity, o *mergeOpts, stdou
 	for _, b := range balance {
 		fmt.Fprintf(stdout, "  %-6v owned %12d  shared %10d  %s\n", b.Shard, b.Owned, b.Shared, b.Elapsed.Round(1e6))
 	}
+	if sp := rep.ShardSplit; sp != nil {
+		fmt.Fprintf(stdout, "shard key: %v\n", sp)
+	}
+	c := explore.Cost(balance, rep.Stats.Distinct)
+	fmt.Fprintf(stdout, "split overhead: %.1f%% of the states undetermined, explored by all %d shards (%.2f× the single run's states in all); busiest shard owns %.2f× the mean\n",
+		100*c.Shared, len(balance), c.Work, c.Balance)
 	if rep.Violation != nil {
 		fmt.Fprintf(stdout, "\nCounterexample (%d steps):\n%s", len(rep.Violation.Steps)-1, rep.Violation.Text(o.fullStates))
 	}

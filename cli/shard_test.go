@@ -41,80 +41,134 @@ func asProcess(t *testing.T, args ...string) (int, string) {
 	return 0, string(out)
 }
 
-// Reference: explore/shard.go — a spec split into N shards, each run as a
-// separate process, merges into exactly the single run: distinct,
-// generated, depth, queue peak, coverage, sometimes-properties, verdict and
-// the same shortest counterexample; for every shipped protocol at two
-// bounds, a mutated spec and four specs of the open disciplines, N = 1, 2,
-// 4, 7.
+// splitRun runs the spec at path split into n shards (extra: more flags
+// for each shard) and merges them, each shard and the merge in a process
+// of its own (procs) or in this one; it fails unless every shard finishes
+// and the merge exits as the single run's verdict says. It returns the
+// merged report and merge's output.
+func splitRun(t *testing.T, path string, n int, ok, procs bool, extra ...string) (explore.Report, string) {
+	t.Helper()
+	dir := t.TempDir()
+	call := func(args ...string) (int, string) {
+		if procs {
+			return asProcess(t, args...)
+		}
+		code, out, stderr := runCLI(args...)
+		return code, out + stderr
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	outs := make([]string, n)
+	for i := range n {
+		args := append([]string{"run", path, "--shard", fmt.Sprintf("%d/%d", i, n), "--shard-dir", dir, "--workers", "1", "--progress", "0"}, extra...)
+		if !procs {
+			codes[i], outs[i] = call(args...)
+			continue
+		}
+		wg.Go(func() { codes[i], outs[i] = call(args...) })
+	}
+	wg.Wait()
+	for i := range n {
+		if codes[i] != exitOK {
+			t.Fatalf("shard %d/%d: exit %d\n%s", i, n, codes[i], outs[i])
+		}
+	}
+	merged := filepath.Join(dir, "merged.json")
+	code, out := call("merge", dir, "--json", merged)
+	if want := map[bool]int{true: exitOK, false: exitViolated}[ok]; code != want {
+		t.Fatalf("merge of %d: exit %d, want %d\n%s", n, code, want, out)
+	}
+	if !strings.Contains(out, "as expected") {
+		t.Errorf("merge of %d does not judge the spec:\n%s", n, out)
+	}
+	var got explore.Report
+	if err := json.Unmarshal(must(os.ReadFile(merged)), &got); err != nil {
+		t.Fatal(err)
+	}
+	return got, out
+}
+
+// singleRun is the unsplit run of the spec at path.
+func singleRun(t *testing.T, path string) specs.Outcome {
+	t.Helper()
+	s, err := specs.Parse(path, must(os.ReadFile(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := specs.Run(context.Background(), s, explore.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return single
+}
+
+// sameAsSingle fails unless a merged report is the single run's: distinct,
+// generated, depth, queue peak, coverage, sometimes-properties, verdict
+// and the same shortest counterexample.
+func sameAsSingle(t *testing.T, what string, got, want explore.Report) {
+	t.Helper()
+	g, w := got.Stats, want.Stats
+	if got.VerdictName != want.VerdictName || g.Distinct != w.Distinct || g.Generated != w.Generated || g.Depth != w.Depth || g.QueuePeak != w.QueuePeak {
+		t.Errorf("%s: %s %+v; single run %s %+v", what, got.VerdictName, g, want.VerdictName, w)
+	}
+	if !slices.Equal(got.Coverage, want.Coverage) || !slices.Equal(got.Sometimes, want.Sometimes) {
+		t.Errorf("%s: coverage %v sometimes %v; single run %v %v", what, got.Coverage, got.Sometimes, want.Coverage, want.Sometimes)
+	}
+	if gv, wv := got.Violation, want.Violation; (gv == nil) != (wv == nil) ||
+		gv != nil && (gv.Property != wv.Property || !slices.Equal(gv.Path, wv.Path) || gv.Text(true) != wv.Text(true)) {
+		t.Errorf("%s: counterexample differs", what)
+	}
+}
+
+// Reference: explore/shard.go — a spec split into shards, each run as a
+// separate process, merges into exactly the single run, a passing spec
+// and a mutated one with its counterexample; merge prints the split's key
+// depth (chosen from the search by default) and what it cost.
 func TestShardsAsProcesses(t *testing.T) {
+	for _, file := range []string{"classic-2.json", "mut-late-start-classic.json"} {
+		path := filepath.Join("..", "specs", file)
+		single := singleRun(t, path)
+		got, out := splitRun(t, path, 3, single.OK, true)
+		sameAsSingle(t, file+" in 3 processes", got, single.Report)
+		if !strings.Contains(out, "shard key: depth ") || !strings.Contains(out, "(auto: in the first") || !strings.Contains(out, "split overhead: ") {
+			t.Errorf("%s: merge does not report the split:\n%s", file, out)
+		}
+	}
+}
+
+// Every shipped protocol at two bounds, a mutated spec and four specs of
+// the open disciplines, split 2 and 7 ways at the automatic depth and 4
+// ways at depth 3 (the larger bounds 7 ways only, and not under the race
+// detector), merge into exactly the single run (in this process:
+// TestShardsAsProcesses shows the same of separate processes).
+func TestShardsMergeExactly(t *testing.T) {
 	files := []string{"mut-late-start-classic.json",
 		// the open disciplines (§6.5), passing and failing
-		"open-rewind-preimage.json", "open-reread-racing.json", "open-versionmax-client.json", "open-keyrange-nonmonotone.json"}
-	for _, p := range []string{"classic", "readonly", "parallel", "dump", "composite"} {
-		files = append(files, p+"-1.json", p+"-2.json")
+		"open-rewind-wrong-suffix.json", "open-reread-racing.json", "open-versionmax-client.json", "open-keyrange-nonmonotone.json"}
+	protocols := []string{"classic", "readonly", "parallel", "dump", "composite"}
+	for _, p := range protocols {
+		files = append(files, p+"-1.json")
+	}
+	if !raceEnabled {
+		for _, p := range protocols {
+			files = append(files, p+"-2.json")
+		}
+	}
+	type split struct {
+		n     int
+		extra []string
 	}
 	for _, file := range files {
-		t.Run(file, func(t *testing.T) {
-			path := filepath.Join("..", "specs", file)
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := specs.Parse(path, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			single, err := specs.Run(context.Background(), s, explore.Options{Workers: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range []int{1, 2, 4, 7} {
-				dir := t.TempDir()
-				var wg sync.WaitGroup
-				codes := make([]int, n)
-				outs := make([]string, n)
-				for i := range n {
-					wg.Go(func() {
-						codes[i], outs[i] = asProcess(t, "run", path, "--shard", fmt.Sprintf("%d/%d", i, n), "--shard-dir", dir, "--workers", "1", "--progress", "0")
-					})
-				}
-				wg.Wait()
-				for i := range n {
-					if codes[i] != exitOK {
-						t.Fatalf("shard %d/%d: exit %d\n%s", i, n, codes[i], outs[i])
-					}
-				}
-				merged := filepath.Join(dir, "merged.json")
-				code, out := asProcess(t, "merge", dir, "--json", merged)
-				if want := map[bool]int{true: exitOK, false: exitViolated}[single.OK]; code != want {
-					t.Fatalf("merge of %d: exit %d, want %d\n%s", n, code, want, out)
-				}
-				var got explore.Report
-				raw, err := os.ReadFile(merged)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := json.Unmarshal(raw, &got); err != nil {
-					t.Fatal(err)
-				}
-				want := single.Report
-				g, w := got.Stats, want.Stats
-				if got.VerdictName != want.VerdictName || g.Distinct != w.Distinct || g.Generated != w.Generated || g.Depth != w.Depth || g.QueuePeak != w.QueuePeak {
-					t.Errorf("%d shards: %s %+v; single run %s %+v", n, got.VerdictName, g, want.VerdictName, w)
-				}
-				if !slices.Equal(got.Coverage, want.Coverage) || !slices.Equal(got.Sometimes, want.Sometimes) {
-					t.Errorf("%d shards: coverage %v sometimes %v; single run %v %v", n, got.Coverage, got.Sometimes, want.Coverage, want.Sometimes)
-				}
-				if gv, wv := got.Violation, want.Violation; (gv == nil) != (wv == nil) ||
-					gv != nil && (gv.Property != wv.Property || !slices.Equal(gv.Path, wv.Path) || gv.Text(true) != wv.Text(true)) {
-					t.Errorf("%d shards: counterexample differs", n)
-				}
-				if !strings.Contains(out, "as expected") {
-					t.Errorf("merge of %d does not judge the spec:\n%s", n, out)
-				}
-			}
-		})
+		path := filepath.Join("..", "specs", file)
+		single := singleRun(t, path)
+		splits := []split{{2, nil}, {7, nil}, {4, []string{"--shard-depth", "3"}}}
+		if strings.HasSuffix(file, "-2.json") {
+			splits = splits[1:2]
+		}
+		for _, split := range splits {
+			got, _ := splitRun(t, path, split.n, single.OK, false, split.extra...)
+			sameAsSingle(t, fmt.Sprintf("%s in %d shards %v", file, split.n, split.extra), got, single.Report)
+		}
 	}
 }
 
@@ -154,7 +208,7 @@ func TestMergeRefusesMixedShards(t *testing.T) {
 
 	// Copied into one directory, the results are still told apart.
 	search := func(args ...string) string {
-		opts := explore.Options{NoDeadlock: slices.Contains(args, "--no-deadlock"), Shard: explore.Shard{Count: 2, Depth: 3}}
+		opts := explore.Options{NoDeadlock: slices.Contains(args, "--no-deadlock"), Shard: explore.Shard{Count: 2, Depth: explore.AutoDepth}}
 		s, err := specs.Parse(args[0], must(os.ReadFile(args[0])))
 		if err != nil {
 			t.Fatal(err)
@@ -234,4 +288,28 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// --shard-depth takes auto or a number; anything else is refused with one
+// line and exit 2. An explicit depth is used as given, and is part of the
+// search identity: shards of two depths never merge.
+func TestShardDepthFlag(t *testing.T) {
+	for _, bad := range []string{"-1", "deep", ""} {
+		code, _, stderr := runCLI("check", "classic", "--keys", "1", "--chunks", "1", "--shard", "0/2", "--shard-depth", bad, "--shard-dir", t.TempDir())
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--shard-depth: want auto or a number") {
+			t.Errorf("--shard-depth %q: exit %d %q", bad, code, stderr)
+		}
+	}
+	dir := t.TempDir()
+	code, out, stderr := runCLI("check", "classic", "--keys", "1", "--chunks", "1", "--shard", "0/2", "--shard-depth", "2", "--shard-dir", dir, "--progress", "0")
+	if code != exitOK || !strings.Contains(out, "shard key: depth 2\n") {
+		t.Fatalf("--shard-depth 2: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := runCLI("check", "classic", "--keys", "1", "--chunks", "1", "--shard", "1/2", "--shard-dir", dir, "--progress", "0"); code != exitOK || !strings.Contains(out, "(auto: in the first") {
+		t.Fatalf("auto depth: exit %d\n%s%s", code, out, stderr)
+	}
+	code, _, stderr = runCLI("merge", dir)
+	if code != exitUsage || !strings.Contains(stderr, "holds the shards of 2 searches") {
+		t.Errorf("merging shards of depth 2 and auto: exit %d %q", code, stderr)
+	}
 }

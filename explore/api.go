@@ -69,6 +69,11 @@ type Stats struct {
 	QueuePeak uint64        `json:"queue_peak"` // largest frontier
 	OnDisk    bool          `json:"on_disk"`    // the seen-set has spilled to the disk tier
 	Elapsed   time.Duration `json:"elapsed_ns"` // wall time since the start
+	// MemPeak is the most memory the process held from the system during
+	// the run, in bytes (memstat.go says what is counted).
+	MemPeak uint64 `json:"mem_peak_bytes,omitempty"`
+	// BytesPerState is MemPeak over Distinct, in a finished run's report.
+	BytesPerState float64 `json:"bytes_per_state,omitempty"`
 
 	Initial uint64 `json:"initial"` // distinct initial states kept (level 0; part of Distinct)
 	// TLC's figures, for comparing a port with TLC (see the package
@@ -141,6 +146,9 @@ type Result[S, A any] struct {
 	// Levels is what a sharded run explored at each level (nil unless
 	// Options.Shard is set): what Merge needs to add shards up exactly.
 	Levels []ShardLevel
+	// ShardSplit is the key depth a sharded run used (nil unless
+	// Options.Shard is set).
+	ShardSplit *ShardSplit
 	// Simulation describes a simulation's walks (nil for a search). Its
 	// Stats count steps taken as Generated, the longest walk as Depth, and
 	// no Distinct states.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"testing"
 )
 
@@ -13,14 +14,18 @@ import (
 // steps. It is cheap on purpose, so the numbers measure the engine.
 func benchModel() Model[uint64, int] { return counters{k: 4, n: 64} }
 
-// benchRun reports distinct states per second and, for the memory tier,
-// the seen-set's bytes per state and the trace keys' bytes per state.
+// benchRun reports distinct states per second, the bytes per distinct
+// state the process held at the peak (Stats.BytesPerState) and, for the
+// memory tier, the seen-set's bytes per state and the trace keys' bytes
+// per state.
 func benchRun(b *testing.B, opts Options) {
 	var (
 		res        *Result[uint64, int]
 		seen, keys int64
 	)
+	var perState float64
 	for b.Loop() {
+		debug.FreeOSMemory() // the run before returns its memory
 		e, err := newEngine(benchModel(), opts)
 		if err != nil {
 			b.Fatal(err)
@@ -33,6 +38,7 @@ func benchRun(b *testing.B, opts Options) {
 			seen = e.seen.bytes()
 		}
 		keys = e.trace.bytes()
+		perState = max(perState, res.Stats.BytesPerState)
 		if err := e.close(); err != nil {
 			b.Fatal(err)
 		}
@@ -41,7 +47,8 @@ func benchRun(b *testing.B, opts Options) {
 		b.Fatalf("%v %+v", res.Verdict, res.Stats)
 	}
 	n := float64(res.Stats.Distinct)
-	b.ReportMetric(n/(b.Elapsed().Seconds()/float64(b.N)), "states/s")
+	b.ReportMetric(n/(b.Elapsed().Seconds()/float64(b.N)), "distinct/s")
+	b.ReportMetric(perState, "B/state")
 	if seen > 0 {
 		b.ReportMetric(float64(seen)/n, "seen-B/state")
 	}

@@ -227,9 +227,11 @@
 // A Report is saved with these keys: verdict ("pass", "violated",
 // "incomplete"); stats {generated, distinct, depth, queue, queue_peak,
 // on_disk, elapsed_ns, initial, tlc_generated, tlc_depth, symmetry and
-// graded (when used)}; coverage [{name, count}]; sometimes [{name, cite, reached,
+// graded (when used), mem_peak_bytes and bytes_per_state (memstat.go)};
+// coverage [{name, count}]; sometimes [{name, cite, reached,
 // depth}]; collision; violation {property, cite, kind, reason, steps
 // [{action, fields [{name, value}], view}], path}, omitted when there is
 // none; simulation {seed, depth, walks, steps, walk}, for a simulation
-// only; levels, for a shard's run only.
+// only; levels and shard_split {depth, auto, sampled, shared, balance},
+// for a shard's run only.
 package explore

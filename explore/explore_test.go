@@ -256,6 +256,7 @@ func zeroTimes[S, A any](r *Result[S, A]) Result[S, A] {
 	c := *r
 	c.Stats.Elapsed = 0
 	c.Stats.OnDisk = false
+	c.Stats.MemPeak, c.Stats.BytesPerState = 0, 0 // measures of the process
 	return c
 }
 

@@ -168,6 +168,10 @@ func (o Options) SearchIdentity() Identity {
 	shard := "none"
 	if o.Shard.Count > 0 {
 		shard = fmt.Sprintf("%d parts, depth %d", o.Shard.Count, o.Shard.Depth)
+		if o.Shard.Depth == AutoDepth {
+			// The depth chosen is a function of the model and the count.
+			shard = fmt.Sprintf("%d parts, depth auto", o.Shard.Count)
+		}
 	}
 	id = id.With("shard", shard)
 	if o.CheckSymmetry {

@@ -17,9 +17,10 @@ type Report struct {
 	Sometimes   []Reach       `json:"sometimes"`
 	Collision   float64       `json:"collision"`
 	Violation   *TraceReport  `json:"violation,omitempty"`
-	Levels      []ShardLevel  `json:"levels,omitempty"`     // a shard's run only
-	Simulation  *SimStats     `json:"simulation,omitempty"` // a simulation only
-	Identity    Identity      `json:"identity,omitempty"`   // the search's, when the caller sets it
+	Levels      []ShardLevel  `json:"levels,omitempty"`      // a shard's run only
+	ShardSplit  *ShardSplit   `json:"shard_split,omitempty"` // a shard's run only
+	Simulation  *SimStats     `json:"simulation,omitempty"`  // a simulation only
+	Identity    Identity      `json:"identity,omitempty"`    // the search's, when the caller sets it
 }
 
 // TraceReport is a violation with its trace rendered step by step.
@@ -50,6 +51,7 @@ func NewReport[S, A any](m Machine[S, A], r *Result[S, A]) Report {
 		Sometimes:   r.Sometimes,
 		Collision:   r.Collision,
 		Levels:      r.Levels,
+		ShardSplit:  r.ShardSplit,
 		Simulation:  r.Simulation,
 	}
 	if v := r.Violation; v != nil {
@@ -144,6 +146,9 @@ func (r Report) Summary() string {
 	fmt.Fprintf(&b, "queue peak:  %d\n", s.QueuePeak)
 	fmt.Fprintf(&b, "states/s:    %.0f\n", s.Rate())
 	fmt.Fprintf(&b, "elapsed:     %s\n", s.Elapsed.Round(time.Millisecond))
+	if s.BytesPerState > 0 {
+		fmt.Fprintf(&b, "memory:      %s at the peak, %.0f bytes per distinct state (all the process held)\n", byteSize(s.MemPeak), s.BytesPerState)
+	}
 	switch {
 	case s.Graded && s.OnDisk:
 		fmt.Fprintf(&b, "seen-set:    none (graded model); disk tier in use\n")

@@ -81,6 +81,7 @@ type engine[S, A any] struct {
 	cons        constraints[S, A]
 	sharder     Sharder[S]   // set when the run is one shard of a search
 	shardLevels []ShardLevel // per level, when sharded
+	split       ShardSplit   // the key depth, when sharded
 	names       []string
 	workers     []*worker[S, A]
 
@@ -137,6 +138,7 @@ type engine[S, A any] struct {
 	queue     atomic.Uint64
 	queuePeak atomic.Uint64
 	onDisk    atomic.Bool
+	memPeak   atomic.Uint64 // memstat.go
 
 	ckpt *checkpoint // Options.Checkpoint's writer; nil without one
 
@@ -194,6 +196,15 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 		}
 		if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
 			return nil, fmt.Errorf("explore: shard %v: want 0 ≤ index < count", sh)
+		}
+		switch {
+		case sh.Depth == AutoDepth:
+			e.split = e.chooseDepth()
+			e.opts.Shard.Depth = e.split.Depth
+		case sh.Depth < 0:
+			return nil, fmt.Errorf("explore: shard depth %d: want ≥ 0, or AutoDepth", sh.Depth)
+		default:
+			e.split = ShardSplit{Depth: sh.Depth}
 		}
 	}
 	e.coverage = make([]uint64, len(e.names))
@@ -312,9 +323,11 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 				e.release(outs)
 				return e.violated(v)
 			}
+			e.sampleMemory()
 			if err := e.commit(ctx, outs); err != nil {
 				return nil, err
 			}
+			e.sampleMemory()
 			break
 		}
 		if n > 1 {
@@ -325,6 +338,7 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			if v != nil {
 				return e.violated(v)
 			}
+			e.sampleMemory()
 		}
 		if err := e.checkBudget(ctx); err != nil {
 			return nil, err
@@ -466,6 +480,7 @@ func (e *engine[S, A]) stats() Stats {
 		QueuePeak: e.queuePeak.Load(),
 		OnDisk:    e.onDisk.Load(),
 		Elapsed:   time.Since(e.start),
+		MemPeak:   e.memPeak.Load(),
 	}
 	s.Symmetry = e.symmetry
 	s.Graded = e.grade != nil
@@ -485,7 +500,9 @@ func tlcDepth(depth int, distinct uint64) int {
 }
 
 func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
+	e.sampleMemory()
 	res := &Result[S, A]{Verdict: v, Stats: e.stats()}
+	res.Stats.BytesPerState = bytesPerState(res.Stats.MemPeak, res.Stats.Distinct)
 	for k, name := range e.names {
 		res.Coverage = append(res.Coverage, ActionCount{Name: name, Count: e.coverage[k]})
 	}
@@ -496,6 +513,8 @@ func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
 	res.Collision = collision(res.Stats.Distinct)
 	if e.sharder != nil {
 		res.Levels = e.shardLevels
+		split := e.split
+		res.ShardSplit = &split
 	}
 	return res
 }
@@ -524,6 +543,7 @@ func (e *engine[S, A]) startProgress() func() {
 			case <-done:
 				return
 			case <-t.C:
+				e.sampleMemory()
 				e.opts.OnProgress(e.stats())
 			}
 		}

@@ -102,8 +102,8 @@ func Merge(parts []ShardReport) (Report, []ShardBalance, error) {
 	for i := range parts {
 		p := &parts[i]
 		switch {
-		case p.Shard.Count != n || p.Shard.Depth != parts[0].Shard.Depth:
-			return Report{}, nil, fmt.Errorf("shard %v (depth %d) and shard %v (depth %d) are parts of different splits", p.Shard, p.Shard.Depth, parts[0].Shard, parts[0].Shard.Depth)
+		case p.Shard.Count != n || p.depth() != parts[0].depth():
+			return Report{}, nil, fmt.Errorf("shard %v (depth %d) and shard %v (depth %d) are parts of different splits", p.Shard, p.depth(), parts[0].Shard, parts[0].depth())
 		case p.Shard.Index < 0 || p.Shard.Index >= n:
 			return Report{}, nil, fmt.Errorf("shard %v: index out of range", p.Shard)
 		case byIndex[p.Shard.Index] != nil:
@@ -146,7 +146,7 @@ func Merge(parts []ShardReport) (Report, []ShardBalance, error) {
 	}
 
 	first := &byIndex[0].Report
-	rep := Report{Coverage: slices.Clone(first.Coverage), Sometimes: slices.Clone(first.Sometimes)}
+	rep := Report{Coverage: slices.Clone(first.Coverage), Sometimes: slices.Clone(first.Sometimes), ShardSplit: first.ShardSplit}
 	for k := range rep.Coverage {
 		rep.Coverage[k].Count = 0
 	}
@@ -234,6 +234,45 @@ func Merge(parts []ShardReport) (Report, []ShardBalance, error) {
 	rep.VerdictName = rep.Verdict.String()
 	rep.Collision = collision(rep.Stats.Distinct)
 	return rep, balance, nil
+}
+
+// depth is the key depth the shard ran with: the one it reports having
+// used (an automatic depth is only known once the shard ran), else the
+// one it was given.
+func (p *ShardReport) depth() int {
+	if sp := p.Report.ShardSplit; sp != nil {
+		return sp.Depth
+	}
+	return p.Shard.Depth
+}
+
+// SplitCost is what splitting a search cost over running it whole.
+type SplitCost struct {
+	Shared  float64 // share of the distinct states undetermined, explored by every shard
+	Work    float64 // states explored by all shards together over the distinct states
+	Balance float64 // the busiest shard's determined states over the mean
+}
+
+// Cost measures a merged split from its shards' shares and the merged
+// distinct count.
+func Cost(balance []ShardBalance, distinct uint64) SplitCost {
+	if len(balance) == 0 || distinct == 0 {
+		return SplitCost{}
+	}
+	n := float64(len(balance))
+	var owned, most uint64
+	for _, b := range balance {
+		owned, most = owned+b.Owned, max(most, b.Owned)
+	}
+	c := SplitCost{
+		Shared:  float64(balance[0].Shared) / float64(distinct),
+		Work:    (n*float64(balance[0].Shared) + float64(owned)) / float64(distinct),
+		Balance: n,
+	}
+	if owned > 0 {
+		c.Balance = float64(most) * n / float64(owned)
+	}
+	return c
 }
 
 // earlier orders violations as a single run does: shorter trace first, then
