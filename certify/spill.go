@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"unsafe"
 
@@ -38,7 +40,7 @@ type spill struct {
 	err   error // the first store error; the verification answers it
 }
 
-func openSpill(parent string) (*spill, error) {
+func openSpill(parent string, budget int64) (*spill, error) {
 	if parent == "" {
 		parent = os.TempDir()
 	}
@@ -53,23 +55,24 @@ func openSpill(parent string) (*spill, error) {
 	}
 	// Small memtables and caches: the store holds what does not fit in
 	// memory, so its own buffers come out of the same budget. Values sit in
-	// the tree (no value log reads), tables are uncompressed (no block
+	// the tree (up to a tenth of a memtable: no value log reads), tables are uncompressed (no block
 	// decompression into the cache). Badger maps its tables; the mapped
 	// pages are file-backed and clean, but they count as resident memory.
+	mt := min(max(budget/32, 1<<20), 16<<20) // memtable: 1–16 MiB
 	opt := badger.DefaultOptions(dir + "/kv").
 		WithLogger(nil).
 		WithSyncWrites(false).
 		WithDetectConflicts(false).
 		WithNumVersionsToKeep(1).
-		WithMemTableSize(16 << 20).
+		WithMemTableSize(mt).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(4).
-		WithBaseTableSize(4 << 20).
-		WithValueThreshold(1 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithBlockCacheSize(8 << 20).
-		WithIndexCacheSize(8 << 20).
+		WithBaseTableSize(mt/4).
+		WithValueThreshold(mt / 10).
+		WithValueLogFileSize(4*mt).
+		WithBlockCacheSize(mt/2).
+		WithIndexCacheSize(mt/2).
 		WithCompression(options.None).
 		WithNumCompactors(2).
 		WithCompactL0OnClose(false).
@@ -234,7 +237,7 @@ func stateBytes(meanLine int64) int64 {
 // It runs only between records, when no state is held by pointer.
 func (v *verifier) evict() {
 	if v.sp == nil {
-		if v.sp, v.spillErr = openSpill(v.opt.Dir); v.spillErr != nil {
+		if v.sp, v.spillErr = openSpill(v.opt.Dir, v.opt.Mem); v.spillErr != nil {
 			return
 		}
 	}
@@ -623,7 +626,7 @@ func (v *verifier) spillNow() {
 	for _, q := range []*queue{&v.exp, &v.act} {
 		if q.mem() > v.maxQueue && v.spillErr == nil {
 			if v.sp == nil {
-				if v.sp, v.spillErr = openSpill(v.opt.Dir); v.spillErr != nil {
+				if v.sp, v.spillErr = openSpill(v.opt.Dir, v.opt.Mem); v.spillErr != nil {
 					break
 				}
 			}
@@ -664,4 +667,18 @@ func (v *verifier) peek(k key) *keyState {
 	var got *keyState
 	v.spilledKey(k, func(ks *keyState) bool { got = ks; return false })
 	return got
+}
+
+// memoryLimit sets the runtime's soft memory limit under a budget of at
+// least 128 MiB (as the explorer does), leaving an eighth, at most 128 MiB,
+// for what the runtime does not manage (the store's mapped tables); it
+// returns what restores the old limit. A limit already set is left alone.
+func memoryLimit(budget int64) (restore func()) {
+	if budget >= 128<<20 {
+		if old := debug.SetMemoryLimit(-1); old == math.MaxInt64 {
+			debug.SetMemoryLimit(budget - min(budget/8, 128<<20))
+			return func() { debug.SetMemoryLimit(old) }
+		}
+	}
+	return func() {}
 }

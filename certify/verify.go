@@ -41,6 +41,7 @@ type Options struct {
 // read twice, from a regular file or an in-memory reader in place, from
 // anything else (a pipe) held in memory.
 func Verify(r io.Reader, opt Options) (*Result, error) {
+	defer memoryLimit(opt.Mem)()
 	if opt.Restrict == nil {
 		return verify(r, opt)
 	}
