@@ -68,11 +68,11 @@ func openSpill(parent string, budget int64) (*spill, error) {
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(4).
-		WithBaseTableSize(mt/4).
+		WithBaseTableSize(mt / 4).
 		WithValueThreshold(mt / 10).
-		WithValueLogFileSize(4*mt).
-		WithBlockCacheSize(mt/2).
-		WithIndexCacheSize(mt/2).
+		WithValueLogFileSize(4 * mt).
+		WithBlockCacheSize(mt / 2).
+		WithIndexCacheSize(mt / 2).
 		WithCompression(options.None).
 		WithNumCompactors(2).
 		WithCompactL0OnClose(false).
