@@ -37,7 +37,24 @@ type spill struct {
 	dir   string
 	owner *os.File
 	db    *badger.DB
-	err   error // the first store error; the verification answers it
+	rtxn  *badger.Txn // reads until the next write (a snapshot)
+	err   error       // the first store error; the verification answers it
+}
+
+// reader is a read transaction that sees every write so far.
+func (s *spill) reader() *badger.Txn {
+	if s.rtxn == nil {
+		s.rtxn = s.db.NewTransaction(false)
+	}
+	return s.rtxn
+}
+
+// wrote ends the read transaction: it would not see the write.
+func (s *spill) wrote() {
+	if s.rtxn != nil {
+		s.rtxn.Discard()
+		s.rtxn = nil
+	}
 }
 
 func openSpill(parent string, budget int64) (*spill, error) {
@@ -86,6 +103,7 @@ func openSpill(parent string, budget int64) (*spill, error) {
 
 // close removes the directory; the owner file's lock goes last.
 func (s *spill) close() {
+	s.wrote()
 	if s.db != nil {
 		s.db.Close()
 	}
@@ -241,6 +259,7 @@ func (v *verifier) evict() {
 			return
 		}
 	}
+	v.sp.wrote()
 	wb := v.sp.db.NewWriteBatch()
 	var kb, vb []byte
 	v.keys.each(func(ks *keyState) {
@@ -264,8 +283,9 @@ func (v *verifier) fault(k key) *keyState {
 		return nil
 	}
 	var ks *keyState
-	err := v.sp.db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get(v.kind.storeKey(nil, k))
+	v.keyBuf = v.kind.storeKey(v.keyBuf[:0], k)
+	err := func() error {
+		it, err := v.sp.reader().Get(v.keyBuf)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil
 		}
@@ -276,7 +296,7 @@ func (v *verifier) fault(k key) *keyState {
 			ks, err = decodeState(k, b)
 			return err
 		})
-	})
+	}()
 	if err != nil {
 		v.sp.fail(err)
 		return nil
@@ -343,6 +363,7 @@ func (v *verifier) spilledRange(iv interval, fn func(*keyState) bool) {
 	})
 	v.sp.fail(err)
 	if len(puts) > 0 {
+		v.sp.wrote()
 		wb := v.sp.db.NewWriteBatch()
 		for _, p := range puts {
 			v.sp.fail(wb.Set(p.k, p.v))
@@ -410,6 +431,7 @@ func (v *verifier) writeBack(states []*keyState) {
 	if len(states) == 0 {
 		return
 	}
+	v.sp.wrote()
 	wb := v.sp.db.NewWriteBatch()
 	for _, ks := range states {
 		v.sp.fail(wb.Set(v.kind.storeKey(nil, ks.k), ks.encode(nil)))

@@ -220,6 +220,7 @@ type verifier struct {
 	maxKeys   int   // resident states past which they spill
 	maxQueue  int   // entries of the backlog held in memory
 	lineBytes int64 // bytes of the lines read, for the estimates
+	keyBuf    []byte
 }
 
 // tailEvent is a log position after the frontier: the scope key it writes
