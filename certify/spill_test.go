@@ -149,3 +149,12 @@ func TestSpillDirOwned(t *testing.T) {
 		t.Fatalf("left behind: %v", left)
 	}
 }
+
+// A spill directory that cannot be made is an I/O error, not a verdict.
+func TestSpillDirMissing(t *testing.T) {
+	b := bundleOf(t, runExample(t, WindowDiscard))
+	_, err := Verify(bytes.NewReader(b), Options{Mem: 1, Dir: filepath.Join(t.TempDir(), "missing")})
+	if err == nil || !strings.Contains(err.Error(), "spill") {
+		t.Fatalf("err %v", err)
+	}
+}
