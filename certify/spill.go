@@ -331,8 +331,7 @@ func (v *verifier) spilledRange(iv interval, fn func(*keyState) bool) {
 	if iv.hasHi {
 		hi = v.kind.storeKey(nil, iv.hi)
 	}
-	type put struct{ k, v []byte }
-	var puts []put
+	var wb *badger.WriteBatch
 	err := v.sp.db.View(func(txn *badger.Txn) error {
 		o := badger.DefaultIteratorOptions
 		o.PrefetchValues = false
@@ -355,19 +354,18 @@ func (v *verifier) spilledRange(iv interval, fn func(*keyState) bool) {
 			}); err != nil {
 				return err
 			}
-			if fn(ks) {
-				puts = append(puts, put{item.KeyCopy(nil), ks.encode(nil)})
+			if fn(ks) { // written behind the scan, which does not see it
+				if wb == nil {
+					v.sp.wrote()
+					wb = v.sp.db.NewWriteBatch()
+				}
+				v.sp.fail(wb.Set(item.KeyCopy(nil), ks.encode(nil)))
 			}
 		}
 		return nil
 	})
 	v.sp.fail(err)
-	if len(puts) > 0 {
-		v.sp.wrote()
-		wb := v.sp.db.NewWriteBatch()
-		for _, p := range puts {
-			v.sp.fail(wb.Set(p.k, p.v))
-		}
+	if wb != nil {
 		v.sp.fail(wb.Flush())
 	}
 }
@@ -393,15 +391,20 @@ func (v *verifier) eachMember(i int, fn func(*keyState) bool) {
 		}
 		return
 	}
-	var spilled []*keyState
+	// Members lie in the unit's domain (state and read check it), which
+	// is read in key order; the resident members are merged in.
+	res := u.members
+	a := 0
 	mine := func(ks *keyState) bool {
 		if int(ks.unit) != i {
 			return false
 		}
-		spilled = append(spilled, ks)
-		return false
+		for a < len(res) && v.kind.cmp(res[a].k, ks.k) < 0 {
+			fn(res[a])
+			a++
+		}
+		return fn(ks)
 	}
-	// Members lie in the unit's domain (state and read check it).
 	if u.dom.ranges {
 		for _, iv := range u.dom.ivs {
 			v.spilledRange(iv, mine)
@@ -411,32 +414,9 @@ func (v *verifier) eachMember(i int, fn func(*keyState) bool) {
 			v.spilledKey(k, mine)
 		}
 	}
-	var changed []*keyState
-	res := u.members
-	for a, b := 0, 0; a < len(res) || b < len(spilled); {
-		if b == len(spilled) || a < len(res) && v.kind.cmp(res[a].k, spilled[b].k) < 0 {
-			fn(res[a])
-			a++
-			continue
-		}
-		if fn(spilled[b]) {
-			changed = append(changed, spilled[b])
-		}
-		b++
+	for ; a < len(res); a++ {
+		fn(res[a])
 	}
-	v.writeBack(changed)
-}
-
-func (v *verifier) writeBack(states []*keyState) {
-	if len(states) == 0 {
-		return
-	}
-	v.sp.wrote()
-	wb := v.sp.db.NewWriteBatch()
-	for _, ks := range states {
-		v.sp.fail(wb.Set(v.kind.storeKey(nil, ks.k), ks.encode(nil)))
-	}
-	v.sp.fail(wb.Flush())
 }
 
 // eachSorted calls fn with every state, in key order.
