@@ -254,6 +254,9 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 		for i := range b.lines {
 			v.stats.Lines++
 			if f := v.line(&b.lines[i]); f != nil {
+				if err := v.spillFailed(); err != nil {
+					return nil, err // the answer may rest on lost states
+				}
 				return stop(f), nil
 			}
 			if v.keys != nil && (v.keys.n > v.maxKeys || v.exp.mem() > v.maxQueue || v.act.mem() > v.maxQueue) {
@@ -274,11 +277,12 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 	if v.h == nil {
 		return stop(s1(0, "empty bundle: no header")), nil
 	}
-	if f := v.finish(); f != nil {
-		return stop(f), nil
-	}
+	f := v.finish()
 	if err := v.spillFailed(); err != nil {
 		return nil, err
+	}
+	if f != nil {
+		return stop(f), nil
 	}
 	for _, f := range v.fails {
 		if f != nil {
@@ -1123,14 +1127,16 @@ func (v *verifier) compareByKey() {
 		return true
 	}
 	for e := v.exp.front(); e != nil; e = v.exp.front() {
+		x := *e // before pop, which may move the queue's entries
 		v.exp.pop()
-		if !take(*e, false) {
+		if !take(x, false) {
 			return
 		}
 	}
 	for a := v.act.front(); a != nil; a = v.act.front() {
+		x := *a
 		v.act.pop()
-		if !take(*a, true) {
+		if !take(x, true) {
 			return
 		}
 	}
