@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
 )
 
 // same verifies b in memory and with a budget of one byte (every state and
@@ -144,9 +146,21 @@ func TestSpillDirOwned(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(data)) == "" || !strings.HasPrefix(filepath.Base(sp.dir), "cutcheck-") {
 		t.Fatalf("%s: owner %q, %v", sp.dir, data, err)
 	}
+	if got, err := explore.RemoveOrphans(parent); err != nil || len(got) != 0 {
+		t.Fatalf("while its run is alive: removed %v, %v", got, err)
+	}
 	sp.close()
 	if left, _ := os.ReadDir(parent); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
+	}
+	// A run that dies leaves its directory with the lock released.
+	if sp, err = openSpill(parent, 0); err != nil {
+		t.Fatal(err)
+	}
+	sp.db.Close()
+	sp.owner.Close()
+	if got, err := explore.RemoveOrphans(parent); err != nil || len(got) != 1 || got[0].Path != sp.dir {
+		t.Fatalf("after its run: removed %v, %v", got, err)
 	}
 }
 
