@@ -93,6 +93,17 @@ func TestSpillSameVerdicts(t *testing.T) {
 			check("mutated, lagging", lagging(mutate(b, r)), Options{})
 		}
 	})
+	for _, d := range []string{WindowDiscard, RangeMerge} { // runs with present keys
+		ex := runExample(t, d)
+		for _, ranges := range []bool{false, true} {
+			ex.Ranges = ranges
+			b := bundleOf(t, ex)
+			check("example", b, Options{})
+			check("example, lagging", lagging(b), Options{})
+			check("example, string keys", stringKeys(b), Options{})
+			check("example, from reads", fromReads(b), Options{})
+		}
+	}
 	check("executed-set", executedRun(t), Options{})
 	check("executed-set, lagging", lagging(executedRun(t)), Options{})
 	if accepted == 0 || accepted == cases || spilled == 0 {
