@@ -124,7 +124,7 @@ func (v *verifier) segmentEvent(line []byte, lineNo int64, last *int64, to int64
 			return s1(lineNo, "%v", err)
 		}
 		if v.scope.has(k) {
-			if ks = v.keys.get(k); ks == nil {
+			if ks = v.lookup(k); ks == nil {
 				ks = &keyState{k: k, unit: -1}
 				v.keys.put(ks)
 			}
@@ -134,8 +134,12 @@ func (v *verifier) segmentEvent(line []byte, lineNo int64, last *int64, to int64
 	// Where the bundle recorded the log past its frontier, the segment is
 	// that log: a segment contradicting it is not the source's.
 	if i := p - v.f - 1; i < int64(len(v.tail)) {
-		if b := v.tail[i]; b.k != ks || b.img != img {
-			return cont("position %d at segment line %d: the segment has %s, the bundle's own log %s", p, lineNo, showTail(tailEvent{ks, img}), showTail(b))
+		seg := tailEvent{in: ks != nil, img: img}
+		if ks != nil {
+			seg.k = ks.k
+		}
+		if b := v.tail[i]; b.in != seg.in || b.k.s != seg.k.s || b.img != img {
+			return cont("position %d at segment line %d: the segment has %s, the bundle's own log %s", p, lineNo, showTail(seg), showTail(b))
 		}
 	}
 	if ks != nil {
@@ -145,8 +149,8 @@ func (v *verifier) segmentEvent(line []byte, lineNo int64, last *int64, to int64
 }
 
 func showTail(e tailEvent) string {
-	if e.k == nil {
+	if !e.in {
 		return "no row of the scope"
 	}
-	return e.k.k.String() + " := " + showValue(e.img)
+	return e.k.String() + " := " + showValue(e.img)
 }

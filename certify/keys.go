@@ -433,6 +433,12 @@ func (t *keyTable) insert(s slot) {
 	t.slots[i] = s
 }
 
+// clear empties the table, keeping its size (it fills again as before).
+func (t *keyTable) clear() {
+	clear(t.slots)
+	t.n = 0
+}
+
 func (t *keyTable) each(f func(*keyState)) {
 	for _, s := range t.slots {
 		if s.h != 0 {

@@ -22,6 +22,12 @@ type Options struct {
 	Segment io.Reader
 	// KeepState fills Cut.State with the cut's present keys.
 	KeepState bool
+	// Mem, if positive, bounds the memory the verification holds (bytes):
+	// past it, per-key states and the emitted stream's backlog spill to a
+	// directory made under Dir (the system temporary directory if empty)
+	// and removed at the end.
+	Mem int64
+	Dir string
 }
 
 // Verify reads an evidence bundle and answers Accept, Reject or Unsupported
@@ -35,6 +41,7 @@ type Options struct {
 // read twice, from a regular file or an in-memory reader in place, from
 // anything else (a pipe) held in memory.
 func Verify(r io.Reader, opt Options) (*Result, error) {
+	defer memoryLimit(opt.Mem)()
 	if opt.Restrict == nil {
 		return verify(r, opt)
 	}
@@ -84,9 +91,7 @@ func verify(r io.Reader, opt Options) (*Result, error) {
 	}
 	res.Stats = v.stats
 	res.Stats.Units = len(v.units)
-	if v.keys != nil {
-		res.Stats.ScopeKeys = v.keys.n
-	}
+	res.Stats.ScopeKeys = v.nkeys
 	return res, nil
 }
 
@@ -110,7 +115,7 @@ const (
 )
 
 type entry struct {
-	k    *keyState
+	k    key
 	v    string
 	tag  int64
 	line int64
@@ -196,9 +201,7 @@ type verifier struct {
 	hiNext    int
 	final     bool // closeUpTo(f+1) done
 
-	exp, act  []entry
-	expH      int
-	actH      int
+	exp, act  queue
 	scoped    int64 // in-scope entries compared so far
 	discDone  bool
 	fails     [nRanks]*Failure
@@ -210,12 +213,21 @@ type verifier struct {
 	// With a segment: the bundle's own log after the frontier, position
 	// f+1 first, which the segment must agree with where they overlap.
 	tail []tailEvent
+
+	nkeys     int    // states made
+	sp        *spill // the spill store, once the budget is passed
+	spillErr  error
+	maxKeys   int   // resident states past which they spill
+	maxQueue  int   // entries of the backlog held in memory
+	lineBytes int64 // bytes of the lines read, for the estimates
+	keyBuf    []byte
 }
 
 // tailEvent is a log position after the frontier: the scope key it writes
-// (nil for none) and the image.
+// (in false for none) and the image.
 type tailEvent struct {
-	k   *keyState
+	k   key
+	in  bool
 	img string
 }
 
@@ -230,18 +242,32 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 	done := make(chan struct{})
 	defer close(done)
 	go scanLines(r, batches, free, done)
+	defer v.closeSpill()
+	v.maxKeys, v.maxQueue = int(^uint(0)>>1), int(^uint(0)>>1)
 	for b := range batches {
 		if v.keys != nil {
 			v.warm(b)
 		}
+		if v.opt.Mem > 0 {
+			v.budget(b)
+		}
 		for i := range b.lines {
 			v.stats.Lines++
 			if f := v.line(&b.lines[i]); f != nil {
+				if err := v.spillFailed(); err != nil {
+					return nil, err // the answer may rest on lost states
+				}
 				return stop(f), nil
+			}
+			if v.keys != nil && (v.keys.n > v.maxKeys || v.exp.mem() > v.maxQueue || v.act.mem() > v.maxQueue) {
+				v.spillNow()
 			}
 		}
 		if b.err != nil {
 			return nil, b.err
+		}
+		if err := v.spillFailed(); err != nil {
+			return nil, err
 		}
 		select {
 		case free <- b:
@@ -251,7 +277,11 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 	if v.h == nil {
 		return stop(s1(0, "empty bundle: no header")), nil
 	}
-	if f := v.finish(); f != nil {
+	f := v.finish()
+	if err := v.spillFailed(); err != nil {
+		return nil, err
+	}
+	if f != nil {
 		return stop(f), nil
 	}
 	for _, f := range v.fails {
@@ -280,6 +310,9 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 		res.Assumes = append(res.Assumes, fmt.Sprintf("the segment is the source's change data in (%d, %d] (ContSeg, 003 §11.1): %s", from, v.f, checked))
 	}
 	res.Cut = v.cut()
+	if err := v.spillFailed(); err != nil {
+		return nil, err
+	}
 	res.Assumes = append(v.assumptions(), res.Assumes...)
 	return res, nil
 }
@@ -460,6 +493,7 @@ func (v *verifier) start(h *Header) *Failure {
 		v.kind = kindInteger
 	}
 	v.keys = newKeyTable(v.kind)
+	v.exp.kind, v.act.kind = v.kind, v.kind
 	kk := v.kind
 	cert, err := kk.build(h.Certificate.Scope, "certificate scope")
 	if err != nil {
@@ -622,6 +656,9 @@ func (v *verifier) state(raw []byte) (*keyState, *Failure) {
 	if err != nil {
 		return nil, s1(v.stats.Lines, "%v", err)
 	}
+	if ks == nil && v.sp != nil {
+		ks = v.fault(k)
+	}
 	if ks != nil {
 		v.lastKS, v.lastRaw = ks, append(v.lastRaw[:0], raw...)
 		return ks, nil
@@ -631,6 +668,7 @@ func (v *verifier) state(raw []byte) (*keyState, *Failure) {
 	}
 	ks = &keyState{k: k, unit: int32(v.owner(k)), known: v.h.Base == "complete"}
 	v.keys.put(ks)
+	v.nkeys++
 	if ks.unit >= 0 {
 		u := &v.units[ks.unit]
 		if u.loDone {
@@ -746,7 +784,7 @@ func (v *verifier) enterLog() {
 			if !v.scope.has(k) {
 				continue
 			}
-			if ks := v.keys.get(k); ks == nil || !ks.read {
+			if ks := v.peek(k); ks == nil || !ks.read {
 				v.fail(rO3, &Failure{Obligation: "S4", Clause: "O3 refresh totality", Unit: i + 1, Key: k.String(),
 					Detail: "a key of the chunk's domain has no read result (neither a row nor an absence)"})
 			}
@@ -772,13 +810,14 @@ func (v *verifier) passLo(c int64) {
 }
 
 func (v *verifier) lowEdge(i int) {
-	u := &v.units[i]
-	u.loDone = true
-	for _, ks := range u.members {
-		if !ks.known || ks.sigma == ks.r {
+	v.units[i].loDone = true
+	v.eachMember(i, func(ks *keyState) bool {
+		if !ks.matched && (!ks.known || ks.sigma == ks.r) {
 			ks.matched = true
+			return true
 		}
-	}
+		return false
+	})
 }
 
 // resolveBoundary resolves executed-set samples at a transaction boundary c.
@@ -897,7 +936,7 @@ func (v *verifier) event(fs []field) *Failure {
 		}
 		if ks != nil {
 			img := canonValue(val)
-			tail = tailEvent{ks, img}
+			tail = tailEvent{ks.k, true, img}
 			if emitting && !v.discDone {
 				pass := true
 				if ks.unit >= 0 && v.h.Discipline == RangeMerge {
@@ -905,7 +944,7 @@ func (v *verifier) event(fs []field) *Failure {
 					pass = u.hiSet && p > u.hi
 				}
 				if pass {
-					v.exp = append(v.exp, entry{k: ks, v: img, tag: p})
+					v.exp.push(entry{k: ks.k, v: img, tag: p})
 					v.compare()
 				}
 			}
@@ -961,8 +1000,7 @@ func (v *verifier) closeUpTo(pos int64) {
 		if v.discDone {
 			continue
 		}
-		v.sortMembers(u)
-		for _, ks := range u.members {
+		v.eachMember(i, func(ks *keyState) bool {
 			var val string
 			switch v.h.Discipline {
 			case RangeMerge:
@@ -972,14 +1010,15 @@ func (v *verifier) closeUpTo(pos int64) {
 				}
 			default:
 				if ks.touched {
-					continue
+					return false
 				}
 				val = ks.r
 			}
 			if val != "" {
-				v.exp = append(v.exp, entry{k: ks, v: val, tag: u.hi})
+				v.exp.push(entry{k: ks.k, v: val, tag: u.hi})
 			}
-		}
+			return false
+		})
 		v.compare()
 	}
 }
@@ -1034,7 +1073,7 @@ func (v *verifier) entry(fs []field) *Failure {
 	}
 	ks.out, ks.outTag, ks.outSeen = img, tag, true
 	if !v.discDone {
-		v.act = append(v.act, entry{k: ks, v: img, tag: tag, line: v.stats.Lines})
+		v.act.push(entry{k: ks.k, v: img, tag: tag, line: v.stats.Lines})
 		v.compare()
 	}
 	return nil
@@ -1046,25 +1085,19 @@ func (v *verifier) compare() {
 		v.compareByKey()
 		return
 	}
-	for v.expH < len(v.exp) && v.actH < len(v.act) {
-		e, a := v.exp[v.expH], v.act[v.actH]
-		v.expH++
-		v.actH++
+	for {
+		pe, pa := v.exp.front(), v.act.front()
+		if pe == nil || pa == nil {
+			return
+		}
+		e, a := *pe, *pa
+		v.exp.pop()
+		v.act.pop()
 		v.scoped++
-		if e.k != a.k || e.v != a.v || e.tag != a.tag {
+		if e.k.s != a.k.s || e.v != a.v || e.tag != a.tag {
 			v.prefixFail(&e, &a)
 			return
 		}
-	}
-	if v.expH == len(v.exp) {
-		v.exp, v.expH = v.exp[:0], 0
-	} else if v.expH > 1024 && v.expH > len(v.exp)/2 {
-		v.exp, v.expH = append(v.exp[:0], v.exp[v.expH:]...), 0
-	}
-	if v.actH == len(v.act) {
-		v.act, v.actH = v.act[:0], 0
-	} else if v.actH > 1024 && v.actH > len(v.act)/2 {
-		v.act, v.actH = append(v.act[:0], v.act[v.actH:]...), 0
 	}
 }
 
@@ -1075,7 +1108,7 @@ func (v *verifier) compare() {
 // a run that does so replays the same. Only each key's own order counts.
 func (v *verifier) compareByKey() {
 	take := func(e entry, act bool) bool {
-		ks := e.k
+		ks := v.lookup(e.k)
 		if len(ks.pend) == 0 || ks.pendAct == act {
 			ks.pend, ks.pendAct = append(ks.pend, e), act
 			return true
@@ -1093,25 +1126,29 @@ func (v *verifier) compareByKey() {
 		}
 		return true
 	}
-	for ; v.expH < len(v.exp); v.expH++ {
-		if !take(v.exp[v.expH], false) {
+	for e := v.exp.front(); e != nil; e = v.exp.front() {
+		x := *e // before pop, which may move the queue's entries
+		v.exp.pop()
+		if !take(x, false) {
 			return
 		}
 	}
-	for ; v.actH < len(v.act); v.actH++ {
-		if !take(v.act[v.actH], true) {
+	for a := v.act.front(); a != nil; a = v.act.front() {
+		x := *a
+		v.act.pop()
+		if !take(x, true) {
 			return
 		}
 	}
-	v.exp, v.act, v.expH, v.actH = v.exp[:0], v.act[:0], 0, 0
 }
 
 // unmatched reports, for range-merge, the first key (in key order) with
 // entries one side has and the other lacks.
 func (v *verifier) unmatched() {
-	for _, ks := range v.sortedKeys() {
-		if len(ks.pend) == 0 {
-			continue
+	done := false
+	v.eachSorted(func(ks *keyState) {
+		if done || len(ks.pend) == 0 {
+			return
 		}
 		e := ks.pend[0]
 		if ks.pendAct {
@@ -1119,15 +1156,15 @@ func (v *verifier) unmatched() {
 		} else {
 			v.prefixFail(&e, nil)
 		}
-		return
-	}
+		done = true
+	})
 }
 
 func showEntry(e *entry) string {
 	if e == nil {
 		return "nothing"
 	}
-	return fmt.Sprintf("(%s, %s, tag %d)", e.k.k, showValue(e.v), e.tag)
+	return fmt.Sprintf("(%s, %s, tag %d)", e.k, showValue(e.v), e.tag)
 }
 
 // planted switches obligations off, for tests that show the cross-check
@@ -1137,7 +1174,8 @@ var planted struct{ noEmission, noVC bool }
 func (v *verifier) prefixFail(e, a *entry) {
 	if planted.noEmission {
 		v.discDone = true
-		v.exp, v.act, v.expH, v.actH = nil, nil, 0, 0
+		v.exp.reset()
+		v.act.reset()
 		return
 	}
 	f := &Failure{Obligation: "S4", Clause: "the prefix is the " + v.h.Discipline + " emission (§6)",
@@ -1145,17 +1183,18 @@ func (v *verifier) prefixFail(e, a *entry) {
 	switch {
 	case a == nil:
 		f.Detail = fmt.Sprintf("the prefix ends where the discipline emits entry %d", v.scoped+1)
-		f.Key, f.Coord = e.k.k.String(), coord(e.tag)
+		f.Key, f.Coord = e.k.String(), coord(e.tag)
 	case e == nil:
 		f.Detail = fmt.Sprintf("entry %d of the prefix (in scope) is one the discipline does not emit", v.scoped+1)
-		f.Key, f.Coord, f.Line = a.k.k.String(), coord(a.tag), a.line
+		f.Key, f.Coord, f.Line = a.k.String(), coord(a.tag), a.line
 	default:
 		f.Detail = fmt.Sprintf("entry %d of the prefix (in scope) differs from the discipline's", v.scoped)
-		f.Key, f.Coord, f.Line = a.k.k.String(), coord(a.tag), a.line
+		f.Key, f.Coord, f.Line = a.k.String(), coord(a.tag), a.line
 	}
 	v.fail(rDiscipline, f)
 	v.discDone = true
-	v.exp, v.act, v.expH, v.actH = nil, nil, 0, 0
+	v.exp.reset()
+	v.act.reset()
 }
 
 // finish runs at the end of the bundle: the checks that need the whole log,
@@ -1222,30 +1261,38 @@ func (v *verifier) finish() *Failure {
 		switch {
 		case v.h.Discipline == RangeMerge:
 			v.unmatched()
-		case v.expH < len(v.exp):
-			v.prefixFail(&v.exp[v.expH], nil)
-		case v.actH < len(v.act):
-			v.prefixFail(nil, &v.act[v.actH])
+		case v.exp.front() != nil:
+			e := *v.exp.front()
+			v.prefixFail(&e, nil)
+		case v.act.front() != nil:
+			a := *v.act.front()
+			v.prefixFail(nil, &a)
 		}
 	}
 	// O2, unit by unit in key order (§3.3): per key, some c in [lo, hi].
 	for i := range v.units {
 		u := &v.units[i]
-		v.sortMembers(u)
-		for _, ks := range u.members {
+		if !u.loDone || u.hi > n || v.fails[rO2] != nil {
+			continue // O2 is not judged, or the first failure is found
+		}
+		v.eachMember(i, func(ks *keyState) bool {
 			if ks.touched && h.Reads == "survivors" {
-				continue // a discarded read: suppressed from the clean prefix, not evidenced
+				return false // a discarded read: suppressed from the clean prefix, not evidenced
 			}
-			if !ks.matched && u.loDone && u.hi <= n {
+			if !ks.matched {
 				v.fail(rO2, &Failure{Obligation: "S4", Clause: "O2 bracket-local validity (§3.3)", Unit: i + 1, Key: ks.k.String(), Coord: coord(u.lo),
 					Expected: fmt.Sprintf("σ_c(%s) for some c in [%d, %d]", ks.k, u.lo, u.hi), Observed: showValue(ks.r),
 					Detail: "the refresh matches the source at no coordinate of the bracket (a stale or future read)"})
 			}
-		}
+			return false
+		})
 	}
 	// The virtual-cut equality (§6): apply(prefix)↾K = src(b0, H, f)↾K.
 	if v.fails == [nRanks]*Failure{} && !planted.noVC {
-		for _, ks := range v.sortedKeys() {
+		v.eachSorted(func(ks *keyState) {
+			if v.fails[rVC] != nil {
+				return
+			}
 			want, known := ks.sigma, ks.known
 			if ks.atFSet {
 				want, known = ks.atF, ks.atFKnown
@@ -1257,18 +1304,10 @@ func (v *verifier) finish() *Failure {
 				v.fail(rVC, &Failure{Obligation: "VC", Clause: "virtual cut: apply(prefix)↾K = src(b0,H,f)↾K (§6)", Key: ks.k.String(), Coord: coord(v.f),
 					Expected: showValue(want), Observed: showValue(ks.out),
 					Detail: "the replay of the prefix differs from the source state at the frontier"})
-				break
 			}
-		}
+		})
 	}
 	return nil
-}
-
-func (v *verifier) sortedKeys() []*keyState {
-	out := make([]*keyState, 0, v.keys.n)
-	v.keys.each(func(ks *keyState) { out = append(out, ks) })
-	slices.SortFunc(out, func(a, b *keyState) int { return v.kind.cmp(a.k, b.k) })
-	return out
 }
 
 func (v *verifier) cut() *Cut {
@@ -1278,9 +1317,9 @@ func (v *verifier) cut() *Cut {
 	}
 	hash := sha256.New()
 	var buf []byte
-	for _, ks := range v.sortedKeys() {
+	v.eachSorted(func(ks *keyState) {
 		if ks.out == "" {
-			continue
+			return
 		}
 		c.Present++
 		if c.State != nil {
@@ -1291,7 +1330,7 @@ func (v *verifier) cut() *Cut {
 		buf = append(buf, ks.out...)
 		buf = append(buf, '\n')
 		hash.Write(buf)
-	}
+	})
 	c.Digest = hex.EncodeToString(hash.Sum(nil))
 	return c
 }

@@ -24,6 +24,7 @@ type certifyOpts struct {
 	writeBundle, offsets string
 	notifications        string
 	chunkBounds, maxKey  string
+	mem, dir             string
 }
 
 func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
@@ -40,6 +41,8 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 	fs.StringVar(&o.notifications, "notifications", "", "with --from debezium: the connector's recorded incremental-snapshot notifications (state chunk ends, the maximum key, completion)")
 	fs.StringVar(&o.chunkBounds, "chunk-bounds", "", "with --from debezium: a JSON array of the last key each closed window's chunk read (null: read nothing)")
 	fs.StringVar(&o.maxKey, "max-key", "", "with --from debezium: the snapshot's maximum key (JSON; an array for several key columns)")
+	fs.StringVar(&o.mem, "mem", "", "memory budget, e.g. 512MiB or 4GiB; past it per-key states and the emitted stream's backlog spill to --dir (default: 3/4 of the machine's memory)")
+	fs.StringVar(&o.dir, "dir", "", "directory for the spill files (default: the system's temporary directory; removed at the end)")
 	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
 	return fs, o
 }
@@ -62,6 +65,18 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		}
 		opt.Restrict = spec
 	}
+	opt.Mem, opt.Dir = defaultBudget(), o.dir
+	if o.mem != "" {
+		n, err := parseBytes(o.mem)
+		if err != nil {
+			return usageErr(stderr, "certify", "--mem: %v", err)
+		}
+		if n < minBudget {
+			return usageErr(stderr, "certify", "--mem: %s is below 128MiB, the least budget a run can keep to", o.mem)
+		}
+		opt.Mem = n
+	}
+	removeOrphans(o.dir, stderr)
 	in, closeIn, err := openInput(fs.Arg(0))
 	if err != nil {
 		return usageErr(stderr, "certify", "%s: %v", fs.Arg(0), err) // a bad input: nothing has run

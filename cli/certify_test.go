@@ -90,3 +90,22 @@ func TestCertifyDebeziumEvidence(t *testing.T) {
 		}
 	}
 }
+
+// --mem is a size of at least 128MiB; the spill directory under --dir is
+// gone when the run ends.
+func TestCertifyMem(t *testing.T) {
+	dir := t.TempDir()
+	for _, bad := range []string{"1k", "lots", "0"} {
+		code, _, errs := runCLI("certify", "--mem", bad, sample)
+		if code != exitUsage || strings.Count(errs, "\n") > 2 || !strings.Contains(errs, "--mem") {
+			t.Errorf("--mem %s: code %d err %q", bad, code, errs)
+		}
+	}
+	code, out, _ := runCLI("certify", "--mem", "128MiB", "--dir", dir, "--from", "debezium", "--table", "customers", "--notifications", notifications, sample)
+	if code != exitOK || !strings.HasPrefix(out, "Accept") {
+		t.Fatalf("code %d out %q", code, out)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("left in --dir: %v", left)
+	}
+}
