@@ -24,9 +24,9 @@ type Report struct {
 	Unchecked []string `json:"unchecked,omitempty"`
 	// Unfinished: a run with Continue stopped early, so a property
 	// without a violation is undecided.
-	Unfinished bool `json:"unfinished,omitempty"`
-	Levels      []ShardLevel  `json:"levels,omitempty"`     // a shard's run only
-	Simulation  *SimStats     `json:"simulation,omitempty"` // a simulation only
+	Unfinished bool         `json:"unfinished,omitempty"`
+	Levels     []ShardLevel `json:"levels,omitempty"`     // a shard's run only
+	Simulation *SimStats    `json:"simulation,omitempty"` // a simulation only
 }
 
 // TraceReport is a violation with its trace rendered step by step.
