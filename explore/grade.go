@@ -25,7 +25,7 @@ type Graded[S any] interface {
 
 // useGrade takes the model's grade unless the options keep a seen-set.
 func (e *engine[S, A]) useGrade() {
-	if g, ok := e.m.(Graded[S]); ok && !e.opts.NoGrade {
+	if g, ok := part[Graded[S]](e.m); ok && !e.opts.NoGrade {
 		e.grade = g
 	}
 }

@@ -73,8 +73,8 @@ func NewReport[S, A any](m Machine[S, A], r *Result[S, A]) Report {
 func traceReport[S, A any](m Machine[S, A], v *Violation[S, A]) *TraceReport {
 	tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Class: v.Class, Reason: v.Reason, Path: v.Path}
 	describe := describer(m)
-	fielder, _ := m.(Fielder[S])
-	viewer, _ := m.(Viewer[S])
+	fielder, _ := part[Fielder[S]](m)
+	viewer, _ := part[Viewer[S]](m)
 	for i, st := range v.Trace {
 		var ts TraceStep
 		if i > 0 && st.HasAction {

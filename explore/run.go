@@ -186,11 +186,11 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 		return nil, err
 	}
 	e.useGrade()
-	e.doner, _ = m.(Doner[S])
+	e.doner, _ = part[Doner[S]](m)
 	e.cons = newConstraints[S, A](m)
 	if sh := opts.Shard; sh.Count != 0 {
 		var ok bool
-		if e.sharder, ok = m.(Sharder[S]); !ok {
+		if e.sharder, ok = part[Sharder[S]](m); !ok {
 			return nil, fmt.Errorf("explore: the model declares no shard key (Sharder), so a sharded search of it would not be exact")
 		}
 		if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {

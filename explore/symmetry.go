@@ -44,7 +44,7 @@ func (e *engine[S, A]) useSymmetry() error {
 	if !e.opts.Symmetry {
 		return nil
 	}
-	sym, ok := e.m.(Symmetric[S])
+	sym, ok := part[Symmetric[S]](e.m)
 	if !ok {
 		return ErrNoSymmetry
 	}

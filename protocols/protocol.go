@@ -79,6 +79,9 @@ type Protocol struct {
 	Properties func(cfg Config) []Prop
 	// Check explores the model under cfg.
 	Check func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error)
+
+	extend func(q *Protocol, ext Extension) error // Extend's hook, set by Define
+	with   []string                               // opt-in properties checked by default (Extension.With)
 }
 
 var registry []*Protocol
@@ -197,9 +200,17 @@ func (p *Protocol) Validate(cfg Config) error {
 // returns p: the one step between an explore.Model and a Protocol every
 // command can run. Check validates cfg against p.Limits and p.Faults first.
 func Define[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *Protocol {
+	return defineMachine(p, func(cfg Config) explore.Machine[S, A] { return build(cfg) })
+}
+
+// defineMachine is Define for any explore.Machine (Extend's models).
+func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine[S, A]) *Protocol {
 	p.Check = func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error) {
 		if err := p.Validate(cfg); err != nil {
 			return explore.Report{}, err
+		}
+		if len(opts.Only) == 0 && len(p.with) > 0 {
+			opts.With = append(slices.Clip(opts.With), p.with...)
 		}
 		m := build(cfg)
 		r, err := explore.Run(ctx, m, opts)
@@ -215,5 +226,6 @@ func Define[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *
 		}
 		return out
 	}
+	p.extend = extender(build)
 	return p
 }
