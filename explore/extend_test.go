@@ -10,12 +10,12 @@ import (
 func TestExtend(t *testing.T) {
 	m := Machine[uint64, int](counters{k: 2, n: 4})
 	c1 := func(s *uint64) int { return int(*s>>8) & 0xff }
-	x := Extend(m, []Property[uint64, int]{{Name: "c1-below-2", Kind: Always, Check: func(s *uint64) string {
+	x := Extend(m, Extra[uint64, int]{Properties: []Property[uint64, int]{{Name: "c1-below-2", Kind: Always, Check: func(s *uint64) string {
 		if c1(s) >= 2 {
 			return "c1 reached 2"
 		}
 		return ""
-	}}}, nil)
+	}}}})
 	r, err := Run(t.Context(), x, Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func TestExtend(t *testing.T) {
 	if rep := NewReport(x, r); rep.Violation.Steps[1].Action != "inc c1" {
 		t.Errorf("the extension lost the model's descriptions: %q", rep.Violation.Steps[1].Action)
 	}
-	bounded := Extend(m, nil, func(s *uint64) bool { return c1(s) < 1 })
+	bounded := Extend(m, Extra[uint64, int]{Constraint: func(s *uint64) bool { return c1(s) < 1 }})
 	r, err = Run(t.Context(), bounded, Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)

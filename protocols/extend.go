@@ -2,9 +2,7 @@ package protocols
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
-	"unsafe"
 
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/invariants"
@@ -71,7 +69,7 @@ func Extend(p *Protocol, ext Extension) *Protocol {
 // build's model with ext's properties and constraint.
 func extender[S, A any](build func(cfg Config) explore.Machine[S, A]) func(q *Protocol, ext Extension) error {
 	return func(q *Protocol, ext Extension) error {
-		capOf, err := captureOf[S]()
+		capOf, err := model.CaptureOf[S]()
 		if err != nil {
 			return err
 		}
@@ -91,27 +89,9 @@ func extender[S, A any](build func(cfg Config) explore.Machine[S, A]) func(q *Pr
 			constraint = func(s *S) bool { return c(capOf(s)) }
 		}
 		defineMachine(q, func(cfg Config) explore.Machine[S, A] {
-			return explore.Extend(build(cfg), props, constraint)
+			return explore.Extend(build(cfg), explore.Extra[S, A]{Properties: props, Constraint: constraint})
 		})
 		return nil
 	}
 }
 
-// captureOf finds the model.Capture in S: S itself, or a field of S (named
-// or embedded, at the top level). The capture is then read at a fixed
-// offset in the state, at no cost per call.
-func captureOf[S any]() (func(*S) *model.Capture, error) {
-	t, ct := reflect.TypeFor[S](), reflect.TypeFor[model.Capture]()
-	if t == ct {
-		return func(s *S) *model.Capture { return (*model.Capture)(unsafe.Pointer(s)) }, nil
-	}
-	if t.Kind() == reflect.Struct {
-		for i := range t.NumField() {
-			if f := t.Field(i); f.Type == ct {
-				off := f.Offset
-				return func(s *S) *model.Capture { return (*model.Capture)(unsafe.Add(unsafe.Pointer(s), off)) }, nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("the state type %v has no model.Capture field", t)
-}

@@ -217,7 +217,9 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		if err != nil {
 			return explore.Report{}, err
 		}
-		return explore.NewReport(m, r), nil
+		rep := explore.NewReport(m, r)
+		fillFromCapture(&rep, r, cfg.Keys)
+		return rep, nil
 	}
 	p.Properties = func(cfg Config) []Prop {
 		var out []Prop
