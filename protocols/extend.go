@@ -94,4 +94,3 @@ func extender[S, A any](build func(cfg Config) explore.Machine[S, A]) func(q *Pr
 		return nil
 	}
 }
-

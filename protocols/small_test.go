@@ -47,7 +47,9 @@ func defineBare(stale bool) *protocols.Protocol {
 		Name:     "bare-splice",
 		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1},
 		Limits:   protocols.Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: 1, Txn: protocols.MaxTxn},
-	}, func(cfg protocols.Config) explore.Machine[spliceState, spliceAction] { return bareSplice{splice{cfg}, stale} })
+	}, func(cfg protocols.Config) explore.Machine[spliceState, spliceAction] {
+		return bareSplice{splice{cfg}, stale}
+	})
 }
 
 // A discipline with only the minimal set passes where the full one does
