@@ -1,0 +1,56 @@
+package open
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/model"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+// A mode of key-range gating is a choice of its parts: the frozen snapshot
+// written as a ReadAt, and the nonmonotone order as a MayCopy, explore the
+// modes' very state spaces, with the same verdicts; a replaced part is named
+// in the trace as the variant's.
+func TestKeyrangeModesAreParts(t *testing.T) {
+	cfg := protocols.Config{Keys: 2, Values: 1, Events: 1, Chunks: 2, Txn: 1, Mode: KeyrangeAdvancing}
+	frozenRead := func(c *model.Capture) model.Coord {
+		if c.Plan.N > 0 {
+			return c.Plan.Units[0].Lo
+		}
+		return c.Pos
+	}
+	anyOrder := func(*model.Capture, int, func(int) bool) bool { return true }
+	for _, tt := range []struct {
+		mode  string
+		parts KeyrangeParts
+	}{
+		{KeyrangeFrozen, KeyrangeParts{ReadAt: frozenRead}},
+		{KeyrangeNonmonotone, KeyrangeParts{MayCopy: anyOrder}},
+	} {
+		byMode := cfg
+		byMode.Mode = tt.mode
+		want, err := Keyrange(KeyrangeParts{}).Check(t.Context(), byMode, explore.Options{Workers: 1, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Keyrange(tt.parts).Check(t.Context(), cfg, explore.Options{Workers: 1, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Generated != want.Stats.Generated || len(got.Violations) != len(want.Violations) || len(want.Violations) == 0 {
+			t.Errorf("%s as parts: %d/%d states, %d violated; the mode: %d/%d, %d", tt.mode,
+				got.Stats.Distinct, got.Stats.Generated, len(got.Violations), want.Stats.Distinct, want.Stats.Generated, len(want.Violations))
+		}
+	}
+	rep, err := Keyrange(KeyrangeParts{ReadAt: frozenRead}).Check(t.Context(), cfg, explore.Options{Workers: 1, Only: []string{invariants.FinalReplay.Name}})
+	if err != nil || rep.Violation == nil {
+		t.Fatalf("frozen ReadAt: %v %v", rep.Verdict, err)
+	}
+	text := rep.Violation.Text(false)
+	if !strings.Contains(text, "the variant's ReadAt") {
+		t.Errorf("the trace does not name the replaced part:\n%s", text)
+	}
+}
