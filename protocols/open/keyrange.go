@@ -88,7 +88,9 @@ func Keyrange(parts KeyrangeParts) *protocols.Protocol {
 		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 3, Txn: 1, Mode: KeyrangeAdvancing},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
 			Txn: protocols.MaxTxn, Modes: []string{KeyrangeAdvancing, KeyrangeFrozen, KeyrangeNonmonotone}},
-	}, func(cfg protocols.Config) explore.Model[krState, krAction] { return &keyrange{cfg, parts.withMode(cfg.Mode)} })
+	}, func(cfg protocols.Config) explore.Model[krState, krAction] {
+		return &keyrange{cfg, parts.withMode(cfg.Mode)}
+	})
 }
 
 // withMode fills the parts p leaves nil with the mode's choices.
