@@ -94,6 +94,11 @@ type ParallelParts struct {
 	// start from 0 up to it is explored. Published: the minimum high offset
 	// (Def. 6.4: s0 ⊑ hi_i for every chunk; A-handoff).
 	ReaderStart func(plan model.Plan) model.Coord
+	// ReaderStartAt, when set, is the exact start s0 of the live reader,
+	// given the plan when it is created (called on every state where it
+	// may consume; exact, not a bound): it skips to s0 and consumes from
+	// there. It overrides ReaderStart.
+	ReaderStartAt func(plan model.Plan) model.Coord
 	// Concurrent lets the live reader start once every chunk has recorded
 	// its high offset, consuming while backfills are still to come.
 	// Published: false — the binlog split is assigned when the last
@@ -183,6 +188,9 @@ func (pp *ParallelParts) window(u *model.Unit) model.Window {
 }
 
 func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
+	if pp.ReaderStartAt != nil {
+		return pp.ReaderStartAt(*plan)
+	}
 	if pp.ReaderStart == nil {
 		return MinHigh(plan)
 	}
@@ -313,8 +321,11 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
 	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {
-		buf = append(buf, parallelAction{Kind: parallelConsume})
-		if MayStartLater(&s.Cap, m.parts.readerStart(&s.Cap.Plan)) {
+		start := m.parts.readerStart(&s.Cap.Plan)
+		if pinned := m.parts.ReaderStartAt != nil && s.Cap.Pos == s.Cap.Start && s.Cap.Pos < start; !pinned {
+			buf = append(buf, parallelAction{Kind: parallelConsume})
+		}
+		if MayStartLater(&s.Cap, start) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
 		}
 	}
@@ -539,9 +550,14 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		t := *s
 		m.Next(s, a, &t)
 		if t.Cap.AllClosed(m.cfg.Chunks) {
-			if h := m.parts.readerStart(&t.Cap.Plan); h == 0 {
+			switch h := m.parts.readerStart(&t.Cap.Plan); {
+			case m.parts.ReaderStartAt != nil:
+				d += fmt.Sprintf("; the live reader starts at s0 = %d (the variant's ReaderStartAt, exact)", h)
+			case m.parts.ReaderStart != nil:
+				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to %d (the variant's ReaderStart, not the paper's minimum high)", h)
+			case h == 0:
 				d += "; the live reader starts at s0 = 0 (the minimum high)"
-			} else {
+			default:
 				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to the minimum high %d", h)
 			}
 		}
@@ -556,6 +572,9 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		}
 		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d high %d, %s", p, e.Key, e.Img, o+1, c.Plan.Units[o].Hi, verdict)
 	case parallelStartLater:
+		if m.parts.ReaderStartAt != nil || m.parts.ReaderStart != nil {
+			return DescribeStartLater(c) + fmt.Sprintf(" (the variant's start %d)", m.parts.readerStart(&c.Plan))
+		}
 		return DescribeStartLater(c) + fmt.Sprintf(" (minimum high %d)", m.parts.readerStart(&c.Plan))
 	}
 	return "?"
