@@ -117,6 +117,9 @@ type ClassicParts struct {
 	// reaches the high marker: the unit closes immediately before the first
 	// consumed event beyond its high edge (Def. 6.2, Lemma 6.1).
 	ReleaseAtHighWrite bool
+	// Discard is the per-key merge rule (MergeRule; nil = the log wins):
+	// whether an in-window event discards its key's buffered row.
+	Discard MergeRule
 }
 
 // withFault maps the faults that are choices of a part onto it.
@@ -348,7 +351,7 @@ func (m *classic) consumeAt(s *classicState, p model.Coord) {
 		return
 	}
 	if i := m.openUnit(s); i >= 0 && m.window(&s.Cap.Plan.Units[i]).Contains(p) && s.Buf.Has(e.Key) {
-		if m.cfg.Fault != NoDiscard {
+		if m.cfg.Fault != NoDiscard && m.parts.Discard.discards(&s.Cap, i, p) {
 			s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 		}
 	}

@@ -124,6 +124,10 @@ type CompositeParts struct {
 	// shows composition cannot promise. Onset must accept some coordinate
 	// at every frontier beyond 0, or the run cannot finish (a deadlock).
 	Onset func(c model.Capture, at model.Coord) bool
+	// Discard is the per-key merge rule of the chunked unit (MergeRule;
+	// nil = the log wins): whether an in-window event discards its key's
+	// buffered row.
+	Discard MergeRule
 }
 
 // withFault maps the faults that are choices of a part onto it, on top of
@@ -429,7 +433,7 @@ func (m *composite) consume(s *compositeState) {
 		return
 	}
 	if s.Buf.Has(e.Key) {
-		if i := c.Plan.Owner(e.Key); m.inWindow(s, i, c.Pos) {
+		if i := c.Plan.Owner(e.Key); m.inWindow(s, i, c.Pos) && m.parts.Discard.discards(c, i, c.Pos) {
 			s.Buf = s.Buf.Without(e.Key)
 		}
 	}

@@ -144,6 +144,9 @@ type ReadonlyParts struct {
 	// before its key's read cannot discard it, and a stale read of a deleted
 	// row is released over the delete.
 	ConsumeDuringRead bool
+	// Discard is the per-key merge rule (MergeRule; nil = the log wins):
+	// whether an in-window event discards its key's buffered row.
+	Discard MergeRule
 }
 
 // PublishedRead is ReadonlyParts.Read as published: c is a transaction
@@ -410,7 +413,7 @@ func (m *readonly) inWindow(s *readonlyState, p model.Coord) bool {
 func (m *readonly) consume(s *readonlyState) {
 	p := s.Cap.Pos + 1
 	e := s.Cap.Log.At(p)
-	if m.inWindow(s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard {
+	if m.inWindow(s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard && m.parts.Discard.discards(&s.Cap, int(s.Cap.Plan.N)-1, p) {
 		s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 	}
 	s.Cap.Emit(e.Key, e.Img, p)
