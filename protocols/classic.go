@@ -497,7 +497,9 @@ func (m *classic) describeConsume(s, t *classicState) string {
 	if i := m.openUnit(s); i >= 0 {
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
-			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
+			d += fmt.Sprintf(" in window, discards buffered %v", e.Key) + m.parts.Discard.words()
+		case s.Buf.Has(e.Key) && m.parts.Discard != nil && m.window(&s.Cap.Plan.Units[i]).Contains(p):
+			d += fmt.Sprintf(" in window, buffered %v kept", e.Key) + m.parts.Discard.words()
 		case s.Buf.Has(e.Key):
 			d += fmt.Sprintf(" (buffered %v kept)", e.Key)
 		case m.window(&s.Cap.Plan.Units[i]).Contains(p):

@@ -547,8 +547,11 @@ func (m *composite) Describe(s *compositeState, a compositeAction) string {
 		text := fmt.Sprintf("consume position %d: %v := %v", p, e.Key, e.Img)
 		if i := c.Plan.Owner(e.Key); e.Key != model.NoKey && i >= 0 && !c.UnitClosed(i) && m.inWindow(s, i, p) {
 			text += fmt.Sprintf(", in chunk %d's window", s.Chunk[i]+1)
-			if s.Buf.Has(e.Key) {
-				text += fmt.Sprintf(", discards buffered %v=%v", e.Key, c.Plan.Units[i].Refresh[e.Key])
+			switch {
+			case s.Buf.Has(e.Key) && !m.parts.Discard.discards(c, i, p):
+				text += fmt.Sprintf(", keeps buffered %v=%v", e.Key, c.Plan.Units[i].Refresh[e.Key]) + m.parts.Discard.words()
+			case s.Buf.Has(e.Key):
+				text += fmt.Sprintf(", discards buffered %v=%v", e.Key, c.Plan.Units[i].Refresh[e.Key]) + m.parts.Discard.words()
 			}
 		}
 		return text + ", emitted"

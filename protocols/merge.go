@@ -54,3 +54,11 @@ func (r MergeRule) discards(c *model.Capture, i int, p model.Coord) bool {
 	}
 	return r(MergeEvent{Unit: i, Lo: u.Lo, Hi: u.Hi, Key: e.Key, ReadAt: c.ReadAt[e.Key], Pos: p, Op: op, SameAsRead: e.Img == u.Refresh[e.Key]})
 }
+
+// words marks a trace step decided by a variant's rule as the variant's.
+func (r MergeRule) words() string {
+	if r == nil {
+		return ""
+	}
+	return " (the variant's merge rule, not the paper's Def. 6.2)"
+}

@@ -1,6 +1,7 @@
 package protocols
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -39,6 +40,8 @@ func TestMergeRule(t *testing.T) {
 		}
 		if f.Violation == nil {
 			t.Errorf("%s with #592's rule: %v, want final-replay violated", tt.name, f.Verdict)
+		} else if text := f.Violation.Text(false); !strings.Contains(text, "kept (the variant's merge rule") && !strings.Contains(text, "keeps buffered") {
+			t.Errorf("%s: the trace does not name the variant's rule:\n%s", tt.name, text)
 		}
 		nev, err := tt.nev.Check(t.Context(), c, opts)
 		if err != nil {

@@ -576,7 +576,9 @@ func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
 		d := fmt.Sprintf("consume position %d: %v := %v (t%d)", p, e.Key, e.Img, e.Txn)
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
-			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
+			d += fmt.Sprintf(" in window, discards buffered %v", e.Key) + m.parts.Discard.words()
+		case s.Buf.Has(e.Key) && m.parts.Discard != nil && m.inWindow(s, p):
+			d += fmt.Sprintf(" in window, buffered %v kept", e.Key) + m.parts.Discard.words()
 		case m.inWindow(s, p):
 			d += " in window"
 		}
