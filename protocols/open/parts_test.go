@@ -54,3 +54,39 @@ func TestKeyrangeModesAreParts(t *testing.T) {
 		t.Errorf("the trace does not name the replaced part:\n%s", text)
 	}
 }
+
+// Version-max's modes are choices of its parts: the client's timestamps as
+// Versions and no-tombstone as DeleteForgets explore the modes' state
+// spaces, with the same verdicts.
+func TestVersionmaxModesAreParts(t *testing.T) {
+	cfg := protocols.Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: VersionmaxEngine}
+	client := func(_ model.Log, events int) []uint8 {
+		var vs []uint8
+		for v := 2; v <= events+1; v++ {
+			vs = append(vs, uint8(v))
+		}
+		return vs
+	}
+	for _, tt := range []struct {
+		mode  string
+		parts VersionmaxParts
+	}{
+		{VersionmaxClient, VersionmaxParts{Versions: client}},
+		{VersionmaxNoTombstone, VersionmaxParts{DeleteForgets: true}},
+	} {
+		byMode := cfg
+		byMode.Mode = tt.mode
+		want, err := Versionmax(VersionmaxParts{}).Check(t.Context(), byMode, explore.Options{Workers: 1, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Versionmax(tt.parts).Check(t.Context(), cfg, explore.Options{Workers: 1, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Generated != want.Stats.Generated || len(got.Violations) != len(want.Violations) || len(want.Violations) == 0 {
+			t.Errorf("%s as parts: %d/%d states, %d violated; the mode: %d/%d, %d", tt.mode,
+				got.Stats.Distinct, got.Stats.Generated, len(got.Violations), want.Stats.Distinct, want.Stats.Generated, len(want.Violations))
+		}
+	}
+}
