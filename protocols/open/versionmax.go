@@ -79,7 +79,9 @@ func Versionmax(parts VersionmaxParts) *protocols.Protocol {
 		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: VersionmaxEngine},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
 			Txn: protocols.MaxTxn, Modes: []string{VersionmaxEngine, VersionmaxClient, VersionmaxNoTombstone}},
-	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] { return &versionmax{cfg, parts.withMode(cfg.Mode)} })
+	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] {
+		return &versionmax{cfg, parts.withMode(cfg.Mode)}
+	})
 }
 
 // withMode fills the parts p leaves unset with the mode's choices.
