@@ -90,3 +90,32 @@ func TestVersionmaxModesAreParts(t *testing.T) {
 		}
 	}
 }
+
+// Rewind's modes are choices of its parts: wrong-suffix as Suffix and
+// missing-preimage as DeleteWithoutPreimage explore the modes' state
+// spaces, with the same verdicts.
+func TestRewindModesAreParts(t *testing.T) {
+	cfg := protocols.Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1, Mode: RewindPreimage}
+	for _, tt := range []struct {
+		mode  string
+		parts RewindParts
+	}{
+		{RewindWrongSuffix, RewindParts{Suffix: func(lo, r model.Coord) model.Window { return model.Window{Lo: min(lo+1, r), Hi: r} }}},
+		{RewindMissingPreimage, RewindParts{DeleteWithoutPreimage: true}},
+	} {
+		byMode := cfg
+		byMode.Mode = tt.mode
+		want, err := Rewind(RewindParts{}).Check(t.Context(), byMode, explore.Options{Workers: 1, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Rewind(tt.parts).Check(t.Context(), cfg, explore.Options{Workers: 1, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Generated != want.Stats.Generated || len(got.Violations) != len(want.Violations) || len(want.Violations) == 0 {
+			t.Errorf("%s as parts: %d/%d states, %d violated; the mode: %d/%d, %d", tt.mode,
+				got.Stats.Distinct, got.Stats.Generated, len(got.Violations), want.Stats.Distinct, want.Stats.Generated, len(want.Violations))
+		}
+	}
+}
