@@ -119,3 +119,32 @@ func TestRewindModesAreParts(t *testing.T) {
 		}
 	}
 }
+
+// Re-read's modes are choices of its parts: stale-bracket as KeepBracket and
+// apply-deltas as ApplyUnknownDeltas explore the modes' state spaces, with
+// the same verdicts.
+func TestRereadModesAreParts(t *testing.T) {
+	cfg := protocols.Config{Keys: 2, Values: 4, Events: 2, Chunks: 2, Txn: 1, Mode: RereadFresh, InitialAny: true}
+	for _, tt := range []struct {
+		mode  string
+		parts RereadParts
+	}{
+		{RereadStaleBracket, RereadParts{KeepBracket: true}},
+		{RereadApplyDeltas, RereadParts{ApplyUnknownDeltas: true}},
+	} {
+		byMode := cfg
+		byMode.Mode = tt.mode
+		want, err := Reread(RereadParts{}).Check(t.Context(), byMode, explore.Options{Workers: 1, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Reread(tt.parts).Check(t.Context(), cfg, explore.Options{Workers: 1, Continue: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Stats.Distinct != want.Stats.Distinct || got.Stats.Generated != want.Stats.Generated || len(got.Violations) != len(want.Violations) || len(want.Violations) == 0 {
+			t.Errorf("%s as parts: %d/%d states, %d violated; the mode: %d/%d, %d", tt.mode,
+				got.Stats.Distinct, got.Stats.Generated, len(got.Violations), want.Stats.Distinct, want.Stats.Generated, len(want.Violations))
+		}
+	}
+}
