@@ -26,7 +26,7 @@ type checkOpts struct {
 	noops                             bool
 	jsonOut, traceJSON, html          string
 	bundle                            string
-	fullStates                        bool
+	fullStates, all                   bool
 	only, with                        []string
 	shard                             shardFlags
 	sim                               simFlags
@@ -52,6 +52,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.BoolVar(&o.fullStates, "full-states", false, "print whole states in traces instead of what changed")
 	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from 'cutcheck list'); sometimes-properties are always reported")
 	fs.StringSliceVar(&o.with, "with", nil, "also check these opt-in invariants (e.g. no-duplicate-delivery, for exactly-once sinks)")
+	fs.BoolVar(&o.all, "all", false, "explore once and report every invariant, opt-in ones too, with its shortest counterexample, worst class first (as TLC's -continue)")
 	o.engine.register(fs)
 	o.shard.register(fs)
 	o.sim.register(fs)
@@ -161,6 +162,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if err := o.resume.apply(&opts, o.engine.dir, stdout); err != nil {
 		return usageErr(stderr, "check", "%v", err)
 	}
+	opts.Continue = o.all
+	if o.all && (opts.Shard.Count > 0 || opts.Simulate != nil || opts.Checkpoint != "") {
+		return usageErr(stderr, "check", "--all is for one whole search: not with --shard, --simulate or --resume")
+	}
 	discipline, exportable := bundleDiscipline(p.Name, cfg.Mode)
 	if o.bundle != "" && !exportable {
 		return usageErr(stderr, "check", "--bundle: %s runs (mode %q) have no evidence-bundle form", p.Name, cfg.Mode)
@@ -205,7 +210,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return finishShard(shardFile{Identity: rep.Identity, Model: what, ShardReport: explore.ShardReport{Shard: opts.Shard, Report: rep}}, searchDir(o.shard.dir, opts), "check", stdout, stderr)
 	}
 	fmt.Fprint(stdout, rep.Summary())
-	if rep.Violation != nil {
+	uncheckedHint(stdout, rep)
+	if o.all {
+		worstFirst(rep.Violations)
+		printAll(stdout, rep, p.Properties(cfg), o.fullStates)
+	} else if rep.Violation != nil {
 		fmt.Fprintf(stdout, "\nCounterexample (%d steps):\n%s", len(rep.Violation.Steps)-1, rep.Violation.Text(o.fullStates))
 	}
 	if err := outs.write(rep, p.Name+" "+cfg.String()); err != nil {
@@ -282,6 +291,9 @@ func (o *outputs) write(rep explore.Report, title string) error {
 	}
 	if err := o.traceJSON.write(jsonTo(rep.Violation)); err != nil {
 		return err
+	}
+	if len(rep.Violations) > 0 {
+		return o.html.write(func(w io.Writer) error { return allHTML(w, title, rep) })
 	}
 	return o.html.write(func(w io.Writer) error { return picture.WriteHTML(w, title, rep.Violation) })
 }

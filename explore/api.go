@@ -37,6 +37,12 @@ type Options struct {
 	// as the build and the model's parameters. SearchIdentity adds the
 	// options' own.
 	Identity Identity
+	// Continue (TLC's -continue) explores every reachable state even after
+	// a violation, checks every property (opt-in ones too, unless Only
+	// names the properties), and reports each failing property's first,
+	// shortest, violation in Result.Violations. Not with Simulate,
+	// Checkpoint or Shard.
+	Continue bool
 }
 
 // Verdict is the outcome of a run.
@@ -140,6 +146,16 @@ type Result[S, A any] struct {
 	Coverage  []ActionCount // in ActionNames order
 	Sometimes []Reach       // in Properties order
 	Violation *Violation[S, A]
+	// Violations, with Options.Continue, are the first violation of each
+	// failing property, in Properties order, deadlock last; Violation is
+	// the earliest of them.
+	Violations []*Violation[S, A]
+	// Unchecked names the Always and Transition properties the run did
+	// not check (opt-in ones not asked for, or left out by Only).
+	Unchecked []string
+	// Unfinished: a run with Continue stopped early (cancelled or
+	// MaxDepth), so a property without a violation is undecided, not held.
+	Unfinished bool
 	// Collision is the estimated probability that a fingerprint collision hid
 	// a state: n²/2⁶⁵ for n distinct states (birthday bound over 64-bit hashes).
 	Collision float64

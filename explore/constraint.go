@@ -29,8 +29,8 @@ type constraints[S, A any] struct {
 
 func newConstraints[S, A any](m any) constraints[S, A] {
 	var c constraints[S, A]
-	c.state, _ = m.(StateConstrainer[S])
-	c.action, _ = m.(ActionConstrainer[S, A])
+	c.state, _ = part[StateConstrainer[S]](m)
+	c.action, _ = part[ActionConstrainer[S, A]](m)
 	c.any = c.state != nil || c.action != nil
 	return c
 }

@@ -25,8 +25,8 @@ type parts[S, A any] struct {
 
 func newParts[S, A any](m Machine[S, A]) (parts[S, A], error) {
 	var p parts[S, A]
-	enc, hasEnc := m.(Encoder[S])
-	c, hasCodec := m.(Codec[S])
+	enc, hasEnc := part[Encoder[S]](m)
+	c, hasCodec := part[Codec[S]](m)
 	switch {
 	case hasCodec:
 		p.fpenc, p.qcodec, p.same = c, c, true
@@ -48,7 +48,7 @@ func newParts[S, A any](m Machine[S, A]) (parts[S, A], error) {
 		}
 	}
 	p.describe = describer(m)
-	p.kinds, _ = m.(ActionNamer[A])
+	p.kinds, _ = part[ActionNamer[A]](m)
 	if p.kinds == nil {
 		p.kinds = oneKind[A]{}
 	}
@@ -98,7 +98,7 @@ func (binaryCodec[S]) Decode(b []byte, s *S) error {
 
 // describer is m's Describer, or describeV.
 func describer[S, A any](m Machine[S, A]) Describer[S, A] {
-	if d, ok := m.(Describer[S, A]); ok {
+	if d, ok := part[Describer[S, A]](m); ok {
 		return d
 	}
 	return describeV[S, A]{}

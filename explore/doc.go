@@ -231,7 +231,9 @@
 // coverage [{name, count}]; sometimes [{name, cite, reached,
 // depth}]; collision; violation {property, cite, kind, reason, steps
 // [{action, fields [{name, value}], view}], path}, omitted when there is
-// none; simulation {seed, depth, walks, steps, walk}, for a simulation
+// none; violations [the same, one per failing property], unfinished, with
+// Options.Continue only; unchecked [names], when some property was not
+// checked; simulation {seed, depth, walks, steps, walk}, for a simulation
 // only; levels and shard_split {depth, auto, sampled, shared, balance},
 // for a shard's run only.
 package explore

@@ -62,21 +62,30 @@ type worker[S, A any] struct {
 	covShared                     []uint64
 	full                          bool // the level map overflowed: store every candidate
 	best                          *violation
-	open                          []check[S] // Sometimes properties not yet reached
-	displaced                     []uint64   // keys of candidates a smaller key displaced from the level map (settle)
-	cur                           S          // the state being expanded
-	canon                         S          // its successor's canonical form, with a symmetry
-	dec                           S          // a successor decoded from its encoding, to check its grade (grade.go)
-	scratch                       batch      // a unit read from a spilled frontier
-	spare                         []byte     // a data slab freed by spilling, for the next unit
+	firsts                        []*violation // Options.Continue: the earliest violation of each property, deadlock first
+	open                          []check[S]   // Sometimes properties not yet reached
+	displaced                     []uint64     // keys of candidates a smaller key displaced from the level map (settle)
+	cur                           S            // the state being expanded
+	canon                         S            // its successor's canonical form, with a symmetry
+	dec                           S            // a successor decoded from its encoding, to check its grade (grade.go)
+	scratch                       batch        // a unit read from a spilled frontier
+	spare                         []byte       // a data slab freed by spilling, for the next unit
 
 	symc *symCheck[S, A] // checkSymmetry's scratch
 }
 
 func (w *worker[S, A]) violate(depth int, step bool, index uint64, prop int, reason string) {
-	v := violation{depth: depth, step: step, index: index, prop: prop, reason: reason}
+	w.keep(violation{depth: depth, step: step, index: index, prop: prop, reason: reason})
+}
+
+// keep records v if it is the worker's earliest violation, and, in a run
+// with Options.Continue, if it is the earliest of its property.
+func (w *worker[S, A]) keep(v violation) {
 	if v.less(w.best) {
 		w.best = &v
+	}
+	if w.firsts != nil && v.less(w.firsts[v.prop+1]) {
+		w.firsts[v.prop+1] = &v
 	}
 }
 
@@ -169,6 +178,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 		if w.best != nil && w.best.less(best) {
 			best = w.best
 		}
+		e.keepFirsts(w)
 	}
 	slices.Sort(e.displaced)
 	for _, p := range e.sometimes {
@@ -546,10 +556,7 @@ func (w *worker[S, A]) checkInit(s *S, idx int) {
 	e := w.e
 	for _, c := range e.checks {
 		if r := c.fn(s); r != "" {
-			v := violation{init: true, index: uint64(idx), prop: c.p, reason: r}
-			if v.less(w.best) {
-				w.best = &v
-			}
+			w.keep(violation{init: true, index: uint64(idx), prop: c.p, reason: r})
 		}
 	}
 	for _, p := range e.sometimes {

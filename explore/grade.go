@@ -32,12 +32,12 @@ type Graded[S any] interface {
 // too: the grade is checked on what a state is identified by (keptGrade),
 // and without Decode that cannot be read back, so a seen-set is kept.
 func (e *engine[S, A]) useGrade() {
-	g, ok := e.m.(Graded[S])
+	g, ok := part[Graded[S]](e.m)
 	if !ok || e.opts.NoGrade {
 		return
 	}
-	if _, own := e.m.(Encoder[S]); own {
-		if e.gradeDec, ok = e.m.(Decoder[S]); !ok {
+	if _, own := part[Encoder[S]](e.m); own {
+		if e.gradeDec, ok = part[Decoder[S]](e.m); !ok {
 			return
 		}
 	}

@@ -177,7 +177,7 @@ func (e *engine[S, A]) levelInPasses(ctx context.Context, n int) (*violation, er
 			e.mostPasses = max(e.mostPasses, len(cuts))
 		}
 		parts, counts = append(parts, nil), append(counts, 0)
-		if v != nil && v.less(best) {
+		if v != nil && v.less(best) && !e.opts.Continue {
 			best = v
 		}
 		if best != nil {

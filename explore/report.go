@@ -17,10 +17,18 @@ type Report struct {
 	Sometimes   []Reach       `json:"sometimes"`
 	Collision   float64       `json:"collision"`
 	Violation   *TraceReport  `json:"violation,omitempty"`
-	Levels      []ShardLevel  `json:"levels,omitempty"`      // a shard's run only
-	ShardSplit  *ShardSplit   `json:"shard_split,omitempty"` // a shard's run only
-	Simulation  *SimStats     `json:"simulation,omitempty"`  // a simulation only
-	Identity    Identity      `json:"identity,omitempty"`    // the search's, when the caller sets it
+	// Violations: with Options.Continue, each failing property's shortest
+	// counterexample (Result.Violations).
+	Violations []*TraceReport `json:"violations,omitempty"`
+	// Unchecked: the Always and Transition properties not checked.
+	Unchecked []string `json:"unchecked,omitempty"`
+	// Unfinished: a run with Continue stopped early, so a property
+	// without a violation is undecided.
+	Unfinished bool         `json:"unfinished,omitempty"`
+	Levels     []ShardLevel `json:"levels,omitempty"`      // a shard's run only
+	ShardSplit *ShardSplit  `json:"shard_split,omitempty"` // a shard's run only
+	Simulation *SimStats    `json:"simulation,omitempty"`  // a simulation only
+	Identity   Identity     `json:"identity,omitempty"`    // the search's, when the caller sets it
 }
 
 // TraceReport is a violation with its trace rendered step by step.
@@ -54,27 +62,36 @@ func NewReport[S, A any](m Machine[S, A], r *Result[S, A]) Report {
 		ShardSplit:  r.ShardSplit,
 		Simulation:  r.Simulation,
 	}
+	rep.Unchecked, rep.Unfinished = r.Unchecked, r.Unfinished
 	if v := r.Violation; v != nil {
-		tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Class: v.Class, Reason: v.Reason, Path: v.Path}
-		describe := describer(m)
-		fielder, _ := m.(Fielder[S])
-		viewer, _ := m.(Viewer[S])
-		for i, st := range v.Trace {
-			var ts TraceStep
-			if i > 0 && st.HasAction {
-				ts.Action = describe.Describe(&v.Trace[i-1].State, st.Action)
-			}
-			if fielder != nil {
-				ts.Fields = fielder.Fields(&v.Trace[i].State)
-			}
-			if viewer != nil {
-				ts.View = viewer.View(&v.Trace[i].State)
-			}
-			tr.Steps = append(tr.Steps, ts)
-		}
-		rep.Violation = tr
+		rep.Violation = traceReport(m, v)
+	}
+	for _, v := range r.Violations {
+		rep.Violations = append(rep.Violations, traceReport(m, v))
 	}
 	return rep
+}
+
+// traceReport renders one violation's trace.
+func traceReport[S, A any](m Machine[S, A], v *Violation[S, A]) *TraceReport {
+	tr := &TraceReport{Property: v.Property, Cite: v.Cite, Kind: v.Kind.String(), Class: v.Class, Reason: v.Reason, Path: v.Path}
+	describe := describer(m)
+	fielder, _ := part[Fielder[S]](m)
+	viewer, _ := part[Viewer[S]](m)
+	for i, st := range v.Trace {
+		var ts TraceStep
+		if i > 0 && st.HasAction {
+			ts.Action = describe.Describe(&v.Trace[i-1].State, st.Action)
+		}
+		if fielder != nil {
+			ts.Fields = fielder.Fields(&v.Trace[i].State)
+		}
+		if viewer != nil {
+			ts.View = viewer.View(&v.Trace[i].State)
+		}
+		tr.Steps = append(tr.Steps, ts)
+	}
+	return tr
 }
 
 // Text renders the trace: one block per step, "step N: action" followed by
@@ -158,6 +175,9 @@ func (r Report) Summary() string {
 		fmt.Fprintf(&b, "seen-set:    on disk\n")
 	}
 	fmt.Fprintf(&b, "collision:   %.2g\n", r.Collision)
+	if len(r.Unchecked) > 0 {
+		fmt.Fprintf(&b, "unchecked:   %s\n", strings.Join(r.Unchecked, ", "))
+	}
 	r.coverageSometimes(&b)
 	return b.String()
 }

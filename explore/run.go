@@ -142,12 +142,17 @@ type engine[S, A any] struct {
 
 	ckpt *checkpoint // Options.Checkpoint's writer; nil without one
 
+	firsts []*violation // Options.Continue: each property's first violation, deadlock first
+
 	parts[S, A] // the model's optional parts, or their defaults
 }
 
 func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 	ps, err := newParts(m)
 	if err != nil {
+		return nil, err
+	}
+	if err := continueOK(&opts); err != nil {
 		return nil, err
 	}
 	e := &engine[S, A]{m: m, parts: ps, opts: opts, nw: opts.Workers, props: m.Properties(), names: ps.kinds.ActionNames()}
@@ -187,11 +192,11 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 		return nil, err
 	}
 	e.useGrade()
-	e.doner, _ = m.(Doner[S])
+	e.doner, _ = part[Doner[S]](m)
 	e.cons = newConstraints[S, A](m)
 	if sh := opts.Shard; sh.Count != 0 {
 		var ok bool
-		if e.sharder, ok = m.(Sharder[S]); !ok {
+		if e.sharder, ok = part[Sharder[S]](m); !ok {
 			return nil, fmt.Errorf("explore: the model declares no shard key (Sharder), so a sharded search of it would not be exact")
 		}
 		if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
@@ -207,17 +212,23 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 			e.split = ShardSplit{Depth: sh.Depth}
 		}
 	}
-	e.coverage = make([]uint64, len(e.names))
-	e.reached = make([]atomic.Bool, len(e.props))
-	e.reachDepth = make([]int, len(e.props))
-	for i := range e.reachDepth {
-		e.reachDepth[i] = -1
-	}
 	ptrs := hasPointers(reflect.TypeFor[S]())
 	for range e.nw {
 		w := &worker[S, A]{e: e, cov: make([]uint64, len(e.names)), covShared: make([]uint64, len(e.names))}
 		w.pend.ptrs = ptrs
 		e.workers = append(e.workers, w)
+	}
+	if opts.Continue {
+		e.firsts = make([]*violation, len(e.props)+1)
+		for _, w := range e.workers {
+			w.firsts = make([]*violation, len(e.props)+1)
+		}
+	}
+	e.coverage = make([]uint64, len(e.names))
+	e.reached = make([]atomic.Bool, len(e.props))
+	e.reachDepth = make([]int, len(e.props))
+	for i := range e.reachDepth {
+		e.reachDepth[i] = -1
 	}
 	if opts.Dir != "" {
 		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -264,7 +275,7 @@ func (e *engine[S, A]) run(ctx context.Context) (*Result[S, A], error) {
 	}
 	res, err := e.explore(ctx)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return e.result(Incomplete), nil
+		return e.end(Incomplete)
 	}
 	return res, err
 }
@@ -282,10 +293,18 @@ func (e *engine[S, A]) explore(ctx context.Context) (*Result[S, A], error) {
 	if err != nil {
 		return nil, err
 	}
-	if v != nil {
+	if v != nil && !e.opts.Continue {
 		return e.violated(v)
 	}
 	return e.levels(ctx)
+}
+
+// end ends a search that found no violation, or any with Continue.
+func (e *engine[S, A]) end(v Verdict) (*Result[S, A], error) {
+	if e.opts.Continue {
+		return e.finish(v)
+	}
+	return e.result(v), nil
 }
 
 // levels explores level after level until the frontier is empty, a
@@ -296,10 +315,10 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			return nil, err
 		}
 		if e.front.n == 0 {
-			return e.result(Pass), nil
+			return e.end(Pass)
 		}
 		if e.opts.MaxDepth > 0 && e.depth >= e.opts.MaxDepth {
-			return e.result(Incomplete), nil
+			return e.end(Incomplete)
 		}
 		if e.front.n > maxLevel {
 			return nil, fmt.Errorf("explore: level %d has %d states; at most %d are supported", e.depth, e.front.n, uint64(maxLevel))
@@ -319,7 +338,7 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			if err != nil {
 				return nil, err
 			}
-			if v != nil {
+			if v != nil && !e.opts.Continue {
 				e.release(outs)
 				return e.violated(v)
 			}
@@ -335,7 +354,7 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			if err != nil {
 				return nil, err
 			}
-			if v != nil {
+			if v != nil && !e.opts.Continue {
 				return e.violated(v)
 			}
 			e.sampleMemory()
@@ -401,6 +420,9 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 	}
 	v := w.best
 	w.best = nil
+	if e.firsts != nil {
+		e.keepFirsts(w)
+	}
 	if err := e.trace.add([][]uint64{b.keys}, 1); err != nil {
 		return nil, err
 	}
@@ -434,11 +456,19 @@ func (e *engine[S, A]) release(bs []*batch) {
 
 // violated turns the chosen violation into a result with its trace.
 func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
-	var (
-		steps []Step[S, A]
-		path  []int
-		err   error
-	)
+	steps, path, err := e.traceOf(v)
+	if err != nil {
+		return nil, err
+	}
+	res := e.result(Violated)
+	res.Stats.Depth = v.depth
+	res.Stats.TLCDepth = tlcDepth(v.depth, res.Stats.Distinct)
+	res.Violation = e.violationOf(v, steps, path)
+	return res, nil
+}
+
+// traceOf rebuilds the shortest trace to v.
+func (e *engine[S, A]) traceOf(v *violation) (steps []Step[S, A], path []int, err error) {
 	if v.init {
 		steps, path = []Step[S, A]{{State: e.m.Init()[v.index]}}, []int{int(v.index)}
 	} else if v.step {
@@ -451,14 +481,7 @@ func (e *engine[S, A]) violated(v *violation) (*Result[S, A], error) {
 	} else {
 		steps, path, err = e.pathOf(v.depth, v.index)
 	}
-	if err != nil {
-		return nil, err
-	}
-	res := e.result(Violated)
-	res.Stats.Depth = v.depth
-	res.Stats.TLCDepth = tlcDepth(v.depth, res.Stats.Distinct)
-	res.Violation = e.violationOf(v, steps, path)
-	return res, nil
+	return steps, path, err
 }
 
 // violationOf names v's property and attaches its trace.
@@ -511,6 +534,7 @@ func (e *engine[S, A]) result(v Verdict) *Result[S, A] {
 		res.Sometimes = append(res.Sometimes, Reach{Name: e.props[p].Name, Cite: e.props[p].Cite, Reached: d >= 0, Depth: max(d, 0)})
 	}
 	res.Collision = collision(res.Stats.Distinct)
+	res.Unchecked = e.unchecked()
 	if e.sharder != nil {
 		res.Levels = e.shardLevels
 		split := e.split
@@ -557,6 +581,9 @@ func (e *engine[S, A]) startProgress() func() {
 func selected(opts *Options, name string, optIn bool) bool {
 	if len(opts.Only) > 0 {
 		return slices.Contains(opts.Only, name) || slices.Contains(opts.With, name)
+	}
+	if opts.Continue {
+		return true
 	}
 	return !optIn || slices.Contains(opts.With, name)
 }

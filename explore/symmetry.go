@@ -48,7 +48,7 @@ func (e *engine[S, A]) useSymmetry() error {
 	if !e.opts.Symmetry && !e.opts.CheckSymmetry {
 		return nil
 	}
-	sym, ok := e.m.(Symmetric[S])
+	sym, ok := part[Symmetric[S]](e.m)
 	if !ok {
 		return ErrNoSymmetry
 	}
@@ -205,7 +205,7 @@ func verdictByte(ok bool) byte {
 
 // showState renders s on one line: its fields, when the model names them.
 func (e *engine[S, A]) showState(s *S) string {
-	f, ok := e.m.(Fielder[S])
+	f, ok := part[Fielder[S]](e.m)
 	if !ok {
 		return fmt.Sprintf("%+v", *s)
 	}

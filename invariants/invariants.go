@@ -291,3 +291,28 @@ func CheckSharedWitness(c *model.Capture, units int, witnesses model.CoordSet) s
 	}
 	return ""
 }
+
+// Standard is the shared set for a capture whose units close with a block
+// tagged by a high edge and whose tags are log positions, as every shipped
+// protocol's: final-replay, no-duplicate-delivery (opt-in),
+// frontier-replay, closed-unit-cut, per-key-monotonicity, exact-tags,
+// committed-only
+// and contract, over the model.Capture that S holds (model.CaptureOf). It
+// panics if S holds none: a mistake in the program. Append the
+// discipline's own obligations and sometimes-properties to it.
+func Standard[S, A any](units int) []explore.Property[S, A] {
+	c, err := model.CaptureOf[S]()
+	if err != nil {
+		panic("invariants.Standard: " + err.Error())
+	}
+	return []explore.Property[S, A]{
+		Prop[S, A](FinalReplay, func(s *S) string { return CheckFinalReplay(c(s), units) }),
+		StepProp[S, A](NoDuplicate, func(s *S, _ A, t *S) string { return CheckNoDuplicate(c(s), c(t)) }),
+		Prop[S, A](FrontierReplay, func(s *S) string { return CheckFrontierReplay(c(s), units) }),
+		Prop[S, A](ClosedUnitCut, func(s *S) string { return CheckClosedUnitCut(c(s)) }),
+		StepProp[S, A](Monotonic, func(s *S, _ A, t *S) string { return CheckMonotone(c(s), c(t)) }),
+		StepProp[S, A](ExactTags, func(s *S, _ A, t *S) string { return CheckExactTags(c(s), c(t)) }),
+		Prop[S, A](CommittedOnly, func(s *S) string { return CheckCommittedOnly(c(s)) }),
+		Prop[S, A](Contract, func(s *S) string { return CheckContract(c(s), units) }),
+	}
+}

@@ -126,6 +126,9 @@ type ClassicParts struct {
 	// reaches the high marker: the unit closes immediately before the first
 	// consumed event beyond its high edge (Def. 6.2, Lemma 6.1).
 	ReleaseAtHighWrite bool
+	// Discard is the per-key merge rule (MergeRule; nil = the log wins):
+	// whether an in-window event discards its key's buffered row.
+	Discard MergeRule
 	// ValueBlind declares that the parts set here do not depend on which
 	// value is which: renaming the values they receive leaves their answer
 	// unchanged (they compare values only with each other and with ⊥), as in
@@ -374,7 +377,7 @@ func (m *classic) consumeAt(s *classicState, p model.Coord) {
 		return
 	}
 	if i := m.openUnit(s); i >= 0 && m.window(&s.Cap.Plan.Units[i]).Contains(p) && s.Buf.Has(e.Key) {
-		if m.cfg.Fault != NoDiscard {
+		if m.cfg.Fault != NoDiscard && m.parts.Discard.discards(&s.Cap, i, p) {
 			s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 		}
 	}
@@ -530,7 +533,9 @@ func (m *classic) describeConsume(s, t *classicState) string {
 	if i := m.openUnit(s); i >= 0 {
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
-			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
+			d += fmt.Sprintf(" in window, discards buffered %v", e.Key) + m.parts.Discard.words()
+		case s.Buf.Has(e.Key) && m.parts.Discard != nil && m.window(&s.Cap.Plan.Units[i]).Contains(p):
+			d += fmt.Sprintf(" in window, buffered %v kept", e.Key) + m.parts.Discard.words()
 		case s.Buf.Has(e.Key):
 			d += fmt.Sprintf(" (buffered %v kept)", e.Key)
 		case m.window(&s.Cap.Plan.Units[i]).Contains(p):

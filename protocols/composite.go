@@ -130,6 +130,10 @@ type CompositeParts struct {
 	// shows composition cannot promise. Onset must accept some coordinate
 	// at every frontier beyond 0, or the run cannot finish (a deadlock).
 	Onset func(c model.Capture, at model.Coord) bool
+	// Discard is the per-key merge rule of the chunked unit (MergeRule;
+	// nil = the log wins): whether an in-window event discards its key's
+	// buffered row.
+	Discard MergeRule
 	// ValueBlind declares that the parts set here do not depend on which
 	// value is which: renaming the values they receive leaves their answer
 	// unchanged (they compare values only with each other and with ⊥), as in
@@ -458,7 +462,7 @@ func (m *composite) consume(s *compositeState) {
 		return
 	}
 	if s.Buf.Has(e.Key) {
-		if i := c.Plan.Owner(e.Key); m.inWindow(s, i, c.Pos) {
+		if i := c.Plan.Owner(e.Key); m.inWindow(s, i, c.Pos) && m.parts.Discard.discards(c, i, c.Pos) {
 			s.Buf = s.Buf.Without(e.Key)
 		}
 	}
@@ -580,8 +584,11 @@ func (m *composite) Describe(s *compositeState, a compositeAction) string {
 		text := fmt.Sprintf("consume position %d: %v := %v", p, e.Key, e.Img)
 		if i := c.Plan.Owner(e.Key); e.Key != model.NoKey && i >= 0 && !c.UnitClosed(i) && m.inWindow(s, i, p) {
 			text += fmt.Sprintf(", in chunk %d's window", s.Chunk[i]+1)
-			if s.Buf.Has(e.Key) {
-				text += fmt.Sprintf(", discards buffered %v=%v", e.Key, c.Plan.Units[i].Refresh[e.Key])
+			switch {
+			case s.Buf.Has(e.Key) && !m.parts.Discard.discards(c, i, p):
+				text += fmt.Sprintf(", keeps buffered %v=%v", e.Key, c.Plan.Units[i].Refresh[e.Key]) + m.parts.Discard.words()
+			case s.Buf.Has(e.Key):
+				text += fmt.Sprintf(", discards buffered %v=%v", e.Key, c.Plan.Units[i].Refresh[e.Key]) + m.parts.Discard.words()
 			}
 		}
 		return text + ", emitted"

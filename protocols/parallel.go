@@ -96,6 +96,11 @@ type ParallelParts struct {
 	// start from 0 up to it is explored. Published: the minimum high offset
 	// (Def. 6.4: s0 ⊑ hi_i for every chunk; A-handoff).
 	ReaderStart func(plan model.Plan) model.Coord
+	// ReaderStartAt, when set, is the exact start s0 of the live reader,
+	// given the plan when it is created (called on every state where it
+	// may consume; exact, not a bound): it skips to s0 and consumes from
+	// there. It overrides ReaderStart.
+	ReaderStartAt func(plan model.Plan) model.Coord
 	// Concurrent runs the live reader while chunks are still open, Def.
 	// 6.4's lawful concurrent pass: it exists from the start, its start s0
 	// at or before every high offset (recorded or still to come), and it is
@@ -212,6 +217,9 @@ func (pp *ParallelParts) mayRead(l *model.Log, lo, c model.Coord) bool {
 }
 
 func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
+	if pp.ReaderStartAt != nil {
+		return pp.ReaderStartAt(*plan)
+	}
 	if pp.ReaderStart == nil {
 		return MinHigh(plan)
 	}
@@ -370,10 +378,12 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
 	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {
-		if !m.held(s) {
+		start := m.startBound(s)
+		// An exact start (ReaderStartAt) consumes nothing before it skips there.
+		if pinned := m.parts.ReaderStartAt != nil && s.Cap.Pos == s.Cap.Start && s.Cap.Pos < start; !pinned && !m.held(s) {
 			buf = append(buf, parallelAction{Kind: parallelConsume})
 		}
-		if MayStartLater(&s.Cap, m.startBound(s)) {
+		if MayStartLater(&s.Cap, start) {
 			buf = append(buf, parallelAction{Kind: parallelStartLater})
 		}
 	}
@@ -712,9 +722,14 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		t := *s
 		m.Next(s, a, &t)
 		if t.Cap.AllClosed(m.cfg.Chunks) {
-			if h := m.parts.readerStart(&t.Cap.Plan); h == 0 {
+			switch h := m.parts.readerStart(&t.Cap.Plan); {
+			case m.parts.ReaderStartAt != nil:
+				d += fmt.Sprintf("; the live reader starts at s0 = %d (the variant's ReaderStartAt, exact)", h)
+			case m.parts.ReaderStart != nil:
+				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to %d (the variant's ReaderStart, not the paper's minimum high)", h)
+			case h == 0:
 				d += "; the live reader starts at s0 = 0 (the minimum high)"
-			} else {
+			default:
 				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to the minimum high %d", h)
 			}
 		}
@@ -736,6 +751,9 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		}
 		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d %s, %s", p, e.Key, e.Img, o+1, high, verdict)
 	case parallelStartLater:
+		if m.parts.ReaderStartAt != nil || m.parts.ReaderStart != nil {
+			return DescribeStartLater(c) + fmt.Sprintf(" (the variant's start %d)", m.startBound(s))
+		}
 		return DescribeStartLater(c) + fmt.Sprintf(" (latest start %d)", m.startBound(s))
 	}
 	return "?"

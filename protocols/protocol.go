@@ -94,6 +94,9 @@ type Protocol struct {
 	// valueSeeing names a part that receives values and is not declared
 	// value-blind: the model's value renaming is then refused (symmetry.go).
 	valueSeeing string
+
+	extend func(q *Protocol, ext Extension) error // Extend's hook, set by Define
+	with   []string                               // opt-in properties checked by default (Extension.With)
 }
 
 var registry []*Protocol
@@ -221,6 +224,11 @@ func (p *Protocol) Validate(cfg Config) error {
 // returns p: the one step between an explore.Model and a Protocol every
 // command can run. Check validates cfg against p.Limits and p.Faults first.
 func Define[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *Protocol {
+	return defineMachine(p, func(cfg Config) explore.Machine[S, A] { return build(cfg) })
+}
+
+// defineMachine is Define for any explore.Machine (Extend's models).
+func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine[S, A]) *Protocol {
 	p.Check = func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error) {
 		if err := p.Validate(cfg); err != nil {
 			return explore.Report{}, err
@@ -228,12 +236,17 @@ func Define[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *
 		if opts.Symmetry && p.valueSeeing != "" {
 			return explore.Report{}, &SymmetryError{p.Name, p.valueSeeing}
 		}
+		if len(opts.Only) == 0 && len(p.with) > 0 {
+			opts.With = append(slices.Clip(opts.With), p.with...)
+		}
 		m := build(cfg)
 		r, err := explore.Run(ctx, m, opts)
 		if err != nil {
 			return explore.Report{}, err
 		}
-		return explore.NewReport(m, r), nil
+		rep := explore.NewReport(m, r)
+		fillFromCapture(&rep, r, cfg.Keys)
+		return rep, nil
 	}
 	p.Properties = func(cfg Config) []Prop {
 		var out []Prop
@@ -242,5 +255,6 @@ func Define[S, A any](p *Protocol, build func(cfg Config) explore.Model[S, A]) *
 		}
 		return out
 	}
+	p.extend = extender(build)
 	return p
 }

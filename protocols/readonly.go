@@ -144,6 +144,9 @@ type ReadonlyParts struct {
 	// before its key's read cannot discard it, and a stale read of a deleted
 	// row is released over the delete.
 	ConsumeDuringRead bool
+	// Discard is the per-key merge rule (MergeRule; nil = the log wins):
+	// whether an in-window event discards its key's buffered row.
+	Discard MergeRule
 	// ValueBlind declares that the parts set here do not depend on which
 	// value is which: renaming the values they receive leaves their answer
 	// unchanged (they compare values only with each other and with ⊥), as in
@@ -423,7 +426,7 @@ func (m *readonly) inWindow(s *readonlyState, p model.Coord) bool {
 func (m *readonly) consume(s *readonlyState) {
 	p := s.Cap.Pos + 1
 	e := s.Cap.Log.At(p)
-	if m.inWindow(s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard {
+	if m.inWindow(s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard && m.parts.Discard.discards(&s.Cap, int(s.Cap.Plan.N)-1, p) {
 		s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 	}
 	s.Cap.Emit(e.Key, e.Img, p)
@@ -586,7 +589,9 @@ func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
 		d := fmt.Sprintf("consume position %d: %v := %v (t%d)", p, e.Key, e.Img, e.Txn)
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
-			d += fmt.Sprintf(" in window, discards buffered %v", e.Key)
+			d += fmt.Sprintf(" in window, discards buffered %v", e.Key) + m.parts.Discard.words()
+		case s.Buf.Has(e.Key) && m.parts.Discard != nil && m.inWindow(s, p):
+			d += fmt.Sprintf(" in window, buffered %v kept", e.Key) + m.parts.Discard.words()
 		case m.inWindow(s, p):
 			d += " in window"
 		}

@@ -141,6 +141,8 @@ func (p ParallelParts) valueSeeing() string {
 		return "Window"
 	case p.ReaderStart != nil:
 		return "ReaderStart"
+	case p.ReaderStartAt != nil:
+		return "ReaderStartAt"
 	case p.Read != nil:
 		return "Read"
 	}

@@ -41,6 +41,7 @@ package open
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -56,15 +57,69 @@ const (
 	KeyrangeNonmonotone = "nonmonotone"
 )
 
-func init() {
-	protocols.Register(protocols.Define(&protocols.Protocol{
+func init() { protocols.Register(Keyrange(KeyrangeParts{})) }
+
+// KeyrangeParts are the decision points of key-range gating; a nil part is
+// the run's mode's choice (advancing by default). Each mode is a choice of
+// parts: frozen is ReadAt at the first copy's position, nonmonotone is
+// MayCopy of every range not copied yet.
+type KeyrangeParts struct {
+	// ReadAt is the coordinate a copy step reads at, given the capture
+	// before the step (called once per copy; exact). Default: the
+	// consumer's position Pos.
+	ReadAt func(c *model.Capture) model.Coord
+	// MayCopy reports whether range i may be copied next, given the
+	// capture and which ranges are copied (called for every range not
+	// copied yet, at a transaction boundary). Default: the ranges in key
+	// order, i = the number copied.
+	MayCopy func(c *model.Capture, i int, copied func(j int) bool) bool
+
+	replaced []string // the parts the variant set, named in its traces
+}
+
+// Keyrange returns key-range gating built from parts, registered as
+// "keyrange" with the zero KeyrangeParts; a variant is the same call with
+// other parts and another Name.
+func Keyrange(parts KeyrangeParts) *protocols.Protocol {
+	return protocols.Define(&protocols.Protocol{
 		Name:     "keyrange",
 		Doc:      "key-range gating: a copy cursor over the ordered keys, events for keys ahead of it discarded, no buffer",
 		Cite:     "§6.5 (open)",
 		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 3, Txn: 1, Mode: KeyrangeAdvancing},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
 			Txn: protocols.MaxTxn, Modes: []string{KeyrangeAdvancing, KeyrangeFrozen, KeyrangeNonmonotone}},
-	}, func(cfg protocols.Config) explore.Model[krState, krAction] { return &keyrange{cfg} }))
+	}, func(cfg protocols.Config) explore.Model[krState, krAction] {
+		return &keyrange{cfg, parts.withMode(cfg.Mode)}
+	})
+}
+
+// withMode fills the parts p leaves nil with the mode's choices.
+func (p KeyrangeParts) withMode(mode string) KeyrangeParts {
+	p.replaced = nil
+	if p.ReadAt != nil {
+		p.replaced = append(p.replaced, "ReadAt")
+	}
+	if p.MayCopy != nil {
+		p.replaced = append(p.replaced, "MayCopy")
+	}
+	if p.ReadAt == nil {
+		p.ReadAt = func(c *model.Capture) model.Coord { return c.Pos }
+		if mode == KeyrangeFrozen {
+			p.ReadAt = func(c *model.Capture) model.Coord {
+				if c.Plan.N > 0 {
+					return c.Plan.Units[0].Lo // the snapshot taken at the first copy
+				}
+				return c.Pos
+			}
+		}
+	}
+	if p.MayCopy == nil {
+		p.MayCopy = func(c *model.Capture, i int, _ func(int) bool) bool { return i == int(c.Plan.N) }
+		if mode == KeyrangeNonmonotone {
+			p.MayCopy = func(*model.Capture, int, func(int) bool) bool { return true }
+		}
+	}
+	return p
 }
 
 // The obligation of §6.5, part by part.
@@ -102,7 +157,10 @@ type krAction struct {
 	Chunk uint8
 }
 
-type keyrange struct{ cfg protocols.Config }
+type keyrange struct {
+	cfg   protocols.Config
+	parts KeyrangeParts
+}
 
 // chunk is range i: keys [i·K/C, (i+1)·K/C).
 func (m *keyrange) chunk(i int) model.KeySet { return protocols.ChunkKeys(i, m.cfg.Keys, m.cfg.Chunks) }
@@ -132,14 +190,11 @@ func (m *keyrange) Actions(s *krState, buf []krAction) []krAction {
 	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, krAction{Kind: krCommit, Txn: t})
 	}
-	if n := int(s.Cap.Plan.N); n < m.cfg.Chunks && s.Cap.Log.Boundary(s.Cap.Pos) {
-		if m.cfg.Mode != KeyrangeNonmonotone {
-			buf = append(buf, krAction{Kind: krCopy, Chunk: uint8(n)}) // in key order
-		} else {
-			for i := 0; i < m.cfg.Chunks; i++ {
-				if !m.copied(&s.Cap, i) {
-					buf = append(buf, krAction{Kind: krCopy, Chunk: uint8(i)})
-				}
+	if n := int(s.Cap.Plan.N); n < m.cfg.Chunks && protocols.MayCopy(&s.Cap) {
+		copied := func(j int) bool { return m.copied(&s.Cap, j) }
+		for i := 0; i < m.cfg.Chunks; i++ {
+			if !copied(i) && m.parts.MayCopy(&s.Cap, i, copied) {
+				buf = append(buf, krAction{Kind: krCopy, Chunk: uint8(i)})
 			}
 		}
 	}
@@ -182,12 +237,7 @@ func (m *keyrange) ahead(s *krState, k model.Key) bool { return uint8(k) >= s.Up
 
 // readAt is where a copy reads: the consumer's position, or under frozen the
 // snapshot taken at the first copy.
-func (m *keyrange) readAt(c *model.Capture) model.Coord {
-	if m.cfg.Mode == KeyrangeFrozen && c.Plan.N > 0 {
-		return c.Plan.Units[0].Lo
-	}
-	return c.Pos
-}
+func (m *keyrange) readAt(c *model.Capture) model.Coord { return m.parts.ReadAt(c) }
 
 // copyRange reads range i, upserts its present rows, records the unit and
 // moves the cursor. The rows are the unit's close block, tagged with its
@@ -264,7 +314,10 @@ func (m *keyrange) Describe(s *krState, a krAction) string {
 			}
 		}
 		d := fmt.Sprintf("copy %s at coordinate %d", strings.Join(rows, ", "), m.readAt(c))
-		if m.cfg.Mode == KeyrangeFrozen && c.Plan.N > 0 {
+		switch at := m.readAt(c); {
+		case slices.Contains(m.parts.replaced, "ReadAt"):
+			d += fmt.Sprintf(" (the variant's ReadAt; the consumer is at %d)", c.Pos)
+		case at != c.Pos:
 			d += fmt.Sprintf(" (the snapshot; the consumer is at %d)", c.Pos)
 		}
 		d += fmt.Sprintf("; cursor → %v", model.Key(t.Upto-1))

@@ -267,7 +267,9 @@ func kvCommit(log []kvRow, rows []kvRow, ver int) []kvRow {
 
 // ---- key-range gating ----
 
-func krModel(cfg protocols.Config) *keyrange { return &keyrange{cfg} }
+func krModel(cfg protocols.Config) *keyrange {
+	return &keyrange{cfg, KeyrangeParts{}.withMode(cfg.Mode)}
+}
 
 // Reference: §6.5 key-range gating — with an advancing read view every
 // invariant and both parts of the obligation hold, and every race is reached

@@ -168,14 +168,40 @@ type rereadAction struct {
 	Txn  protocols.Txn
 }
 
-type reread struct{ cfg protocols.Config }
-
-func newReread(cfg protocols.Config) explore.Model[rereadState, rereadAction] {
-	return &reread{cfg}
+type reread struct {
+	cfg   protocols.Config
+	parts RereadParts
 }
 
-func init() {
-	protocols.Register(protocols.Define(&protocols.Protocol{
+func newReread(cfg protocols.Config) explore.Model[rereadState, rereadAction] {
+	return &reread{cfg, RereadParts{}.withMode(cfg.Mode)}
+}
+
+// RereadParts are the decision points of re-read normalization; a zero
+// part is the run's mode's choice (fresh by default).
+type RereadParts struct {
+	// KeepBracket: the colliding keys are re-read under the old bracket,
+	// not a fresh one (the stale-bracket mode).
+	KeepBracket bool
+	// ApplyUnknownDeltas: an unknown key's delta is taken for a full
+	// image, its omitted column at 0, with no re-read (the apply-deltas
+	// mode).
+	ApplyUnknownDeltas bool
+}
+
+// withMode sets the parts the run's mode chooses.
+func (p RereadParts) withMode(mode string) RereadParts {
+	p.KeepBracket = p.KeepBracket || mode == RereadStaleBracket
+	p.ApplyUnknownDeltas = p.ApplyUnknownDeltas || mode == RereadApplyDeltas
+	return p
+}
+
+func init() { protocols.Register(Reread(RereadParts{})) }
+
+// Reread returns re-read normalization built from parts, registered as
+// "reread" with the zero RereadParts.
+func Reread(parts RereadParts) *protocols.Protocol {
+	return protocols.Define(&protocols.Protocol{
 		Name:     "reread",
 		Doc:      "re-read normalization: a delta log; keys hit by a delta in the window are re-read under fresh brackets (open)",
 		Cite:     "§6.5 (open); S-IMG §3.2",
@@ -183,7 +209,9 @@ func init() {
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 4, Events: 24, Chunks: model.MaxUnits, Txn: protocols.MaxTxn,
 			Modes: []string{RereadFresh, RereadStaleBracket, RereadApplyDeltas}},
 		Faults: []protocols.Fault{protocols.CopyDropped},
-	}, newReread))
+	}, func(cfg protocols.Config) explore.Model[rereadState, rereadAction] {
+		return &reread{cfg, parts.withMode(cfg.Mode)}
+	})
 }
 
 func (m *reread) Init() []rereadState {
@@ -300,7 +328,7 @@ func (m *reread) consume(s *rereadState) {
 		c.Emit(k, d.Img, p)
 	case s.Known.Has(k):
 		c.Emit(k, d.onto(c.Out.Val[k]), p)
-	case m.cfg.Mode == RereadApplyDeltas:
+	case m.parts.ApplyUnknownDeltas:
 		c.Emit(k, d.onto(1), p) // the omitted column read as 0: row 1 is (a0 b0)
 	default:
 		if inWindow {
@@ -331,7 +359,7 @@ func (m *reread) close(s *rereadState) {
 	case need == 0:
 		c.Closed |= 1 << i
 		s.Phase = rereadDone
-	case m.cfg.Mode == RereadStaleBracket:
+	case m.parts.KeepBracket:
 		s.Collide = need // the keys the re-read under this bracket will supply
 		s.Phase = rereadStale
 	case int(c.Plan.N) < m.cfg.Chunks:
@@ -413,7 +441,7 @@ func (m *reread) Grade(s *rereadState) uint64 {
 		g += n + 1
 	case rereadDone:
 		g += n + 1
-		if m.cfg.Mode == RereadStaleBracket && m.collided(s) {
+		if m.parts.KeepBracket && m.collided(s) {
 			g++ // the re-read
 		}
 	}

@@ -94,14 +94,46 @@ type rewindAction struct {
 	Txn  protocols.Txn
 }
 
-type rewind struct{ cfg protocols.Config }
-
-func newRewind(cfg protocols.Config) explore.Model[rewindState, rewindAction] {
-	return &rewind{cfg}
+type rewind struct {
+	cfg   protocols.Config
+	parts RewindParts
 }
 
-func init() {
-	protocols.Register(protocols.Define(&protocols.Protocol{
+func newRewind(cfg protocols.Config) explore.Model[rewindState, rewindAction] {
+	return &rewind{cfg, RewindParts{}.withMode(cfg.Mode)}
+}
+
+// RewindParts are the decision points of rewind-by-preimage; a nil or zero
+// part is the run's mode's choice (preimage by default). wrong-suffix is a
+// choice of Suffix, missing-preimage is DeleteWithoutPreimage.
+type RewindParts struct {
+	// Suffix is the part of the log the rollback undoes, given the low
+	// edge and the read coordinate r (called once per key rolled back;
+	// exact). Default: (lo, r].
+	Suffix func(lo, r model.Coord) model.Window
+	// DeleteWithoutPreimage: a delete carries no before-image, so the
+	// rollback skips it (the missing-preimage mode).
+	DeleteWithoutPreimage bool
+}
+
+// withMode fills the parts p leaves unset with the mode's choices.
+func (p RewindParts) withMode(mode string) RewindParts {
+	if p.Suffix == nil {
+		p.Suffix = func(lo, r model.Coord) model.Window { return model.Window{Lo: lo, Hi: r} }
+		if mode == RewindWrongSuffix {
+			p.Suffix = func(lo, r model.Coord) model.Window { return model.Window{Lo: min(lo+1, r), Hi: r} }
+		}
+	}
+	p.DeleteWithoutPreimage = p.DeleteWithoutPreimage || mode == RewindMissingPreimage
+	return p
+}
+
+func init() { protocols.Register(Rewind(RewindParts{})) }
+
+// Rewind returns rewind-by-preimage built from parts, registered as
+// "rewind" with the zero RewindParts.
+func Rewind(parts RewindParts) *protocols.Protocol {
+	return protocols.Define(&protocols.Protocol{
 		Name:     "rewind",
 		Doc:      "rewind-by-preimage: a late read rolled back by before-images to the low edge, spliced there (open)",
 		Cite:     "§6.5 (open); §6.4",
@@ -109,7 +141,9 @@ func init() {
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: protocols.MaxTxn,
 			Modes: []string{RewindPreimage, RewindMissingPreimage, RewindWrongSuffix}},
 		Faults: []protocols.Fault{protocols.CopyDropped},
-	}, newRewind))
+	}, func(cfg protocols.Config) explore.Model[rewindState, rewindAction] {
+		return &rewind{cfg, parts.withMode(cfg.Mode)}
+	})
 }
 
 func (m *rewind) Init() []rewindState {
@@ -206,18 +240,13 @@ func (m *rewind) readAndRewind(s *rewindState) {
 
 // suffix is the part of the log the rollback undoes: (lo, r], or, under
 // wrong-suffix, (lo+1, r].
-func (m *rewind) suffix(lo, r model.Coord) model.Window {
-	if m.cfg.Mode == RewindWrongSuffix {
-		return model.Window{Lo: min(lo+1, r), Hi: r}
-	}
-	return model.Window{Lo: lo, Hi: r}
-}
+func (m *rewind) suffix(lo, r model.Coord) model.Window { return m.parts.Suffix(lo, r) }
 
 // preimage is the before-image the log carries for the event at p: σ just
 // before it. Under missing-preimage a delete carries none.
 func (m *rewind) preimage(l *model.Log, p model.Coord) (model.Value, bool) {
 	e := l.At(p)
-	if m.cfg.Mode == RewindMissingPreimage && e.Img == model.Absent {
+	if m.parts.DeleteWithoutPreimage && e.Img == model.Absent {
 		return 0, false
 	}
 	return l.Sigma(p-1, e.Key), true

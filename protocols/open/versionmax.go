@@ -52,15 +52,54 @@ const (
 // baseVersion is the version of a base-store row, older than every commit.
 const baseVersion = 1
 
-func init() {
-	protocols.Register(protocols.Define(&protocols.Protocol{
+func init() { protocols.Register(Versionmax(VersionmaxParts{})) }
+
+// VersionmaxParts are the decision points of version-max; a nil or zero
+// part is the run's mode's choice (engine by default). The client mode is
+// a choice of Versions, no-tombstone is DeleteForgets.
+type VersionmaxParts struct {
+	// Versions lists the versions the next commit may carry, given the log
+	// before it and the run's event bound (called once per commit step;
+	// every one listed is explored). Default: the engine's, the commit's
+	// sequence number plus one; the client mode: any of 2..E+1.
+	Versions func(l model.Log, events int) []uint8
+	// DeleteForgets: a delete from the log removes the row and its version
+	// from the sink, whatever it held, instead of leaving a versioned
+	// tombstone (the no-tombstone mode).
+	DeleteForgets bool
+}
+
+// Versionmax returns version-max built from parts, registered as
+// "versionmax" with the zero VersionmaxParts.
+func Versionmax(parts VersionmaxParts) *protocols.Protocol {
+	return protocols.Define(&protocols.Protocol{
 		Name:     "versionmax",
 		Doc:      "version-max: refresh entries and events applied in any order, the sink keeps each key's entry of maximal version",
 		Cite:     "§6.5 (open)",
 		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: VersionmaxEngine},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
 			Txn: protocols.MaxTxn, Modes: []string{VersionmaxEngine, VersionmaxClient, VersionmaxNoTombstone}},
-	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] { return &versionmax{cfg} }))
+	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] {
+		return &versionmax{cfg, parts.withMode(cfg.Mode)}
+	})
+}
+
+// withMode fills the parts p leaves unset with the mode's choices.
+func (p VersionmaxParts) withMode(mode string) VersionmaxParts {
+	if p.Versions == nil {
+		p.Versions = func(l model.Log, _ int) []uint8 { return []uint8{l.Txns() + 2} }
+		if mode == VersionmaxClient {
+			p.Versions = func(_ model.Log, events int) []uint8 {
+				var vs []uint8
+				for v := 2; v <= events+1; v++ { // any of the engine's values
+					vs = append(vs, uint8(v))
+				}
+				return vs
+			}
+		}
+	}
+	p.DeleteForgets = p.DeleteForgets || mode == VersionmaxNoTombstone
+	return p
 }
 
 // VersionmaxOrder is version-max's obligation (§6.5).
@@ -110,7 +149,10 @@ type vmAction struct {
 	Key  model.Key
 }
 
-type versionmax struct{ cfg protocols.Config }
+type versionmax struct {
+	cfg   protocols.Config
+	parts VersionmaxParts
+}
 
 // chunk is range i: keys [i·K/C, (i+1)·K/C).
 func (m *versionmax) chunk(i int) model.KeySet {
@@ -127,12 +169,8 @@ func (m *versionmax) Init() []vmState {
 
 func (m *versionmax) Actions(s *vmState, buf []vmAction) []vmAction {
 	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
-		if m.cfg.Mode == VersionmaxClient {
-			for v := 2; v <= m.cfg.Events+1; v++ { // any of the engine's values
-				buf = append(buf, vmAction{Kind: vmCommit, Txn: t, Ver: uint8(v)})
-			}
-		} else {
-			buf = append(buf, vmAction{Kind: vmCommit, Txn: t, Ver: s.Cap.Log.Txns() + 2})
+		for _, v := range m.parts.Versions(s.Cap.Log, m.cfg.Events) {
+			buf = append(buf, vmAction{Kind: vmCommit, Txn: t, Ver: v})
 		}
 	}
 	if int(s.Cap.Plan.N) < m.cfg.Chunks {
@@ -222,7 +260,7 @@ func (m *versionmax) rowVersion(s *vmState, at model.Coord, k model.Key) uint8 {
 // leaves a tombstone carrying its version; without tombstones it removes the
 // row and every trace of its version.
 func (m *versionmax) apply(s *vmState, k model.Key, v model.Value, ver uint8, tag model.Coord, copied bool) {
-	if v == model.Absent && m.cfg.Mode == VersionmaxNoTombstone && !copied {
+	if v == model.Absent && m.parts.DeleteForgets && !copied {
 		s.Cap.Emit(k, v, tag)
 		s.SinkVer[k] = 0
 		return

@@ -13,7 +13,9 @@ import (
 	"github.com/cutcheck/cutcheck/protocols"
 )
 
-func vmModel(cfg protocols.Config) *versionmax { return &versionmax{cfg} }
+func vmModel(cfg protocols.Config) *versionmax {
+	return &versionmax{cfg, VersionmaxParts{}.withMode(cfg.Mode)}
+}
 
 // Reference: §6.5 version-max — with engine versions in commit order and
 // versioned tombstones every invariant and the obligation hold, and the

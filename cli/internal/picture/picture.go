@@ -40,11 +40,25 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 // WriteHTML writes tr as one HTML file: inline SVG, CSS and script, no
 // external assets. The last step is drawn into the static page.
 func WriteHTML(w io.Writer, title string, tr *explore.TraceReport) error {
-	d, err := buildView(tr)
+	return WriteHTMLAll(w, title, []*explore.TraceReport{tr})
+}
+
+// WriteHTMLAll writes the first of trs as WriteHTML does, above a table of
+// every one of them: the consequences of one run, worst first.
+func WriteHTMLAll(w io.Writer, title string, trs []*explore.TraceReport) error {
+	if len(trs) == 0 {
+		return errors.New("picture: no trace to draw")
+	}
+	d, err := buildView(trs[0])
 	if err != nil {
 		return err
 	}
 	d.Title = title
+	if len(trs) > 1 {
+		for _, tr := range trs {
+			d.Consequences = append(d.Consequences, consequence{tr.Property, tr.Class, len(tr.Steps) - 1, tr.Reason})
+		}
+	}
 	panels := make([]template.HTML, len(d.Steps))
 	for i := range d.Steps {
 		var b bytes.Buffer
@@ -80,6 +94,17 @@ type pageData struct {
 	Kind     string     `json:"kind"`
 	Reason   string     `json:"reason"`
 	Steps    []stepData `json:"steps"`
+	// Consequences lists every property a run found violated, the drawn
+	// one first (a run that reports every consequence).
+	Consequences []consequence `json:"consequences,omitempty"`
+}
+
+// consequence is one violated property of the run, in the table.
+type consequence struct {
+	Property string `json:"property"`
+	Class    string `json:"class"`
+	Steps    int    `json:"steps"`
+	Reason   string `json:"reason"`
 }
 
 // stepData is one state of the trace and the action that led to it.
