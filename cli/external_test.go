@@ -52,7 +52,7 @@ func main() {
 		Gate: func(plan model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi },
 	}), protocols.Extension{Name: "parallel-2885"}))
 	// The live reader started once every high is recorded, and never held.
-	protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{Concurrent: true}),
+	protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{Concurrent: true, Unheld: true}),
 		protocols.Extension{Name: "parallel-unheld"}))
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -145,7 +145,7 @@ func (id *Identity) UnmarshalJSON(b []byte) error {
 // change how a search runs, never what it finds. A test holds every field
 // of Options to one of the lists.
 var (
-	identityOptions  = []string{"NoDeadlock", "MaxDepth", "Only", "With", "Shard", "Symmetry", "CheckSymmetry", "Simulate"}
+	identityOptions  = []string{"NoDeadlock", "MaxDepth", "Only", "With", "Shard", "Symmetry", "CheckSymmetry", "Continue", "Simulate"}
 	identityExcluded = []string{"Workers", "MemBudget", "Dir", "ForceDisk", "Progress", "OnProgress", "NoGrade", "Checkpoint", "OnResume"}
 )
 
@@ -174,6 +174,10 @@ func (o Options) SearchIdentity() Identity {
 		}
 	}
 	id = id.With("shard", shard)
+	if o.Continue {
+		// Every property, opt-in ones too, each with its own counterexample.
+		id = id.With("continue", "true")
+	}
 	if o.CheckSymmetry {
 		// The check adds a way to fail: a broken symmetry stops the run.
 		id = id.With("check-symmetry", "true")

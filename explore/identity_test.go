@@ -31,7 +31,7 @@ func TestIdentityCoversOptions(t *testing.T) {
 	// And each included option changes the identity.
 	base := Options{}.SearchIdentity().Fingerprint()
 	for _, o := range []Options{{NoDeadlock: true}, {MaxDepth: 3}, {Only: []string{"a"}}, {With: []string{"a"}},
-		{Shard: Shard{Index: 0, Count: 2}}, {Symmetry: true}, {CheckSymmetry: true}, {Simulate: &SimOptions{}}} {
+		{Shard: Shard{Index: 0, Count: 2}}, {Symmetry: true}, {CheckSymmetry: true}, {Continue: true}, {Simulate: &SimOptions{}}} {
 		if o.SearchIdentity().Fingerprint() == base {
 			t.Errorf("%+v: same identity as the zero options", o)
 		}

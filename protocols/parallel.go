@@ -112,6 +112,10 @@ type ParallelParts struct {
 	// snapshot split has finished (§7.5). reader-before-backfill is the
 	// same pass unheld.
 	Concurrent bool
+	// Unheld, with Concurrent, releases the hold: the reader streams past
+	// open chunks' high offsets and is started once every high offset is
+	// recorded, as reader-before-backfill does. Published: false.
+	Unheld bool
 	// Read reports whether a select of one of a chunk's keys, in a chunk
 	// whose low offset is lo, may return the committed state at c (0 ⊑ c ⊑
 	// now). Published: any transaction boundary in [lo, now], each key its
@@ -174,7 +178,7 @@ func (pp ParallelParts) withFault(f Fault) ParallelParts {
 	case GatePassesHigh: // the event at hi streams although the merged block holds it
 		pp.Gate = func(plan model.Plan, o int, pos model.Coord) bool { return g(plan, o, pos) || pos == plan.Units[o].Hi }
 	case ReaderBeforeBackfill: // the concurrent pass, not held at open chunks' high offsets
-		pp.Concurrent = true
+		pp.Concurrent, pp.Unheld = true, true
 	case SkippedBackfill: // no backfill: the raw read is emitted
 		pp.Window = func(u model.Unit) model.Window { x := w(u); x.Hi = x.Lo; return x }
 	case LowEdgeOffByOne: // (lo+1, hi]: misses the event just after the low edge
@@ -390,9 +394,9 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 	return buf
 }
 
-// unheld: the concurrent pass of reader-before-backfill, which streams past
-// open chunks' high offsets.
-func (m *parallel) unheld() bool { return m.cfg.Fault == ReaderBeforeBackfill }
+// unheld: the concurrent pass not held (reader-before-backfill), which
+// streams past open chunks' high offsets.
+func (m *parallel) unheld() bool { return m.parts.Concurrent && m.parts.Unheld }
 
 // held: under the lawful concurrent pass, the next position lies beyond the
 // high offset of a chunk that has recorded it but not closed yet, so the
