@@ -545,7 +545,7 @@ func TestResultsOneSet(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: manifest: %v", tt.out, err)
 		}
-		if m.Quick != tt.quick || m.Build == "" || m.SpecsDir != specsDir || len(m.Specs) == 0 || m.Specs[0].Name == "" {
+		if m.Quick != tt.quick || m.Build == "" || m.SpecsDir != specsDir || len(m.Specs) == 0 || m.Specs[0].Name == "" || len(m.Specs[0].Identity) != 16 {
 			t.Errorf("%s: manifest %+v", tt.out, m)
 		}
 		files := snapshot(t, tt.out)

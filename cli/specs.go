@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -456,18 +455,23 @@ type manifest struct {
 }
 
 type manifestSpec struct {
-	Name   string `json:"name"`
-	Expect string `json:"expect"`
-	Got    string `json:"got"`
+	Name     string `json:"name"`
+	Expect   string `json:"expect"`
+	Got      string `json:"got"`
+	Identity string `json:"identity,omitempty"` // the search's fingerprint (the fields are in table.json)
 }
 
 // manifestName is the manifest's file in a set; it is written last.
 const manifestName = "manifest.json"
 
 func writeManifest(dir string, out []specs.Outcome, info setInfo) error {
-	m := manifest{Cutcheck: version, Build: buildID(), Quick: info.Quick, Partial: info.Partial, SpecsDir: info.SpecsDir, Files: map[string]string{}}
+	m := manifest{Cutcheck: version, Build: explore.BuildIdentity(), Quick: info.Quick, Partial: info.Partial, SpecsDir: info.SpecsDir, Files: map[string]string{}}
 	for _, o := range out {
-		m.Specs = append(m.Specs, manifestSpec{Name: o.Spec.Name, Expect: o.Spec.Expect, Got: o.Got})
+		var id string
+		if len(o.Identity) > 0 {
+			id = o.Identity.Fingerprint()
+		}
+		m.Specs = append(m.Specs, manifestSpec{Name: o.Spec.Name, Expect: o.Spec.Expect, Got: o.Got, Identity: id})
 	}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -496,32 +500,4 @@ func fileSum(p string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// buildID names the build that ran: its module version and VCS revision
-// when the binary records them, else the SHA-256 of the executable.
-func buildID() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		id := bi.Main.Path + "@" + bi.Main.Version
-		rev, dirty := "", false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if rev != "" && !dirty {
-			return id + " " + rev
-		}
-	}
-	exe, err := os.Executable()
-	if err == nil {
-		var sum string
-		if sum, err = fileSum(exe); err == nil {
-			return "sha256:" + sum
-		}
-	}
-	return "unknown (" + err.Error() + ")"
 }
