@@ -326,6 +326,9 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, runnin
 		o, err := specs.Run(ctx, s, opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck: %v\n", err)
+			if errors.Is(err, explore.ErrNoSymmetry) {
+				return out, exitUsage // the spec asks for a reduction its protocol has not
+			}
 			return out, exitError
 		}
 		if ctx.Err() != nil && o.Report.Verdict == explore.Incomplete {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -152,5 +154,19 @@ func TestCheckSymmetryFlag(t *testing.T) {
 		if code != c.code || !strings.Contains(out, c.stdout) || !strings.Contains(stderr, c.stderr) || strings.Count(stderr, "\n") > 1 {
 			t.Errorf("%v: exit %d, want %d\nstdout %s\nstderr %s", c.args, code, c.code, out, stderr)
 		}
+	}
+}
+
+// A spec asking for value renaming of a variant whose part sees values is
+// a usage error, as --symmetry is for check (exit 2, naming the part).
+func TestSpecSymmetryRefused(t *testing.T) {
+	registerTwo()
+	file := filepath.Join(t.TempDir(), "two.json")
+	if err := os.WriteFile(file, []byte(`{"protocol": "classic-two", "keys": 2, "values": 2, "events": 2, "chunks": 1, "txn": 1, "symmetry": true, "expect": "final-replay"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("run", "--progress", "0", file)
+	if code != exitUsage || !strings.Contains(stderr, "its part Window receives values") {
+		t.Errorf("run: exit %d, want %d naming the part\n%s", code, exitUsage, stderr)
 	}
 }
