@@ -171,6 +171,12 @@ func newComposite(cfg Config) *composite { return CompositeParts{}.model(cfg) }
 
 func (p CompositeParts) model(cfg Config) *composite {
 	m := &composite{cfg: cfg, parts: p.withFault(cfg.Fault), tablesync: cfg.Mode == CompositeTablesync}
+	if cfg.Onset > 0 { // Prop 2's one c*, claimed at the run's end: f is the end of the whole history
+		cstar := model.Coord(cfg.Onset - 1)
+		m.parts.Onset = func(c model.Capture, at model.Coord) bool {
+			return at == cstar && at < c.Pos && c.Pos == c.Log.Len() && DataEvents(&c.Log) == cfg.Events
+		}
+	}
 	for c := 0; c < cfg.Chunks; c++ {
 		m.domain[c] = ChunkKeys(c, cfg.Keys, cfg.Chunks)
 	}

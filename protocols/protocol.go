@@ -38,6 +38,14 @@ type Config struct {
 	// both to logical decoding and §2.1 does not exclude them; they are an
 	// option because they about double the states.
 	NoOps bool
+	// History, when not empty, fixes the first transactions the source
+	// commits, in order (source.go, Commits): the paper's L, or an
+	// incident's. Its Init is unused.
+	History model.Log
+	// Onset, with early-common-onset, fixes the claimed onset to c* =
+	// Onset-1, claimed once the run is complete (0 = any c* below the
+	// frontier, whenever every unit has closed): Prop 2's ∀ c* ⊏ f.
+	Onset uint8
 	Fault Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
@@ -54,6 +62,12 @@ func (c Config) String() string {
 	}
 	if c.NoOps {
 		s += " noops"
+	}
+	if c.History.N > 0 {
+		s += " history=" + HistoryString(&c.History)
+	}
+	if c.Onset > 0 {
+		s += fmt.Sprintf(" onset=%d", c.Onset-1)
 	}
 	if c.Fault != None {
 		s += " fault=" + c.Fault.String()
@@ -208,6 +222,15 @@ func (p *Protocol) Validate(cfg Config) error {
 	if cfg.Fault != None && !slices.Contains(p.Faults, cfg.Fault) {
 		return bad("mutation", "%s does not apply to this protocol", cfg.Fault)
 	}
+	if problem := cfg.historyProblem(); problem != "" {
+		return bad("history", "%s", problem)
+	}
+	if cfg.Onset > 0 && cfg.Fault != EarlyCommonOnset {
+		return bad("onset", "fixes the onset early-common-onset claims; give that mutation too")
+	}
+	if cfg.Onset > 0 && int(cfg.Onset) > cfg.Events {
+		return bad("onset", "c* = %d is not below any frontier of a run of events = %d", cfg.Onset-1, cfg.Events)
+	}
 	// The first state may commit Σ_t P(K,t)·V^t transactions (Commits).
 	commits, perm := 0, 1
 	for t := 1; t <= min(cfg.Txn, cfg.Events, MaxTxn); t++ {
@@ -235,6 +258,9 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		}
 		if opts.Symmetry && p.valueSeeing != "" {
 			return explore.Report{}, &SymmetryError{p.Name, p.valueSeeing}
+		}
+		if opts.Symmetry && cfg.History.N > 0 {
+			return explore.Report{}, ErrHistorySymmetry
 		}
 		if len(opts.Only) == 0 && len(p.with) > 0 {
 			opts.With = append(slices.Clip(opts.With), p.with...)

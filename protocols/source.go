@@ -3,7 +3,10 @@ package protocols
 import (
 	"fmt"
 	"iter"
+	"strconv"
+	"strings"
 
+	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -36,11 +39,19 @@ func DataEvents(l *model.Log) int {
 // (§2.1): 1..T events on distinct keys, in every order, each giving its key
 // a value other than its current one (a delete only of a present key) —
 // with cfg.NoOps any value, so also an update to the current value and a
-// delete of an absent key — without exceeding E row events in all. It yields rather than returning a
+// delete of an absent key — without exceeding E row events in all. While
+// the log is shorter than cfg.History, the one transaction yielded is the
+// history's next. It yields rather than returning a
 // slice so that Actions, which ranges over it for every state, needs no
 // buffer of transactions.
 func Commits(cfg *Config, l *model.Log) iter.Seq[Txn] {
 	return func(yield func(Txn) bool) {
+		if n := DataEvents(l); n < int(cfg.History.N) {
+			if t, ok := historyTxn(&cfg.History, n); ok {
+				yield(t)
+			}
+			return
+		}
 		room := min(cfg.Txn, cfg.Events-DataEvents(l), MaxTxn)
 		if room <= 0 {
 			return
@@ -72,6 +83,117 @@ func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room 
 	}
 	return true
 }
+
+// historyTxn is the transaction of h that starts at its event at (0-based),
+// or false if no transaction starts there.
+func historyTxn(h *model.Log, at int) (Txn, bool) {
+	var t Txn
+	if at > 0 && h.Ev[at-1].Txn == h.Ev[at].Txn {
+		return t, false
+	}
+	for p := at; p < int(h.N) && h.Ev[p].Txn == h.Ev[at].Txn && int(t.N) < MaxTxn; p++ {
+		t.Ev[t.N] = model.Event{Key: h.Ev[p].Key, Img: h.Ev[p].Img}
+		t.N++
+	}
+	return t, true
+}
+
+// ParseHistory reads a fixed history (Config.History): one string per
+// transaction, its rows "k0=1" separated by spaces or commas, a value 0 or
+// ⊥ deleting the key. Bounds are checked by Validate.
+func ParseHistory(txns []string) (model.Log, error) {
+	var h model.Log
+	for i, txn := range txns {
+		rows := strings.FieldsFunc(txn, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
+		if len(rows) == 0 {
+			return h, fmt.Errorf("transaction %d is empty (a transaction writes at least one row)", i+1)
+		}
+		var evs []model.Event
+		for _, row := range rows {
+			key, val, ok := strings.Cut(row, "=")
+			k, kerr := strconv.ParseUint(strings.TrimPrefix(key, "k"), 10, 8)
+			v, verr := strconv.ParseUint(val, 10, 8)
+			if val == "⊥" {
+				v, verr = 0, nil
+			}
+			if !ok || !strings.HasPrefix(key, "k") || kerr != nil || k >= uint64(model.NoKey) || verr != nil {
+				return h, fmt.Errorf("transaction %d: %q is not a row such as k0=1 (a key, = and a value, 0 or ⊥ to delete)", i+1, row)
+			}
+			evs = append(evs, model.Event{Key: model.Key(k), Img: model.Value(v)})
+		}
+		if !h.Commit(evs...) {
+			return h, fmt.Errorf("more than %d row events", model.MaxLog)
+		}
+	}
+	return h, nil
+}
+
+// HistoryString writes h as ParseHistory reads it, transactions separated
+// by "; ".
+func HistoryString(h *model.Log) string {
+	var b strings.Builder
+	for p := model.Coord(1); p <= h.Len(); p++ {
+		e := h.At(p)
+		switch {
+		case p == 1:
+		case h.At(p-1).Txn != e.Txn:
+			b.WriteString("; ")
+		default:
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "%v=%v", e.Key, e.Img)
+	}
+	return b.String()
+}
+
+// historyProblem says what makes cfg.History one the source cannot commit
+// under cfg's bounds, or "".
+func (cfg *Config) historyProblem() string {
+	h := &cfg.History
+	if int(h.N) > cfg.Events {
+		return fmt.Sprintf("%d row events, more than events = %d", h.N, cfg.Events)
+	}
+	cur := cfg.Initial
+	var keys model.KeySet // the keys the transaction wrote so far
+	rows := 0
+	for p := model.Coord(1); p <= h.Len(); p++ {
+		e, i := h.At(p), h.At(p).Txn
+		if p == 1 || h.At(p-1).Txn != i {
+			keys, rows = 0, 0
+		}
+		rows++
+		switch {
+		case rows > cfg.Txn:
+			return fmt.Sprintf("transaction %d has more than txn = %d rows", i, cfg.Txn)
+		case int(e.Key) >= cfg.Keys:
+			return fmt.Sprintf("transaction %d writes %v, outside keys k0..k%d", i, e.Key, cfg.Keys-1)
+		case int(e.Img) > cfg.Values:
+			return fmt.Sprintf("transaction %d writes %v := %d, outside values 0..%d (0 = ⊥)", i, e.Key, e.Img, cfg.Values)
+		case keys.Has(e.Key):
+			return fmt.Sprintf("transaction %d writes %v twice (a transaction's rows are on distinct keys)", i, e.Key)
+		case cfg.NoOps:
+		case cfg.InitialAny:
+			return fmt.Sprintf("transaction %d writes %v := %v, a no-op write over some base store of initial any: set noops", i, e.Key, e.Img)
+		case cur[e.Key] == e.Img:
+			return fmt.Sprintf("transaction %d writes %v := %v, its value already (a no-op write): set noops to allow it", i, e.Key, e.Img)
+		}
+		keys, cur[e.Key] = keys.With(e.Key), e.Img
+	}
+	return ""
+}
+
+// ErrHistorySymmetry refuses value renaming with a fixed history: the
+// history names its values, so the successors of a renamed state are not
+// the renamed successors. It wraps explore.ErrNoSymmetry.
+var ErrHistorySymmetry error = historySymmetry{}
+
+type historySymmetry struct{}
+
+func (historySymmetry) Error() string {
+	return "a fixed history names its values: no value renaming (symmetry) applies to it"
+}
+
+func (historySymmetry) Unwrap() error { return explore.ErrNoSymmetry }
 
 // InitialCaptures are the captures a run starts from, one per base store b0
 // (§2.1): every store over the keys and values when cfg.InitialAny, else

@@ -11,7 +11,8 @@ import (
 // Identify returns opts with the search identity's fields of checking p
 // under cfg (explore.Options.Identity): the build, the protocol (its
 // registered name and the version it declares for its parts), every
-// bound, the mode, the initial store and the mutation. With the options'
+// bound, the mode, the initial store, the no-op writes, the fixed history,
+// the fixed onset and the mutation. With the options'
 // own (deadlock checking, the properties checked, symmetry, the depth
 // limit, the shard split), opts.SearchIdentity() is the identity every
 // file a later run reads back carries.
@@ -22,6 +23,13 @@ func Identify(p *protocols.Protocol, cfg protocols.Config, opts explore.Options)
 		initial = "any"
 	case cfg.Initial != (model.Store{}):
 		initial = protocols.StoreString(cfg.Initial, cfg.Keys)
+	}
+	history, onset := "free", "any"
+	if cfg.History.N > 0 {
+		history = protocols.HistoryString(&cfg.History)
+	}
+	if cfg.Onset > 0 {
+		onset = fmt.Sprint(cfg.Onset - 1)
 	}
 	opts.Identity = explore.Identity{}.
 		With("build", explore.BuildIdentity()).
@@ -34,6 +42,9 @@ func Identify(p *protocols.Protocol, cfg protocols.Config, opts explore.Options)
 		With("txn", fmt.Sprint(cfg.Txn)).
 		With("mode", cfg.Mode).
 		With("initial", initial).
+		With("noops", fmt.Sprint(cfg.NoOps)).
+		With("history", history).
+		With("onset", onset).
 		With("mutation", cfg.Fault.String())
 	return opts
 }

@@ -42,6 +42,8 @@ type Spec struct {
 	Mode     string   `json:"mode,omitempty"`
 	Initial  *Initial `json:"initial,omitempty"` // the store before the history: one value per key (0 = absent), or "any"
 	NoOps    bool     `json:"noops,omitempty"`   // the source also commits no-op writes (protocols.Config.NoOps)
+	History  []string `json:"history,omitempty"` // the source's first transactions, fixed: one string each, e.g. "k0=1 k1=⊥"
+	Onset    *int     `json:"onset,omitempty"`   // with early-common-onset: the one c* claimed, at the run's end (Prop 2)
 	Mutation string   `json:"mutation,omitempty"`
 	Expect   string   `json:"expect"`             // "pass", "deadlock", or the invariant that must fail (checked alone)
 	Only     []string `json:"only,omitempty"`     // check only these invariants (with an invariant expected, it must be one of them)
@@ -312,6 +314,22 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 			return cfg, p, &Error{s.Name, "initial", fmt.Sprintf("%d is not a value (0 = absent, 1..V)", v)}
 		}
 		cfg.Initial[k] = model.Value(v)
+	}
+	if len(s.History) > 0 {
+		h, err := protocols.ParseHistory(s.History)
+		if err != nil {
+			return cfg, p, &Error{s.Name, "history", err.Error()}
+		}
+		if s.Symmetry {
+			return cfg, p, &Error{s.Name, "symmetry", "a fixed history names its values: no value renaming applies to it"}
+		}
+		cfg.History = h
+	}
+	if s.Onset != nil {
+		if *s.Onset < 0 || *s.Onset >= model.MaxLog {
+			return cfg, p, &Error{s.Name, "onset", fmt.Sprintf("%d is not a coordinate (0..%d)", *s.Onset, model.MaxLog-1)}
+		}
+		cfg.Onset = uint8(*s.Onset + 1)
 	}
 	if s.Mutation != "" {
 		m, err := mutations.Lookup(s.Mutation)
