@@ -164,6 +164,22 @@ var badSpecs = []struct{ body, want string }{
 	{`"classic"`, `x.json: found a JSON string; a spec is one JSON object`},
 	{`{"protocol":"classic","expect":"pass"`, `x.json: not valid JSON: the file ends before the spec object does`},
 	{"{\"protocol\":\"classic\",\"expect\":\"pass\",\"a\\nb\":1}", `x.json: field "a\nb": unknown field`},
+	// A fixed history (the source's first transactions) is checked against the bounds.
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["k2=1"]}`, `field "history": transaction 1 writes k2, outside keys k0..k1`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["k0=3"]}`, `field "history": transaction 1 writes k0 := 3, outside values 0..2 (0 = ⊥)`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["k0=1","k1=1","k0=2"]}`, `field "history": 3 row events, more than events = 2`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["k0=1 k1=1"]}`, `field "history": transaction 1 has more than txn = 1 rows`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["k0=1","k0=1"]}`, `field "history": transaction 2 writes k0 := 1, its value already (a no-op write): set noops to allow it`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["k1=0"]}`, `field "history": transaction 1 writes k1 := ⊥, its value already (a no-op write)`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","initial":"any","history":["k1=1"]}`, `field "history": transaction 1 writes k1 := 1, a no-op write over some base store of initial any: set noops`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":2,"expect":"pass","history":["k0=1,k0=2"]}`, `field "history": transaction 1 writes k0 twice (a transaction's rows are on distinct keys)`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["k0=1",""]}`, `field "history": transaction 2 is empty (a transaction writes at least one row)`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["a=1"]}`, `field "history": transaction 1: "a=1" is not a row such as k0=1 (a key, = and a value, 0 or ⊥ to delete)`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":"k0=1"}`, `field "history": expected []string, got string`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","history":["k0=1"],"symmetry":true}`, `field "symmetry": a fixed history names its values: no value renaming applies to it`},
+	{`{"protocol":"classic","keys":2,"values":2,"events":2,"txn":1,"expect":"pass","onset":0}`, `field "onset": fixes the onset early-common-onset claims; give that mutation too`},
+	{`{"protocol":"composite","keys":2,"values":2,"events":2,"chunks":2,"mode":"tablesync","mutation":"early-common-onset","expect":"pass","onset":2}`, `field "onset": c* = 2 is not below any frontier of a run of events = 2`},
+	{`{"protocol":"composite","mutation":"early-common-onset","expect":"pass","onset":-1}`, `field "onset": -1 is not a coordinate (0..31)`},
 }
 
 // Reference: issue 10, findings 2 and 3. Bad spec files are one error of

@@ -67,6 +67,38 @@ func TestRowIdentity(t *testing.T) {
 			t.Errorf("identity field %s = %q, want %q", name, got, v)
 		}
 	}
+	// The source's fixed history, no-op writes and a fixed onset are part of it.
+	for _, extra := range []string{`"history": ["k0=1"]`, `"noops": true`} {
+		s, err := Parse("c.json", []byte(`{"protocol": "classic", "keys": 1, "values": 1, "events": 1, "chunks": 1, "txn": 1, "expect": "pass", `+extra+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, _ := s.Identity(opts); id.Fingerprint() == want.Fingerprint() {
+			t.Errorf("%s: the same identity as without it", extra)
+		}
+	}
+	onsets := map[string]bool{}
+	for _, extra := range []string{``, `"onset": 0, `, `"onset": 1, `} {
+		s, err := Parse("d.json", []byte(`{"protocol": "composite", "keys": 2, "values": 2, "events": 2, "chunks": 2, "mode": "tablesync", "mutation": "early-common-onset", `+extra+`"expect": "latest-high-trajectory"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := s.Identity(opts)
+		onsets[id.Fingerprint()] = true
+	}
+	if len(onsets) != 3 {
+		t.Error("a fixed onset does not change the identity")
+	}
+	h1, _ := Parse("e.json", []byte(`{"protocol": "classic", "keys": 2, "values": 2, "events": 2, "txn": 1, "expect": "pass", "history": ["k0=1", "k1=2"]}`))
+	h2, _ := Parse("e.json", []byte(`{"protocol": "classic", "keys": 2, "values": 2, "events": 2, "txn": 1, "expect": "pass", "history": ["k0=1", "k1=1"]}`))
+	id1, _ := h1.Identity(opts)
+	id2, _ := h2.Identity(opts)
+	if field, _, _, differ := id1.Diff(id2); field != "history" || !differ {
+		t.Errorf("two histories differ first in %q (%v)", field, differ)
+	}
+	if v, _ := id1.Get("history"); v != "k0=1; k1=2" {
+		t.Errorf("history field %q", v)
+	}
 	other, _ := mutated.Identity(opts)
 	noDeadlock, _ := plain.Identity(explore.Options{NoDeadlock: true})
 	if other.Fingerprint() == want.Fingerprint() || noDeadlock.Fingerprint() == want.Fingerprint() {
