@@ -256,3 +256,36 @@ func FuzzSpec(f *testing.F) {
 		}
 	})
 }
+
+// The kill matrix names a deadlock once, in its own column, and judges each
+// invariant of a deadlocking mutation on its own: lost-watermark deadlocks
+// and breaks nothing else, where the rows once read "deadlock" for every
+// invariant.
+func TestKillMatrixDeadlockOnce(t *testing.T) {
+	data, err := embedded.ReadFile("mut-lost-watermark-classic.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("mut-lost-watermark-classic.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, p, _ := s.Config()
+	ks, err := KillMatrix(context.Background(), []Outcome{{Spec: s, Config: cfg}}, explore.Options{Workers: 2}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 1 {
+		t.Fatalf("%d rows", len(ks))
+	}
+	k := ks[0]
+	invariants := len(checkedBy(p, cfg))
+	if !k.Killed || !slices.Equal(k.Failing, []string{"deadlock"}) || len(k.Checked) != invariants+1 || k.Checked[invariants] != "deadlock" {
+		t.Errorf("killed %v, failing %v, checked %v", k.Killed, k.Failing, k.Checked)
+	}
+	md := MatrixMarkdown(ks)
+	row := md[strings.Index(md, "| mut-lost-watermark-classic"):]
+	if strings.Count(md, "deadlock") != 2 || strings.Count(row, "✗") != 1 { // the column and the expectation, nothing more
+		t.Errorf("matrix:\n%s", md)
+	}
+}

@@ -154,6 +154,11 @@ func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options, onStar
 			return nil, err
 		}
 		k := Kill{Spec: o.Spec.Name, Protocol: p.Name, Mutation: o.Spec.Mutation, Expected: o.Spec.Expect}
+		// A deadlock stops a run before the invariant it checks is judged:
+		// it is its own column, and the invariant's run is made again
+		// without deadlock checking. Deadlock is judged once a run found
+		// one or explored everything.
+		deadlock, judged := false, false
 		for _, prop := range p.Properties(o.Config) {
 			if prop.Kind == explore.Sometimes {
 				continue
@@ -161,6 +166,13 @@ func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options, onStar
 			one := opts
 			one.Only = []string{prop.Name}
 			rep, err := p.Check(ctx, o.Config, one)
+			if err == nil && rep.Verdict == explore.Violated && rep.Violation.Property == "deadlock" {
+				deadlock, judged = true, true
+				one.NoDeadlock = true
+				rep, err = p.Check(ctx, o.Config, one)
+			} else if err == nil && rep.Verdict == explore.Pass {
+				judged = true
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -171,6 +183,12 @@ func KillMatrix(ctx context.Context, out []Outcome, opts explore.Options, onStar
 			if rep.Verdict == explore.Violated {
 				k.Failing = append(k.Failing, rep.Violation.Property)
 			}
+		}
+		if judged && !opts.NoDeadlock {
+			k.Checked = append(k.Checked, "deadlock")
+		}
+		if deadlock {
+			k.Failing = append(k.Failing, "deadlock")
 		}
 		for _, f := range k.Failing {
 			k.Killed = k.Killed || f == k.Expected
