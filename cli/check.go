@@ -22,7 +22,8 @@ import (
 type checkOpts struct {
 	engine                            engineFlags
 	keys, values, events, chunks, txn int
-	mode, mutation, initial           string
+	mode, mutation, initial, history  string
+	onset                             int
 	noops                             bool
 	jsonOut, traceJSON, html          string
 	bundle                            string
@@ -44,6 +45,8 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.StringVar(&o.mode, "mode", "", "protocol mode (dump: trusted or uncertain; composite: mixed or tablesync)")
 	fs.StringVar(&o.mutation, "mutation", "", "inject a named mutation (see 'cutcheck list')")
 	fs.BoolVar(&o.noops, "noops", false, "the source also commits no-op writes: an update to the current value, a delete of an absent key")
+	fs.StringVar(&o.history, "history", "", "fix the source's first transactions, separated by ';', e.g. 'k0=1; k1=2 k0=⊥' (0 or ⊥ deletes)")
+	fs.IntVar(&o.onset, "onset", 0, "with early-common-onset: claim exactly this c*, at the end of the run (Prop 2)")
 	fs.StringVar(&o.initial, "initial", "", "the store before the history starts, one value per key (0 = absent), e.g. 1,0,2, or any: every store (default: empty)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the machine-readable result to this file")
 	fs.StringVar(&o.traceJSON, "trace-json", "", "write the counterexample trace as JSON to this file")
@@ -96,6 +99,19 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Initial = init
 	}
+	if o.history != "" {
+		h, err := protocols.ParseHistory(strings.Split(o.history, ";"))
+		if err != nil {
+			return usageErr(stderr, "check", "--history: %v", err)
+		}
+		cfg.History = h
+	}
+	if fs.Changed("onset") {
+		if o.onset < 0 || o.onset >= model.MaxLog {
+			return usageErr(stderr, "check", "--onset: %d is not a coordinate (0..%d)", o.onset, model.MaxLog-1)
+		}
+		cfg.Onset = uint8(o.onset + 1)
+	}
 	if o.mutation != "" {
 		m, err := mutations.Lookup(o.mutation)
 		if err != nil {
@@ -138,6 +154,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 				return usageErr(stderr, "check", "--with: %s is checked without asking (--with adds opt-in invariants only; --only selects)", name)
 			}
 		}
+	}
+	if opts.Symmetry && cfg.History.N > 0 {
+		return usageErr(stderr, "check", "--symmetry: %v; run it without --symmetry", protocols.ErrHistorySymmetry)
 	}
 	opts.Only, opts.With = o.only, o.with
 	opts = specs.Identify(p, cfg, opts)
