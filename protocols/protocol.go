@@ -38,7 +38,11 @@ type Config struct {
 	// both to logical decoding and §2.1 does not exclude them; they are an
 	// option because they about double the states.
 	NoOps bool
-	Fault Fault // a mutation of the protocol or of its claim; None = the protocol as published
+	// WholeServer makes the log the whole server's (§7.7): the source may
+	// also write key K, one key outside the captured scope that no unit
+	// owns, and every capture must skip its events.
+	WholeServer bool
+	Fault       Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {
@@ -55,6 +59,9 @@ func (c Config) String() string {
 	if c.NoOps {
 		s += " noops"
 	}
+	if c.WholeServer {
+		s += " whole-server"
+	}
 	if c.Fault != None {
 		s += " fault=" + c.Fault.String()
 	}
@@ -65,6 +72,7 @@ func (c Config) String() string {
 type Limits struct {
 	Keys, Values, Events, Chunks, Txn int
 	Modes                             []string // accepted modes; empty = no modes
+	WholeServer                       bool     // every consume path skips events outside the scope (Config.WholeServer)
 }
 
 // Prop describes one property for listings.
@@ -205,13 +213,19 @@ func (p *Protocol) Validate(cfg Config) error {
 	if len(l.Modes) > 0 && !slices.Contains(l.Modes, cfg.Mode) {
 		return bad("mode", "%q is not one of %s", cfg.Mode, strings.Join(l.Modes, ", "))
 	}
+	if cfg.WholeServer && !l.WholeServer {
+		return bad("whole-server", "this protocol's capture does not model a log beyond its scope")
+	}
+	if cfg.WholeServer && cfg.Keys >= model.MaxKeys {
+		return bad("keys", "%d leaves no key outside the scope for whole-server (at most %d)", cfg.Keys, model.MaxKeys-1)
+	}
 	if cfg.Fault != None && !slices.Contains(p.Faults, cfg.Fault) {
 		return bad("mutation", "%s does not apply to this protocol", cfg.Fault)
 	}
 	// The first state may commit Σ_t P(K,t)·V^t transactions (Commits).
 	commits, perm := 0, 1
 	for t := 1; t <= min(cfg.Txn, cfg.Events, MaxTxn); t++ {
-		perm *= (cfg.Keys - t + 1) * cfg.Values
+		perm *= (cfg.sourceKeys() - t + 1) * cfg.Values
 		commits += perm
 	}
 	if commits > explore.MaxActions {

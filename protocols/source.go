@@ -36,7 +36,8 @@ func DataEvents(l *model.Log) int {
 // (§2.1): 1..T events on distinct keys, in every order, each giving its key
 // a value other than its current one (a delete only of a present key) —
 // with cfg.NoOps any value, so also an update to the current value and a
-// delete of an absent key — without exceeding E row events in all. It yields rather than returning a
+// delete of an absent key; with cfg.WholeServer on key K too, outside the
+// scope (§7.7) — without exceeding E row events in all. It yields rather than returning a
 // slice so that Actions, which ranges over it for every state, needs no
 // buffer of transactions.
 func Commits(cfg *Config, l *model.Log) iter.Seq[Txn] {
@@ -54,7 +55,7 @@ func Commits(cfg *Config, l *model.Log) iter.Seq[Txn] {
 // commitsFrom extends t by one more row on a key not in used; false means
 // yield asked to stop.
 func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room int, yield func(Txn) bool) bool {
-	for k := model.Key(0); k < model.Key(cfg.Keys); k++ {
+	for k := model.Key(0); k < model.Key(cfg.sourceKeys()); k++ {
 		if used.Has(k) {
 			continue
 		}
@@ -71,6 +72,15 @@ func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room 
 		}
 	}
 	return true
+}
+
+// sourceKeys is how many keys the source writes: the scope's, and with
+// cfg.WholeServer key K beyond it (§7.7).
+func (cfg *Config) sourceKeys() int {
+	if cfg.WholeServer {
+		return cfg.Keys + 1
+	}
+	return cfg.Keys
 }
 
 // InitialCaptures are the captures a run starts from, one per base store b0

@@ -11,7 +11,8 @@ import (
 // Identify returns opts with the search identity's fields of checking p
 // under cfg (explore.Options.Identity): the build, the protocol (its
 // registered name and the version it declares for its parts), every
-// bound, the mode, the initial store and the mutation. With the options'
+// bound, the mode, the initial store, the source's no-op writes and
+// whole-server log, and the mutation. With the options'
 // own (deadlock checking, the properties checked, symmetry, the depth
 // limit, the shard split), opts.SearchIdentity() is the identity every
 // file a later run reads back carries.
@@ -34,6 +35,8 @@ func Identify(p *protocols.Protocol, cfg protocols.Config, opts explore.Options)
 		With("txn", fmt.Sprint(cfg.Txn)).
 		With("mode", cfg.Mode).
 		With("initial", initial).
+		With("noops", fmt.Sprint(cfg.NoOps)).
+		With("whole-server", fmt.Sprint(cfg.WholeServer)).
 		With("mutation", cfg.Fault.String())
 	return opts
 }

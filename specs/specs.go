@@ -42,6 +42,8 @@ type Spec struct {
 	Mode     string   `json:"mode,omitempty"`
 	Initial  *Initial `json:"initial,omitempty"` // the store before the history: one value per key (0 = absent), or "any"
 	NoOps    bool     `json:"noops,omitempty"`   // the source also commits no-op writes (protocols.Config.NoOps)
+	// Whole: the log is the whole server's, events outside the scope too (protocols.Config.WholeServer).
+	Whole    bool     `json:"whole-server,omitempty"`
 	Mutation string   `json:"mutation,omitempty"`
 	Expect   string   `json:"expect"`             // "pass", "deadlock", or the invariant that must fail (checked alone)
 	Only     []string `json:"only,omitempty"`     // check only these invariants (with an invariant expected, it must be one of them)
@@ -300,6 +302,7 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 		cfg.Mode = s.Mode
 	}
 	cfg.NoOps = s.NoOps
+	cfg.WholeServer = s.Whole
 	var initial []int
 	if s.Initial != nil {
 		initial, cfg.InitialAny = s.Initial.Values, s.Initial.Any
