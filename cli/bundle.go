@@ -64,7 +64,7 @@ func runOf(tr *explore.TraceReport, discipline string) (certify.ModelRun, error)
 		}
 		i += len(txn)
 	}
-	p := &model.Plan{Keys: uint8(len(last.Replay)), Frontier: model.Coord(last.Consumed)}
+	p := &model.Plan{Keys: uint8(len(last.Source)), Frontier: model.Coord(last.Consumed)}
 	for _, uv := range last.Units {
 		u := model.Unit{Lo: model.Coord(uv.Lo), Hi: model.Coord(uv.Hi)}
 		if !uv.Closed && uv.Hi < uv.Lo {

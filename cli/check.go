@@ -24,7 +24,7 @@ type checkOpts struct {
 	keys, values, events, chunks, txn int
 	mode, mutation, initial, history  string
 	onset                             int
-	noops                             bool
+	noops, wholeServer                bool
 	jsonOut, traceJSON, html          string
 	bundle                            string
 	fullStates, all                   bool
@@ -47,6 +47,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.BoolVar(&o.noops, "noops", false, "the source also commits no-op writes: an update to the current value, a delete of an absent key")
 	fs.StringVar(&o.history, "history", "", "fix the source's first transactions, separated by ';', e.g. 'k0=1; k1=2 k0=⊥' (0 or ⊥ deletes)")
 	fs.IntVar(&o.onset, "onset", 0, "with early-common-onset: claim exactly this c*, at the end of the run (Prop 2)")
+	fs.BoolVar(&o.wholeServer, "whole-server", false, "the log is the whole server's (§7.7): the source also writes key K, outside the scope, whose events every capture must skip")
 	fs.StringVar(&o.initial, "initial", "", "the store before the history starts, one value per key (0 = absent), e.g. 1,0,2, or any: every store (default: empty)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the machine-readable result to this file")
 	fs.StringVar(&o.traceJSON, "trace-json", "", "write the counterexample trace as JSON to this file")
@@ -90,6 +91,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		cfg.Mode = o.mode
 	}
 	cfg.NoOps = o.noops
+	cfg.WholeServer = o.wholeServer
 	if o.initial == "any" {
 		cfg.InitialAny = true
 	} else if o.initial != "" {

@@ -99,7 +99,7 @@ func StepProp[S, A any](inv Invariant, check func(s *S, a A, t *S) string) explo
 
 // CheckFrontierReplay: once all units of the run have closed and the consumer
 // is at or past the latest high edge (hi_i ⊑ f), replay(emitted) = σ_Pos on
-// every scoped key (Thm 1 with the discipline's equivalence, Cor 4; Cor 2 for
+// every scoped key, and nothing on a key outside the scope (Thm 1 with the discipline's equivalence, Cor 4; Cor 2 for
 // every later position).
 func CheckFrontierReplay(c *model.Capture, units int) string {
 	if !c.AllClosed(units) || c.Pos < c.Plan.LatestHigh() {
@@ -108,7 +108,7 @@ func CheckFrontierReplay(c *model.Capture, units int) string {
 	if k, want, ok := replayDiffers(c); ok {
 		return fmt.Sprintf("key %v: replayed %v, expected σ_%d = %v", k, c.Out.Val[k], c.Pos, want)
 	}
-	return ""
+	return outsideEntry(c)
 }
 
 // replayDiffers finds the first scoped key whose replay is not σ_Pos.
@@ -119,6 +119,18 @@ func replayDiffers(c *model.Capture) (k model.Key, want model.Value, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// outsideEntry says which key outside the scope the sink received an entry
+// for, or "": the sink replays σ restricted to the scope, and another
+// table's rows (a whole-server log, §7.7) never reach it.
+func outsideEntry(c *model.Capture) string {
+	for k := model.Key(c.Plan.Keys); k < model.MaxKeys; k++ {
+		if c.Out.Val[k] != model.Absent || c.Out.Tag[k] != 0 {
+			return fmt.Sprintf("key %v is outside the scope, yet the sink received an entry for it (%v at %d)", k, c.Out.Val[k], c.Out.Tag[k])
+		}
+	}
+	return ""
 }
 
 // CheckFinalReplay: at rest — all units closed, the consumer at the end of
@@ -132,7 +144,7 @@ func CheckFinalReplay(c *model.Capture, units int) string {
 	if k, want, ok := replayDiffers(c); ok {
 		return fmt.Sprintf("at rest after position %d, key %v: sink holds %v, source holds %v", c.Pos, k, c.Out.Val[k], want)
 	}
-	return ""
+	return outsideEntry(c)
 }
 
 // CheckNoDuplicate: the step s → t delivered no log event again

@@ -87,6 +87,8 @@ var All = []Mutation{
 		"§9, Thm 3 (equal tags)", []string{"classic"}, "", "no-duplicate-delivery", false},
 	{protocols.MarkerOnlyFromStream, "A chunk's window opens only when the consumer meets its low watermark in the stream: a consumer that starts exactly at the low edge (S-OBS allows s0 = lo) never opens it, and the chunk's copied rows never reach the sink.",
 		"S-OBS (s0 ⊑ lo_i), §7.3 W3", []string{"classic"}, "", "frontier-replay", false},
+	{protocols.OutsideEventForwarded, "The consume path passes every row event of the log to the sink, another table's too (a filter on the captured tables that is missing or never applied): on a whole-server log (§7.7) the sink receives rows outside the scope. On a log of the scope alone it is the protocol as published.",
+		"§7.7, Thm 1 (σ restricted to the scope)", []string{"classic", "readonly", "parallel", "dump", "composite"}, "", "frontier-replay", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

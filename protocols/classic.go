@@ -182,10 +182,10 @@ func Classic(parts ClassicParts) *Protocol {
 		Doc:      "DBLog watermark loop: chunks bracketed by low/high marker events, reconciled by window-discard",
 		Cite:     "§7.2, Fig. 1; §6.2",
 		Defaults: Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 2},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
 			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark,
-			BeginTaggedEvents, EventDeliveredTwice, MarkerOnlyFromStream},
+			BeginTaggedEvents, EventDeliveredTwice, MarkerOnlyFromStream, OutsideEventForwarded},
 	}, parts.model))
 }
 
@@ -327,7 +327,7 @@ func (m *classic) writeHigh(s *classicState) {
 	u.Hi = s.Cap.Log.Len()
 	s.Phase = classicHighWritten
 	if p := s.Cap.Pos; m.cfg.Fault == EventDeliveredTwice && p > s.Cap.Start {
-		if e := s.Cap.Log.At(p); e.Key != model.NoKey {
+		if e := s.Cap.Log.At(p); e.Key != model.NoKey && captured(&m.cfg, &s.Cap, e.Key) {
 			s.Cap.Emit(e.Key, e.Img, p) // resumed at its last position, inclusive: the event goes out again
 		}
 	}
@@ -375,6 +375,9 @@ func (m *classic) consumeAt(s *classicState, p model.Coord) {
 		}
 		m.close(s, i, p)
 		return
+	}
+	if !captured(&m.cfg, &s.Cap, e.Key) {
+		return // another table's row (a whole-server log, §7.7)
 	}
 	if i := m.openUnit(s); i >= 0 && m.window(&s.Cap.Plan.Units[i]).Contains(p) && s.Buf.Has(e.Key) {
 		if m.cfg.Fault != NoDiscard && m.parts.Discard.discards(&s.Cap, i, p) {
@@ -530,6 +533,9 @@ func (m *classic) describeConsume(s, t *classicState) string {
 		}
 	}
 	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
+	if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
+		return d + w
+	}
 	if i := m.openUnit(s); i >= 0 {
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
@@ -611,6 +617,9 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 	}
 	if m.cfg.NoOps {
 		ps = append(ps, sometimes("noop-write-in-window", "§2.1, Def. 6.2", NoOpInWindow))
+	}
+	if m.cfg.WholeServer {
+		ps = append(ps, sometimes("outside-event-in-window", "§7.7", OutsideInWindow))
 	}
 	return ps
 }

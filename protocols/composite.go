@@ -464,8 +464,8 @@ func (m *composite) consume(s *compositeState) {
 	c := &s.Cap
 	c.Pos++
 	e := c.Log.At(c.Pos)
-	if e.Key == model.NoKey {
-		return
+	if e.Key == model.NoKey || !captured(&m.cfg, c, e.Key) {
+		return // a marker, or another table's row (a whole-server log, §7.7)
 	}
 	if s.Buf.Has(e.Key) {
 		if i := c.Plan.Owner(e.Key); m.inWindow(s, i, c.Pos) && m.parts.Discard.discards(c, i, c.Pos) {
@@ -588,6 +588,9 @@ func (m *composite) Describe(s *compositeState, a compositeAction) string {
 		p := c.Pos + 1
 		e := c.Log.At(p)
 		text := fmt.Sprintf("consume position %d: %v := %v", p, e.Key, e.Img)
+		if w, ok := outsideWords(&m.cfg, c, e); ok {
+			return text + w
+		}
 		if i := c.Plan.Owner(e.Key); e.Key != model.NoKey && i >= 0 && !c.UnitClosed(i) && m.inWindow(s, i, p) {
 			text += fmt.Sprintf(", in chunk %d's window", s.Chunk[i]+1)
 			switch {
@@ -741,6 +744,9 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 	if !m.tablesync && units >= 3 {
 		props = append(props, sometimes("three-provenances", "Figure 3, Cor 3", m.threeProvenances))
 	}
+	if m.cfg.WholeServer && !m.tablesync { // every tablesync unit is a splice: its window (r, r] is empty
+		props = append(props, sometimes("outside-event-in-window", "§7.7", func(s *compositeState) string { return OutsideInWindow(&s.Cap) }))
+	}
 	return props
 }
 
@@ -874,8 +880,8 @@ func Composite(parts CompositeParts) *Protocol {
 		Doc:      "heterogeneous composition: a chunked scan plus point splices at their own coordinates, one window-discard consumer",
 		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{CompositeMixed, CompositeTablesync}},
-		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped, WitnessByBracketOnly, ConsumerRunsDuringRead},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true, Modes: []string{CompositeMixed, CompositeTablesync}},
+		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped, WitnessByBracketOnly, ConsumerRunsDuringRead, OutsideEventForwarded},
 	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) }))
 }
 

@@ -405,6 +405,10 @@ func (m *dump) consume(s *dumpState) {
 	c := &s.Cap
 	p := c.Pos + 1
 	e := c.Log.At(p)
+	c.Pos = p
+	if !captured(&m.cfg, c, e.Key) {
+		return // another table's row (a whole-server log, §7.7)
+	}
 	if m.inWindow(s, p) && m.cfg.Fault != NoDiscard {
 		switch {
 		case s.Arrived:
@@ -413,7 +417,6 @@ func (m *dump) consume(s *dumpState) {
 			s.Gone = s.Gone.With(e.Key)
 		}
 	}
-	c.Pos = p
 	c.Emit(e.Key, e.Img, p)
 }
 
@@ -532,6 +535,9 @@ func (m *dump) describeConsume(s, t *dumpState) string {
 	p := s.Cap.Pos + 1
 	e := s.Cap.Log.At(p)
 	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
+	if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
+		return d + w
+	}
 	if m.inWindow(s, p) {
 		d += fmt.Sprintf(" in window (%d, e]", s.Cap.Plan.Units[0].Lo)
 		switch {
@@ -655,6 +661,9 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return CopyDecides(&s.Cap, 1, false) }),
 		sometimes("copy-shares-event-tag", "§9, §6.4", func(s *dumpState) string { return CopySharesEventTag(&s.Cap) }),
 	)
+	if m.cfg.WholeServer && m.uncertain { // a trusted splice's window (r, r] is empty
+		props = append(props, sometimes("outside-event-in-window", "§7.7", func(s *dumpState) string { return OutsideInWindow(&s.Cap) }))
+	}
 	if !m.uncertain {
 		return append(props,
 			sometimes("spliced-row-emitted", "Prop 6, §6.4", func(s *dumpState) string {
@@ -790,8 +799,8 @@ func Dump(parts DumpParts) *Protocol {
 		Doc:      "native dumps and restores: a trusted point splice at r, or an uncertain view in (b, e] reconciled by window-discard",
 		Cite:     "§7.6–7.7, Prop 6, Thm 8",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 1, Txn: 2, Mode: DumpTrusted},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: 1, Txn: MaxTxn, Modes: []string{DumpTrusted, DumpUncertain}},
-		Faults:   []Fault{FalseRecoveryPoint, ClaimInsideUncertainty, NoDiscard, CopyDropped, ConsumerRunsDuringRead},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: 1, Txn: MaxTxn, WholeServer: true, Modes: []string{DumpTrusted, DumpUncertain}},
+		Faults:   []Fault{FalseRecoveryPoint, ClaimInsideUncertainty, NoDiscard, CopyDropped, ConsumerRunsDuringRead, OutsideEventForwarded},
 	}, func(cfg Config) explore.Model[dumpState, dumpAction] { return parts.model(cfg) }))
 }
 

@@ -58,6 +58,9 @@ const (
 	BeginTaggedEvents    // classic: each event is tagged with its transaction's first position, not its own
 	EventDeliveredTwice  // classic: log processing resumes after the select at its last position, inclusive
 	MarkerOnlyFromStream // classic: a chunk's window opens only when the consumer meets its low watermark in the stream
+
+	// Mistakes only a whole-server log shows (§7.7).
+	OutsideEventForwarded // every protocol: the consume path passes an event on a key outside the scope to the sink
 )
 
 var faultNames = [...]string{
@@ -91,6 +94,7 @@ var faultNames = [...]string{
 	BeginTaggedEvents:      "begin-tagged-events",
 	EventDeliveredTwice:    "event-delivered-twice",
 	MarkerOnlyFromStream:   "marker-only-from-stream",
+	OutsideEventForwarded:  "outside-event-forwarded",
 }
 
 func (f Fault) String() string {

@@ -61,10 +61,8 @@ package protocols
 // merged rows).
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math/bits"
 	"strings"
 
@@ -233,40 +231,16 @@ func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
 // Parallel returns the parallel-chunk protocol built from parts, named
 // "parallel"; a variant takes other parts and another Name.
 func Parallel(parts ParallelParts) *Protocol {
-	p := withParts(parts, Define(&Protocol{
+	return withParts(parts, Define(&Protocol{
 		Name:     "parallel",
 		Doc:      "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
 		Cite:     "§7.5, Prop 5; §6.3",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, Modes: []string{"", ParallelWholeServer}},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
 			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
-			GatePassesHigh, ReaderBeforeBackfill, BackfillFromRead},
+			GatePassesHigh, ReaderBeforeBackfill, BackfillFromRead, OutsideEventForwarded},
 	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) }))
-	check := p.Check
-	p.Check = func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error) {
-		if cfg.Mode == ParallelWholeServer && cfg.Keys >= model.MaxKeys {
-			return explore.Report{}, &ConfigError{p.Name, "keys", fmt.Sprintf("%d leaves no key outside the scope in mode %s (at most %d)", cfg.Keys, ParallelWholeServer, model.MaxKeys-1)}
-		}
-		return check(ctx, cfg, opts)
-	}
-	return p
-}
-
-// ParallelWholeServer is the mode in which the log is the whole server's
-// (§7.7): the source also writes one key outside the captured scope (key K),
-// whose events the live reader must skip.
-const ParallelWholeServer = "whole-server"
-
-// commits are the source's next transactions; in mode whole-server they may
-// also write key K, which no chunk owns.
-func (m *parallel) commits(l *model.Log) iter.Seq[Txn] {
-	if m.cfg.Mode != ParallelWholeServer {
-		return Commits(&m.cfg, l)
-	}
-	wide := m.cfg
-	wide.Keys++
-	return Commits(&wide, l)
 }
 
 // chunkPhase is how far one chunk has progressed.
@@ -378,7 +352,7 @@ func (m *parallel) Actions(s *parallelState, buf []parallelAction) []parallelAct
 			}
 		}
 	}
-	for t := range m.commits(&s.Cap.Log) {
+	for t := range Commits(&m.cfg, &s.Cap.Log) {
 		buf = append(buf, parallelAction{Kind: parallelCommit, Txn: t})
 	}
 	if m.readerExists(s) && s.Cap.Pos < s.Cap.Log.Len() {
@@ -597,7 +571,11 @@ func (m *parallel) consume(s *parallelState) {
 // has not recorded its high offset yet lies within it, and is withheld
 // (concurrent pass).
 func (m *parallel) passesIn(s *parallelState, k model.Key, p model.Coord) bool {
-	if o := s.Cap.Plan.Owner(k); o < 0 || s.Phase[o] < chunkHigh {
+	o := s.Cap.Plan.Owner(k)
+	if o < 0 {
+		return captured(&m.cfg, &s.Cap, k) // outside the scope: skipped
+	}
+	if s.Phase[o] < chunkHigh {
 		return false
 	}
 	return m.passes(&s.Cap, k, p)
@@ -742,8 +720,8 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 		p := c.Pos + 1
 		e := c.Log.At(p)
 		o := c.Plan.Owner(e.Key)
-		if o < 0 {
-			return fmt.Sprintf("live reader consumes position %d: %v := %v, outside the scope, skipped", p, e.Key, e.Img)
+		if w, ok := outsideWords(&m.cfg, c, e); ok {
+			return fmt.Sprintf("live reader consumes position %d: %v := %v", p, e.Key, e.Img) + w
 		}
 		verdict := "withheld"
 		if m.passesIn(s, e.Key, p) {
@@ -841,6 +819,9 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 	}
 	if m.parts.Concurrent {
 		ps = append(ps, P{Name: "reader-runs-while-chunk-open", Cite: "Def. 6.4, §7.5", Kind: explore.Sometimes, Check: m.runsWhileOpen})
+	}
+	if m.cfg.WholeServer {
+		ps = append(ps, sometimes("outside-event-in-window", "§7.7", OutsideInWindow))
 	}
 	return ps
 }

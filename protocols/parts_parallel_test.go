@@ -259,7 +259,7 @@ func TestParallelWholeServer(t *testing.T) {
 	}})
 	cfg := Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 1}
 	scoped := checkVariant(t, p, cfg, explore.Options{})
-	cfg.Mode = ParallelWholeServer
+	cfg.WholeServer = true
 	for _, parts := range []ParallelParts{{}, {Concurrent: true}} {
 		rep := checkVariant(t, Parallel(parts), cfg, explore.Options{})
 		if rep.Verdict != explore.Pass {

@@ -46,7 +46,11 @@ type Config struct {
 	// Onset-1, claimed once the run is complete (0 = any c* below the
 	// frontier, whenever every unit has closed): Prop 2's ∀ c* ⊏ f.
 	Onset uint8
-	Fault Fault // a mutation of the protocol or of its claim; None = the protocol as published
+	// WholeServer makes the log the whole server's (§7.7): the source may
+	// also write key K, one key outside the captured scope that no unit
+	// owns, and every capture must skip its events.
+	WholeServer bool
+	Fault       Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {
@@ -69,6 +73,9 @@ func (c Config) String() string {
 	if c.Onset > 0 {
 		s += fmt.Sprintf(" onset=%d", c.Onset-1)
 	}
+	if c.WholeServer {
+		s += " whole-server"
+	}
 	if c.Fault != None {
 		s += " fault=" + c.Fault.String()
 	}
@@ -79,6 +86,7 @@ func (c Config) String() string {
 type Limits struct {
 	Keys, Values, Events, Chunks, Txn int
 	Modes                             []string // accepted modes; empty = no modes
+	WholeServer                       bool     // every consume path skips events outside the scope (Config.WholeServer)
 }
 
 // Prop describes one property for listings.
@@ -219,6 +227,12 @@ func (p *Protocol) Validate(cfg Config) error {
 	if len(l.Modes) > 0 && !slices.Contains(l.Modes, cfg.Mode) {
 		return bad("mode", "%q is not one of %s", cfg.Mode, strings.Join(l.Modes, ", "))
 	}
+	if cfg.WholeServer && !l.WholeServer {
+		return bad("whole-server", "this protocol's capture does not model a log beyond its scope")
+	}
+	if cfg.WholeServer && cfg.Keys >= model.MaxKeys {
+		return bad("keys", "%d leaves no key outside the scope for whole-server (at most %d)", cfg.Keys, model.MaxKeys-1)
+	}
 	if cfg.Fault != None && !slices.Contains(p.Faults, cfg.Fault) {
 		return bad("mutation", "%s does not apply to this protocol", cfg.Fault)
 	}
@@ -234,7 +248,7 @@ func (p *Protocol) Validate(cfg Config) error {
 	// The first state may commit Σ_t P(K,t)·V^t transactions (Commits).
 	commits, perm := 0, 1
 	for t := 1; t <= min(cfg.Txn, cfg.Events, MaxTxn); t++ {
-		perm *= (cfg.Keys - t + 1) * cfg.Values
+		perm *= (cfg.sourceKeys() - t + 1) * cfg.Values
 		commits += perm
 	}
 	if commits > explore.MaxActions {

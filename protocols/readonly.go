@@ -239,9 +239,9 @@ func Readonly(parts ReadonlyParts) *Protocol {
 		Doc:      "Debezium read-only capture: brackets are executed-GTID-set samples, membership by label, window-discard",
 		Cite:     "§7.4, Thm 7, Prop 4",
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn},
+		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
 		Faults: []Fault{SharedReadInstant, InteriorExecutedSet, SplitTransaction, NoDiscard,
-			ReleaseBeforeLastRow, CopyDropped, ConsumerRunsDuringRead},
+			ReleaseBeforeLastRow, CopyDropped, ConsumerRunsDuringRead, OutsideEventForwarded},
 	}, parts.model))
 }
 
@@ -426,11 +426,14 @@ func (m *readonly) inWindow(s *readonlyState, p model.Coord) bool {
 func (m *readonly) consume(s *readonlyState) {
 	p := s.Cap.Pos + 1
 	e := s.Cap.Log.At(p)
+	s.Cap.Pos = p
+	if !captured(&m.cfg, &s.Cap, e.Key) {
+		return // another table's row (a whole-server log, §7.7)
+	}
 	if m.inWindow(s, p) && s.Buf.Has(e.Key) && m.cfg.Fault != NoDiscard && m.parts.Discard.discards(&s.Cap, int(s.Cap.Plan.N)-1, p) {
 		s.Buf = s.Buf.Without(e.Key) // the log wins: the buffered row is stale
 	}
 	s.Cap.Emit(e.Key, e.Img, p)
-	s.Cap.Pos = p
 }
 
 // windowDone is the release condition of A-discard: the high sample exists
@@ -587,6 +590,9 @@ func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
 		t := *s
 		m.Next(s, a, &t)
 		d := fmt.Sprintf("consume position %d: %v := %v (t%d)", p, e.Key, e.Img, e.Txn)
+		if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
+			return d + w
+		}
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
 			d += fmt.Sprintf(" in window, discards buffered %v", e.Key) + m.parts.Discard.words()
@@ -716,6 +722,9 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		ps = append(ps, invariants.Prop[readonlyState, readonlyAction](invariants.SingleReadPoint, func(s *readonlyState) string {
 			return invariants.CheckSingleReadPoint(&s.Cap)
 		}))
+	}
+	if m.cfg.WholeServer {
+		ps = append(ps, sometimes("outside-event-in-window", "§7.7", func(s *readonlyState) string { return OutsideInWindow(&s.Cap) }))
 	}
 	return append(ps,
 		sometimes("buffered-row-discarded", "Def. 6.2, A-discard", readonlyDiscarded),

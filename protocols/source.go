@@ -39,9 +39,10 @@ func DataEvents(l *model.Log) int {
 // (§2.1): 1..T events on distinct keys, in every order, each giving its key
 // a value other than its current one (a delete only of a present key) —
 // with cfg.NoOps any value, so also an update to the current value and a
-// delete of an absent key — without exceeding E row events in all. While
-// the log is shorter than cfg.History, the one transaction yielded is the
-// history's next. It yields rather than returning a
+// delete of an absent key; with cfg.WholeServer on key K too, outside the
+// scope (§7.7) — without exceeding E row events in all. While the log is
+// shorter than cfg.History, the one transaction yielded is the history's
+// next. It yields rather than returning a
 // slice so that Actions, which ranges over it for every state, needs no
 // buffer of transactions.
 func Commits(cfg *Config, l *model.Log) iter.Seq[Txn] {
@@ -65,7 +66,7 @@ func Commits(cfg *Config, l *model.Log) iter.Seq[Txn] {
 // commitsFrom extends t by one more row on a key not in used; false means
 // yield asked to stop.
 func commitsFrom(cfg *Config, cur *model.Store, t *Txn, used model.KeySet, room int, yield func(Txn) bool) bool {
-	for k := model.Key(0); k < model.Key(cfg.Keys); k++ {
+	for k := model.Key(0); k < model.Key(cfg.sourceKeys()); k++ {
 		if used.Has(k) {
 			continue
 		}
@@ -165,8 +166,8 @@ func (cfg *Config) historyProblem() string {
 		switch {
 		case rows > cfg.Txn:
 			return fmt.Sprintf("transaction %d has more than txn = %d rows", i, cfg.Txn)
-		case int(e.Key) >= cfg.Keys:
-			return fmt.Sprintf("transaction %d writes %v, outside keys k0..k%d", i, e.Key, cfg.Keys-1)
+		case int(e.Key) >= cfg.sourceKeys():
+			return fmt.Sprintf("transaction %d writes %v, outside keys k0..k%d", i, e.Key, cfg.sourceKeys()-1)
 		case int(e.Img) > cfg.Values:
 			return fmt.Sprintf("transaction %d writes %v := %d, outside values 0..%d (0 = ⊥)", i, e.Key, e.Img, cfg.Values)
 		case keys.Has(e.Key):
@@ -194,6 +195,15 @@ func (historySymmetry) Error() string {
 }
 
 func (historySymmetry) Unwrap() error { return explore.ErrNoSymmetry }
+
+// sourceKeys is how many keys the source writes: the scope's, and with
+// cfg.WholeServer key K beyond it (§7.7).
+func (cfg *Config) sourceKeys() int {
+	if cfg.WholeServer {
+		return cfg.Keys + 1
+	}
+	return cfg.Keys
+}
 
 // InitialCaptures are the captures a run starts from, one per base store b0
 // (§2.1): every store over the keys and values when cfg.InitialAny, else

@@ -344,7 +344,7 @@ func TestSymmetryViolationReplays(t *testing.T) {
 
 // Reference: explore.Options.CheckSymmetry — the value renaming of every
 // shipped protocol, under every fault and mode, with an empty, a fixed and
-// every initial store, holds on every state a concrete run expands: the
+// every initial store and with a whole-server log, holds on every state a concrete run expands: the
 // checking run ends with the verdict of a plain run, never an error. (One
 // row per transaction under the race detector.)
 func TestCheckSymmetryShipped(t *testing.T) {
@@ -367,6 +367,11 @@ func TestCheckSymmetryShipped(t *testing.T) {
 					fixed.Initial[0] = 2
 					any.InitialAny, any.Events = true, 1
 					cfgs = append(cfgs, fixed, any)
+				}
+				if p.Limits.WholeServer && (f == None || f == OutsideEventForwarded) {
+					whole := base // the outside key's values are renamed too
+					whole.WholeServer, whole.Txn, whole.Initial[0] = true, 1, 2
+					cfgs = append(cfgs, whole)
 				}
 				for _, cfg := range cfgs {
 					cfg.Mode, cfg.Fault = mode, f

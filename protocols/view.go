@@ -70,6 +70,11 @@ func CaptureFields(c *model.Capture, keys int) []explore.Field {
 	for k := model.Key(0); k < model.Key(keys); k++ {
 		out = append(out, fmt.Sprintf("%v=%v@%d", k, c.Out.Val[k], c.Out.Tag[k]))
 	}
+	for k := model.Key(keys); k < model.MaxKeys; k++ {
+		if c.Out.Tag[k] != 0 || c.Out.Val[k] != model.Absent { // an entry outside the scope (§7.7) is wrong: shown
+			out = append(out, fmt.Sprintf("%v=%v@%d", k, c.Out.Val[k], c.Out.Tag[k]))
+		}
+	}
 	f = append(f,
 		explore.Field{Name: "consumed", Value: fmt.Sprintf("%d (from %d)", c.Pos, c.Start)},
 		explore.Field{Name: "replay", Value: "{" + strings.Join(out, " ") + "}"},
@@ -169,6 +174,11 @@ func CaptureView(c *model.Capture, keys int) View {
 	for k := 0; k < keys; k++ {
 		v.Replay = append(v.Replay, KeyValue{k, int(c.Out.Val[k]), int(c.Out.Tag[k])})
 		v.Source = append(v.Source, KeyValue{Key: k, Value: int(src[k])})
+	}
+	for k := keys; k < model.MaxKeys; k++ {
+		if c.Out.Tag[k] != 0 || c.Out.Val[k] != model.Absent { // an entry outside the scope (§7.7)
+			v.Replay = append(v.Replay, KeyValue{k, int(c.Out.Val[k]), int(c.Out.Tag[k])})
+		}
 	}
 	return v
 }

@@ -13,6 +13,8 @@ import (
 // registered name and the version it declares for its parts), every
 // bound, the mode, the initial store, the no-op writes, the fixed history,
 // the fixed onset and the mutation. With the options'
+// bound, the mode, the initial store, the source's no-op writes and
+// whole-server log, and the mutation. With the options'
 // own (deadlock checking, the properties checked, symmetry, the depth
 // limit, the shard split), opts.SearchIdentity() is the identity every
 // file a later run reads back carries.
@@ -45,6 +47,7 @@ func Identify(p *protocols.Protocol, cfg protocols.Config, opts explore.Options)
 		With("noops", fmt.Sprint(cfg.NoOps)).
 		With("history", history).
 		With("onset", onset).
+		With("whole-server", fmt.Sprint(cfg.WholeServer)).
 		With("mutation", cfg.Fault.String())
 	return opts
 }

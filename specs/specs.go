@@ -44,6 +44,8 @@ type Spec struct {
 	NoOps    bool     `json:"noops,omitempty"`   // the source also commits no-op writes (protocols.Config.NoOps)
 	History  []string `json:"history,omitempty"` // the source's first transactions, fixed: one string each, e.g. "k0=1 k1=⊥"
 	Onset    *int     `json:"onset,omitempty"`   // with early-common-onset: the one c* claimed, at the run's end (Prop 2)
+	// Whole: the log is the whole server's, events outside the scope too (protocols.Config.WholeServer).
+	Whole    bool     `json:"whole-server,omitempty"`
 	Mutation string   `json:"mutation,omitempty"`
 	Expect   string   `json:"expect"`             // "pass", "deadlock", or the invariant that must fail (checked alone)
 	Only     []string `json:"only,omitempty"`     // check only these invariants (with an invariant expected, it must be one of them)
@@ -302,6 +304,7 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 		cfg.Mode = s.Mode
 	}
 	cfg.NoOps = s.NoOps
+	cfg.WholeServer = s.Whole
 	var initial []int
 	if s.Initial != nil {
 		initial, cfg.InitialAny = s.Initial.Values, s.Initial.Any
