@@ -2,12 +2,14 @@ package certify
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // keyKind says how keys are written and ordered: "string" keys are JSON
@@ -59,21 +61,9 @@ func (kk keyKind) fromString(s string) key {
 
 func (kk keyKind) cmp(a, b key) int {
 	if kk == kindInteger {
-		switch {
-		case a.n < b.n:
-			return -1
-		case a.n > b.n:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.n, b.n)
 	}
-	switch {
-	case a.s < b.s:
-		return -1
-	case a.s > b.s:
-		return 1
-	}
-	return 0
+	return strings.Compare(a.s, b.s)
 }
 
 // succ is the least key above k: k+1, or k followed by a zero byte.
@@ -255,15 +245,19 @@ func (s *keySet) has(k key) bool {
 		_, ok := s.keys[k.s]
 		return ok
 	}
-	ivs := s.ivs
-	// the last interval whose low bound is at or below k
-	i, _ := slices.BinarySearchFunc(ivs, k, func(iv interval, k key) int {
-		if !iv.hasLo || s.kind.cmp(iv.lo, k) <= 0 {
+	i := s.kind.startUpTo(s.ivs, k)
+	return i > 0 && s.kind.contains(s.ivs[i-1], k)
+}
+
+// startUpTo is how many of ivs, sorted by low bound, start at or below k.
+func (kk keyKind) startUpTo(ivs []interval, k key) int {
+	n, _ := slices.BinarySearchFunc(ivs, k, func(iv interval, k key) int {
+		if !iv.hasLo || kk.cmp(iv.lo, k) <= 0 {
 			return -1
 		}
 		return 1
 	})
-	return i > 0 && s.kind.contains(ivs[i-1], k)
+	return n
 }
 
 // within reports whether iv lies inside one merged interval of s.

@@ -73,6 +73,11 @@ func scanObject(line []byte, buf []field) ([]field, error) {
 type scanner struct {
 	b []byte
 	i int
+	// strict (a header's reading, strictJSON) refuses, in every object, a
+	// repeated member and a member name that differs only in case from
+	// another or from one of names.
+	strict bool
+	names  []string
 }
 
 func (s *scanner) space() {
@@ -229,10 +234,12 @@ func (s *scanner) value(depth int) error {
 		if s.eat(closer) {
 			return nil
 		}
+		var seen []string
 		for {
 			s.space()
 			if c == '{' {
-				if err := s.skipString(); err != nil {
+				var err error
+				if seen, err = s.member(seen); err != nil {
 					return err
 				}
 				s.space()
@@ -373,66 +380,34 @@ func strictJSON(b []byte, names ...string) error {
 	if !utf8.Valid(b) {
 		return errors.New("not valid UTF-8")
 	}
-	s := scanner{b: b}
+	s := scanner{b: b, strict: true, names: names}
 	s.space()
-	if err := s.strictValue(0, names); err != nil {
+	if err := s.value(0); err != nil {
 		return err
 	}
 	return s.end()
 }
 
-func (s *scanner) strictValue(depth int, names []string) error {
-	if depth > maxDepth {
-		return errors.New("value nested too deeply")
+// member reads an object's member name and returns seen with it: strict,
+// it must differ, also in case, from those seen before it in the object,
+// and from names but for being one of them.
+func (s *scanner) member(seen []string) ([]string, error) {
+	if !s.strict {
+		return nil, s.skipString()
 	}
-	if s.i >= len(s.b) || s.b[s.i] != '{' && s.b[s.i] != '[' {
-		return s.value(depth)
+	name, err := s.str()
+	if err != nil {
+		return nil, err
 	}
-	obj := s.b[s.i] == '{'
-	closer := byte(']')
-	if obj {
-		closer = '}'
-	}
-	s.i++
-	s.space()
-	if s.eat(closer) {
-		return nil
-	}
-	var seen []string
-	for {
-		s.space()
-		if obj {
-			name, err := s.str()
-			if err != nil {
-				return err
-			}
-			for _, o := range seen {
-				if strings.EqualFold(o, name) {
-					return errors.New("member " + strconv.Quote(name) + " repeats " + strconv.Quote(o) + " (duplicate or case-variant member names)")
-				}
-			}
-			for _, n := range names {
-				if n != name && strings.EqualFold(n, name) {
-					return errors.New("member " + strconv.Quote(name) + " is " + strconv.Quote(n) + " in another case (member names are case-sensitive)")
-				}
-			}
-			seen = append(seen, name)
-			s.space()
-			if !s.eat(':') {
-				return errors.New("expected ':' after member name")
-			}
-			s.space()
+	for _, o := range seen {
+		if strings.EqualFold(o, name) {
+			return nil, errors.New("member " + strconv.Quote(name) + " repeats " + strconv.Quote(o) + " (duplicate or case-variant member names)")
 		}
-		if err := s.strictValue(depth+1, names); err != nil {
-			return err
-		}
-		s.space()
-		if s.eat(',') {
-			continue
-		}
-		if s.eat(closer) {
-			return nil
-		}
-		return errors.New("expected ',' or a closing bracket")
 	}
+	for _, n := range s.names {
+		if n != name && strings.EqualFold(n, name) {
+			return nil, errors.New("member " + strconv.Quote(name) + " is " + strconv.Quote(n) + " in another case (member names are case-sensitive)")
+		}
+	}
+	return append(seen, name), nil
 }

@@ -629,13 +629,7 @@ func (v *verifier) owner(k key) int {
 		best = i
 	}
 	ivs := v.rangeOwn
-	n, _ := slices.BinarySearchFunc(ivs, k, func(iv interval, k key) int {
-		if !iv.hasLo || v.kind.cmp(iv.lo, k) <= 0 {
-			return -1
-		}
-		return 1
-	})
-	for j := n - 1; j >= 0; j-- {
+	for j := v.kind.startUpTo(ivs, k) - 1; j >= 0; j-- {
 		if v.kind.contains(ivs[j], k) && (best < 0 || ivs[j].unit < best) {
 			best = ivs[j].unit
 		}

@@ -438,6 +438,7 @@ func TestExitCodes(t *testing.T) {
 		{"check violated", append([]string{"check", "classic", "--mutation", "early-release"}, small...), exitViolated},
 		{"check max-depth", append([]string{"check", "classic", "--max-depth", "2"}, small...), exitIncomplete},
 		{"check simulate finds nothing", append([]string{"check", "classic", "--simulate", "--walks", "3"}, tiny...), exitIncomplete},
+		{"check simulate check-symmetry", append([]string{"check", "classic", "--simulate", "--check-symmetry"}, tiny...), exitUsage},
 		{"check unknown flag", []string{"check", "classic", "--frob"}, exitUsage},
 		{"check unknown protocol", []string{"check", "tlc"}, exitUsage},
 		{"check bound out of range", []string{"check", "classic", "--keys", "99"}, exitUsage},

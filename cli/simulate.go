@@ -47,6 +47,8 @@ func (s *simFlags) apply(fs *pflag.FlagSet, opts *explore.Options) error {
 		return fmt.Errorf("--duration must be ≥ 0, got %v", s.duration)
 	case opts.Shard.Count > 0:
 		return fmt.Errorf("--simulate cannot be combined with --shard")
+	case opts.CheckSymmetry:
+		return fmt.Errorf("--simulate cannot be combined with --check-symmetry (it checks the states of a search, not of random walks)")
 	}
 	opts.Simulate = &explore.SimOptions{Seed: s.seed, Depth: s.depth, Walks: s.walks, Duration: s.duration}
 	return nil

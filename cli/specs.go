@@ -64,12 +64,18 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, "run", "%v", err)
 	}
+	if err := symmetryClash(list, opts); err != nil {
+		return usageErr(stderr, "run", "%v", err)
+	}
 	if o.shard.spec != "" {
 		if len(list) != 1 {
 			return usageErr(stderr, "run", "--shard runs one spec file, got %d", len(list))
 		}
 		if opts.Symmetry {
 			return usageErr(stderr, "run", "--symmetry and --shard cannot be combined (a shard key is of concrete states)")
+		}
+		if list[0].Symmetry {
+			return usageErr(stderr, "run", "spec %s asks for \"symmetry\", which --shard cannot use (a shard key is of concrete states)", list[0].Name)
 		}
 		return runSpecShard(list[0], opts, &o.shard, &o.resume, stdout, stderr)
 	}
@@ -134,6 +140,9 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	}
 	opts, err := o.engine.options(stderr)
 	if err != nil {
+		return usageErr(stderr, "reproduce", "%v", err)
+	}
+	if err := symmetryClash(list, opts); err != nil {
 		return usageErr(stderr, "reproduce", "%v", err)
 	}
 	if !fs.Changed("out") {
@@ -305,6 +314,17 @@ func saveResults(res *resultsSet, complete bool, out []specs.Outcome, matrix []s
 	}
 	fmt.Fprintf(stderr, "cutcheck reproduce: %s was left as it was; what finished is in %s\n", res.out, dst)
 	return exitOK
+}
+
+// symmetryClash refuses a spec whose "symmetry" or "check-symmetry" meets
+// the other given as a flag, as the two flags are refused together.
+func symmetryClash(list []specs.Spec, opts explore.Options) error {
+	for _, s := range list {
+		if o := s.Options(opts); o.Symmetry && o.CheckSymmetry {
+			return fmt.Errorf("spec %s: check-symmetry explores every concrete state; it cannot be combined with symmetry", s.Name)
+		}
+	}
+	return nil
 }
 
 // runAll runs every spec, printing one row per spec as it finishes. A

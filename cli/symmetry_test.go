@@ -170,3 +170,46 @@ func TestSpecSymmetryRefused(t *testing.T) {
 		t.Errorf("run: exit %d, want %d naming the part\n%s", code, exitUsage, stderr)
 	}
 }
+
+// A spec's "check-symmetry" is honoured by run and reproduce: on a variant
+// that declares a value-blind window it is not, the check fails (exit 3),
+// as --check-symmetry does. With symmetry asked the other way (flag or
+// field), or a spec's "symmetry" with --shard, it is a usage error.
+func TestSpecCheckSymmetry(t *testing.T) {
+	registerTwo()
+	dir := t.TempDir()
+	bounds := `"keys": 2, "values": 2, "events": 2, "chunks": 1, "txn": 1`
+	write := func(name, body string) string {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	blind := write("blind.json", `{"protocol": "classic-two-blind", `+bounds+`, "check-symmetry": true, "expect": "final-replay"}`)
+	check := write("check.json", `{"protocol": "classic", `+bounds+`, "check-symmetry": true, "expect": "pass"}`)
+	sym := write("sym.json", `{"protocol": "classic", `+bounds+`, "symmetry": true, "expect": "pass"}`)
+	both := write("both.json", `{"protocol": "classic", `+bounds+`, "symmetry": true, "check-symmetry": true, "expect": "pass"}`)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"run", blind}, exitError, "the model's symmetry does not hold"},
+		{[]string{"run", check}, exitOK, ""},
+		{[]string{"run", "--symmetry", check}, exitUsage, "spec check: check-symmetry explores every concrete state; it cannot be combined with symmetry"},
+		{[]string{"run", "--check-symmetry", sym}, exitUsage, "spec sym: check-symmetry explores every concrete state"},
+		{[]string{"run", both}, exitUsage, `field "check-symmetry": explores every concrete state; it cannot be combined with "symmetry"`},
+		{[]string{"run", "--shard", "0/2", "--shard-dir", t.TempDir(), sym}, exitUsage, `spec sym asks for "symmetry", which --shard cannot use`},
+		{[]string{"reproduce", "--specs", dir, "--symmetry", "--out", ""}, exitUsage, "spec check: check-symmetry explores every concrete state"},
+	} {
+		if c.args[0] == "reproduce" {
+			os.Remove(both)
+			os.Remove(blind)
+		}
+		code, out, stderr := runCLI(append(c.args, "--progress", "0")...)
+		if code != c.code || !strings.Contains(stderr, c.stderr) || strings.Count(stderr, "\n") > 1 {
+			t.Errorf("%v: exit %d, want %d\nstdout %s\nstderr %s", c.args, code, c.code, out, stderr)
+		}
+	}
+}

@@ -18,8 +18,8 @@ type Options struct {
 	Symmetry   bool          // apply the model's symmetry (Symmetric), as TLC's SYMMETRY: count classes of states
 	NoGrade    bool          // keep a seen-set even when the model is Graded (to compare the two)
 	// CheckSymmetry explores every concrete state and verifies the model's
-	// symmetry on each it expands, failing at the first that breaks it
-	// (see Symmetric); it excludes Symmetry.
+	// symmetry on each it expands or leaves at a MaxDepth cut, failing at the
+	// first that breaks it (see Symmetric); it excludes Symmetry.
 	CheckSymmetry bool
 	// Simulate, when set, replaces the exhaustive search with random walks
 	// (see SimOptions); Dir, MemBudget, ForceDisk and MaxDepth do not apply.

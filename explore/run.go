@@ -318,6 +318,11 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			return e.end(Pass)
 		}
 		if e.opts.MaxDepth > 0 && e.depth >= e.opts.MaxDepth {
+			if e.symCheck != nil {
+				if err := e.checkCut(ctx); err != nil {
+					return nil, err
+				}
+			}
 			return e.end(Incomplete)
 		}
 		if e.front.n > maxLevel {

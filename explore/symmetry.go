@@ -2,6 +2,7 @@ package explore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,6 +181,47 @@ func (w *worker[S, A]) checkSymmetry(s *S, depth int) error {
 		}
 	}
 	return nil
+}
+
+// checkCut verifies the symmetry at the states of the frontier, which a
+// run stopped by MaxDepth reached (and checked) but does not expand:
+// without it a symmetry broken only at the cut would pass unnoticed.
+func (e *engine[S, A]) checkCut(ctx context.Context) error {
+	src, err := newSource(&e.front, e.nw)
+	if err != nil {
+		return err
+	}
+	stop := func() bool { return ctx.Err() != nil }
+	err = forEachIndex(src.numUnits(), e.nw, stop, func(wi, _ int) error {
+		w := e.workers[wi]
+		u, ok, err := src.take(wi, &w.scratch)
+		if err != nil || !ok {
+			return err
+		}
+		for _, seg := range u.segs {
+			for i := seg.lo; i < seg.hi; i++ {
+				var zero S
+				w.cur = zero // Decode fills a zero state
+				enc := seg.b.state(seg.b.data, i)
+				if e.mem {
+					err = memDecode(enc, &w.cur)
+				} else {
+					err = e.qcodec.Decode(enc, &w.cur)
+				}
+				if err != nil {
+					return fmt.Errorf("explore: decoding a queued state: %w", err)
+				}
+				if err := w.checkSymmetry(&w.cur, e.depth); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
 }
 
 // succKey is what checkSymmetry compares of the step u -a-> x.t: each

@@ -256,3 +256,38 @@ func TestCheckSymmetry(t *testing.T) {
 		t.Fatalf("CheckSymmetry of a model without symmetry: error %v, want ErrNoSymmetry", err)
 	}
 }
+
+// A run stopped by MaxDepth expands no state of its last level, yet checks
+// their symmetry: each model here breaks it first at the cut.
+func TestCheckSymmetryAtTheCut(t *testing.T) {
+	for _, c := range []struct {
+		m     Machine[tokensState, int]
+		depth int
+		want  string
+	}{
+		{capped{}, 1, `at a state reached at depth 1, the step "0" leads to a class no step of the canonical form leads to`},
+		{firstTwo{}, 2, `at a state reached at depth 2, the sometimes-property "first-two" is reached on one of the state and its canonical form only (on the state: true); the state: [2 0 0]`},
+		{rotated{}, 1, `at a state reached at depth 1, the canonical form's canonical form differs from it`},
+	} {
+		for _, opts := range []Options{{Workers: 1}, {Workers: 2, ForceDisk: true, MemBudget: 1}, {Workers: 2, Checkpoint: t.TempDir()}} {
+			opts.CheckSymmetry, opts.MaxDepth = true, c.depth
+			if _, err := Run(context.Background(), c.m, opts); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%T %+v: error %v, want one saying %q", c.m, opts, err, c.want)
+			}
+			// One level less reaches no broken state.
+			opts.MaxDepth--
+			if opts.Checkpoint != "" {
+				opts.Checkpoint = t.TempDir()
+			}
+			if opts.MaxDepth > 0 {
+				if r := run(t, c.m, opts); r.Verdict != Incomplete {
+					t.Fatalf("%T %+v: verdict %v, want incomplete", c.m, opts, r.Verdict)
+				}
+			}
+		}
+	}
+	r := run(t, Machine[tokensState, int](tokens{}), Options{CheckSymmetry: true, MaxDepth: 3})
+	if r.Verdict != Incomplete {
+		t.Fatalf("a true symmetry cut at depth 3: verdict %v", r.Verdict)
+	}
+}

@@ -54,6 +54,8 @@ type Spec struct {
 	Quick    bool     `json:"quick,omitempty"`    // part of the quick set (about a minute in all)
 	Symmetry bool     `json:"symmetry,omitempty"` // count states up to value renaming (as --symmetry)
 	Note     string   `json:"note,omitempty"`     // where the run comes from, e.g. "§10 run 3"
+	// CheckSymmetry verifies value renaming on every state (as --check-symmetry).
+	CheckSymmetry bool `json:"check-symmetry,omitempty"`
 }
 
 // Initial is a spec's base store b0: one value per key, or "any" for every
@@ -369,6 +371,9 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 			return cfg, p, &Error{s.Name, "with", fmt.Sprintf("%q is checked without asking (\"with\" adds opt-in invariants only; \"only\" selects)", name)}
 		}
 	}
+	if s.Symmetry && s.CheckSymmetry {
+		return cfg, p, &Error{s.Name, "check-symmetry", `explores every concrete state; it cannot be combined with "symmetry"`}
+	}
 	switch {
 	case s.Expect == "":
 		return cfg, p, &Error{s.Name, "expect", `missing ("pass", "deadlock" or an invariant name)`}
@@ -458,10 +463,11 @@ func Run(ctx context.Context, s Spec, opts explore.Options) (Outcome, error) {
 
 // Options returns opts as Run uses them for s: its own selection of
 // invariants, or, for a spec expecting an invariant to fail, that one alone,
-// and the symmetry if the spec or opts asks for it.
+// and the symmetry or its check if the spec or opts asks for it.
 func (s Spec) Options(opts explore.Options) explore.Options {
 	opts.With = s.With
 	opts.Symmetry = opts.Symmetry || s.Symmetry
+	opts.CheckSymmetry = opts.CheckSymmetry || s.CheckSymmetry
 	switch {
 	case len(s.Only) > 0:
 		opts.Only = s.Only

@@ -95,3 +95,33 @@ func TestSpecSymmetryField(t *testing.T) {
 		}
 	}
 }
+
+// A spec's "check-symmetry": true verifies value renaming on every state,
+// as --check-symmetry does: the concrete count, and the check in the
+// search identity. With "symmetry" too it is refused, as the flags are.
+func TestSpecCheckSymmetryField(t *testing.T) {
+	data, err := embedded.ReadFile("classic-2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("classic-2.json", append([]byte(`{"check-symmetry": true, `), data[1:]...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(context.Background(), s, explore.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := o.Report.Stats; !o.OK || st.Symmetry || st.Distinct != 21024 {
+		t.Errorf("%s, symmetry %v, %d distinct; want pass, false, 21024", o.Got, st.Symmetry, st.Distinct)
+	}
+	if id, err := s.Identity(explore.Options{}); err != nil {
+		t.Fatal(err)
+	} else if v, _ := id.Get("check-symmetry"); v != "true" {
+		t.Errorf("identity %v does not name the check", id)
+	}
+	_, err = Parse("x.json", append([]byte(`{"check-symmetry": true, "symmetry": true, `), data[1:]...))
+	if err == nil || !strings.Contains(err.Error(), `x.json: field "check-symmetry": explores every concrete state; it cannot be combined with "symmetry"`) {
+		t.Errorf("both: %v", err)
+	}
+}
