@@ -57,10 +57,21 @@ func (b *batch) add(fp, key uint64, enc []byte) {
 
 // reserve makes room for n more states of about encLen bytes each.
 func (b *batch) reserve(n, encLen int) {
-	b.fps = slices.Grow(b.fps, n)
-	b.keys = slices.Grow(b.keys, n)
-	b.ends = slices.Grow(b.ends, n)
-	b.data = slices.Grow(b.data, n*encLen)
+	b.fps = reserve(b.fps, n)
+	b.keys = reserve(b.keys, n)
+	b.ends = reserve(b.ends, n)
+	b.data = reserve(b.data, n*encLen)
+}
+
+// reserve is slices.Grow for a batch's slices, which are empty when it is
+// called: a new slab is made rather than grown, since growing would copy
+// the old slab's whole capacity and zero the new part (fresh memory from
+// the system is zero already, and untouched pages cost nothing).
+func reserve[E any](s []E, n int) []E {
+	if len(s) == 0 && cap(s) < n {
+		return make([]E, 0, n)
+	}
+	return slices.Grow(s, n)
 }
 
 func (b *batch) bytes() int64 {
