@@ -260,13 +260,10 @@ const ParallelWholeServer = "whole-server"
 
 // commits are the source's next transactions; in mode whole-server they may
 // also write key K, which no chunk owns.
+// The widened configuration is kept in m (wide): one built per call escapes
+// to the heap, an allocation on every state's Actions.
 func (m *parallel) commits(l *model.Log) iter.Seq[Txn] {
-	if m.cfg.Mode != ParallelWholeServer {
-		return Commits(&m.cfg, l)
-	}
-	wide := m.cfg
-	wide.Keys++
-	return Commits(&wide, l)
+	return Commits(&m.wide, l)
 }
 
 // chunkPhase is how far one chunk has progressed.
@@ -321,10 +318,15 @@ type parallelAction struct {
 type parallel struct {
 	cfg   Config
 	parts ParallelParts
+	wide  Config // cfg, with key K too in mode whole-server: what commits draws from
 }
 
 func newParallel(cfg Config, parts ParallelParts) *parallel {
-	return &parallel{cfg, parts.withFault(cfg.Fault)}
+	wide := cfg
+	if cfg.Mode == ParallelWholeServer {
+		wide.Keys++
+	}
+	return &parallel{cfg, parts.withFault(cfg.Fault), wide}
 }
 
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).
