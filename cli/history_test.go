@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cutcheck/cutcheck/explore"
 )
 
 // --history fixes the source's first transactions as a spec's "history"
@@ -10,10 +15,21 @@ import (
 // violated), and a history the bounds cannot hold is one line of usage
 // error (exit 2).
 func TestCheckHistory(t *testing.T) {
-	paper := []string{"check", "composite", "--keys", "2", "--values", "2", "--events", "2", "--chunks", "2", "--txn", "1", "--mode", "tablesync", "--mutation", "early-common-onset", "--history", "k0=1; k1=2", "--onset", "1"}
+	file := filepath.Join(t.TempDir(), "r.json")
+	paper := []string{"check", "composite", "--keys", "2", "--values", "2", "--events", "2", "--chunks", "2", "--txn", "1", "--mode", "tablesync", "--mutation", "early-common-onset", "--history", "k0=1; k1=2", "--onset", "1", "--json", file}
 	code, stdout, stderr := runCLI(paper...)
 	if code != exitViolated || !strings.Contains(stdout, "history=k0=1; k1=2 onset=1") || !strings.Contains(stdout, "splice chunk 2 (per-table dump) {k1} at recorded r = 2: k1=2") || !strings.Contains(stdout, "at g = 1 key k1 has sink 2, expected σ_1 = ⊥") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	// The history and the onset are part of the search identity.
+	var rep explore.Report
+	if data, err := os.ReadFile(file); err != nil || json.Unmarshal(data, &rep) != nil {
+		t.Fatalf("%v", err)
+	}
+	for name, want := range map[string]string{"history": "k0=1; k1=2", "onset": "1"} {
+		if got, _ := rep.Identity.Get(name); got != want {
+			t.Errorf("identity %s = %q, want %q", name, got, want)
+		}
 	}
 	for _, tt := range []struct {
 		args []string
