@@ -68,3 +68,21 @@ func TestWholeServerRefused(t *testing.T) {
 		t.Errorf("a protocol without Limits.WholeServer: %v", err)
 	}
 }
+
+// Reference: §7.7, §7.4 A-discard — a release that waits for a processed
+// offset moved only by captured rows passes without a whole-server log (the
+// offset is the consumer's position) and, with one, releases a window whose
+// last transaction is another table's only after the consumer has passed
+// its high edge: the copy of a row deleted just beyond it comes back.
+func TestReadonlyOffsetOnCapturedRows(t *testing.T) {
+	p, _ := Lookup("readonly")
+	cfg := Config{Keys: 2, Values: 1, Events: 3, Chunks: 1, Txn: 1, InitialAny: true, Fault: OffsetOnCapturedRows}
+	if rep := checkVariant(t, p, cfg, explore.Options{}); rep.Verdict != explore.Pass {
+		t.Fatalf("without a whole-server log: %v %s", rep.Verdict, rep.Violation.Text(false))
+	}
+	cfg.WholeServer, cfg.InitialAny = true, false
+	rep := checkVariant(t, p, cfg, explore.Options{Only: []string{invariants.FrontierReplay.Name}})
+	if rep.Verdict != explore.Violated || len(rep.Violation.Steps)-1 != 11 {
+		t.Fatalf("with one: %v, want frontier-replay in 11 steps", rep.Verdict)
+	}
+}
