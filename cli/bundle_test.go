@@ -53,6 +53,7 @@ var bundleClauses = map[string]string{
 	"mut-no-discard-classic":                  "emission",
 	"mut-no-discard-dump":                     "emission",
 	"mut-no-discard-readonly":                 "emission",
+	"mut-offset-on-captured-rows-readonly":    "emission",
 	"mut-overlapping-chunks-classic":          "brackets inside the log",
 	"mut-overlapping-chunks-parallel":         "O1",
 	"mut-outside-event-forwarded-classic":     "", // the cut is the scope's: certify compares the in-scope entries only

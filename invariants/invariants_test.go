@@ -42,6 +42,13 @@ func TestChecks(t *testing.T) {
 		[]model.Entry{{Key: 0, Val: 1, Tag: 1}, {Key: 1, Val: 2, Tag: 2}, {Key: 0, Val: model.Absent, Tag: 2}}, true) // a wrongly re-emitted as read
 	open := stale
 	open.Closed = 0
+	// §7.7: a whole-server log's row on k2, outside the scope {k0, k1},
+	// reaches the sink; σ restricted to the scope is otherwise replayed.
+	c1 := model.Event{Key: 2, Img: 1}
+	outside := capture([]model.Event{a1, b2, c1}, unit(0, 2, model.Absent, 2), [2]model.Coord{0, 2}, 3,
+		[]model.Entry{{Key: 0, Val: 1, Tag: 1}, {Key: 1, Val: 2, Tag: 2}, {Key: 2, Val: 1, Tag: 3}}, true)
+	outsideDelete := capture([]model.Event{a1, b2, {Key: 2, Img: model.Absent}}, unit(0, 2, model.Absent, 2), [2]model.Coord{0, 2}, 3,
+		[]model.Entry{{Key: 0, Val: 1, Tag: 1}, {Key: 1, Val: 2, Tag: 2}, {Key: 2, Val: model.Absent, Tag: 3}}, true)
 	tests := []struct {
 		name  string
 		check func() string
@@ -59,6 +66,9 @@ func TestChecks(t *testing.T) {
 		{"closed-unit cut catches it too", func() string { return CheckClosedUnitCut(&stale) }, "key k0 of closed unit 1"},
 		{"closed-unit cut ignores open units", func() string { return CheckClosedUnitCut(&open) }, ""},
 		{"committed-only holds", func() string { return CheckCommittedOnly(&prop1) }, ""},
+		{"frontier replay: a sink entry outside the scope", func() string { return CheckFrontierReplay(&outside, 1) }, "key k2 is outside the scope"},
+		{"final replay: a sink entry outside the scope", func() string { return CheckFinalReplay(&outside, 1) }, "key k2 is outside the scope"},
+		{"final replay: a delete outside the scope is an entry too", func() string { return CheckFinalReplay(&outsideDelete, 1) }, "(⊥ at 3)"},
 	}
 	for _, tt := range tests {
 		got := tt.check()

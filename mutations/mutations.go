@@ -89,6 +89,8 @@ var All = []Mutation{
 		"S-OBS (s0 ⊑ lo_i), §7.3 W3", []string{"classic"}, "", "frontier-replay", false},
 	{protocols.OutsideEventForwarded, "The consume path passes every row event of the log to the sink, another table's too (a filter on the captured tables that is missing or never applied): on a whole-server log (§7.7) the sink receives rows outside the scope. On a log of the scope alone it is the protocol as published.",
 		"§7.7, Thm 1 (σ restricted to the scope)", []string{"classic", "readonly", "parallel", "dump", "composite"}, "", "frontier-replay", false},
+	{protocols.OffsetOnCapturedRows, "The processed offset the release waits for moves only on captured rows (the skipped rows of other tables leave it where it was, as a connector that records its offset per emitted event, until a heartbeat moves it once the consumer is idle): when the window's last transaction lies outside the scope, the buffer is released only after the consumer has gone past the high edge, and its copies overwrite the newer events.",
+		"§7.7, §7.4 A-discard, Thm 3", []string{"readonly"}, "", "frontier-replay", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

@@ -99,6 +99,9 @@ func TestCompositeCounts(t *testing.T) {
 		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2, Mode: CompositeMixed}, 8771, 15654},
 		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: CompositeMixed, InitialAny: true}, 3856, 5820},
 		{Config{Keys: 3, Values: 1, Events: 2, Chunks: 3, Txn: 1, Mode: CompositeMixed, Initial: model.Store{1, 0, 1}}, 20076, 41175},
+		// A whole-server log: key K outside the scope too, skipped.
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, Mode: CompositeMixed, InitialAny: true, WholeServer: true}, 21024, 37492},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeTablesync, WholeServer: true}, 1176, 2001},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
@@ -576,9 +579,13 @@ func bfCompositeCount(cfg Config) (distinct, transitions uint64) {
 		var next []bfComp
 		// The source: a transaction of 1..T rows on distinct keys in any
 		// order, each changing its key, within E rows.
+		src := cfg.Keys // the keys the source writes: with a whole-server log key K too (§7.7)
+		if cfg.WholeServer {
+			src++
+		}
 		var txn func(t bfComp, used int, size int)
 		txn = func(t bfComp, used int, size int) {
-			for k := 0; k < cfg.Keys; k++ {
+			for k := 0; k < src; k++ {
 				if used&(1<<k) != 0 {
 					continue
 				}
@@ -682,8 +689,9 @@ func bfCompositeCount(cfg Config) (distinct, transitions uint64) {
 		if s.pos < s.n && !due && !waiting {
 			t := s
 			t.pos++
-			k := t.key[t.pos-1]
-			t.val[k], t.tag[k] = int(t.img[t.pos-1]), t.pos
+			if k := t.key[t.pos-1]; int(k) < cfg.Keys { // another table's row is skipped
+				t.val[k], t.tag[k] = int(t.img[t.pos-1]), t.pos
+			}
 			next = append(next, t)
 			bound := 1 << 10
 			for ch := 0; ch < cfg.Chunks; ch++ {

@@ -67,7 +67,12 @@ func TestDumpPasses(t *testing.T) {
 // (5 states; consuming before or after the dump meet in one state). 14 in
 // all. Transitions: {} 2, [k0:=1] 3, consumed 1, s0 = 1 1; r = 0: open 2,
 // closed 1, open with the commit 1, closed with the commit 1; r = 1: open 2,
-// consumed 1, s0 = 1 1 — 16.
+// consumed 1, s0 = 1 1 — 16. With a whole-server log the event may instead
+// be k1 := 1, outside the scope: [k1:=1], consumed (skipped), s0 = 1 (3);
+// the dump at r = 0 open and closed with it, then position 1 consumed (3);
+// the dump at r = 1, nothing present, as for k0 (5) — 25. Transitions: one
+// more commit from {}, from r = 0 open and from r = 0 closed (3), and
+// 3 + 1 + 1, 1 + 1 + 1, 2 + 1 + 1 from the new states — 30.
 func TestDumpCounts(t *testing.T) {
 	tests := []struct {
 		cfg                 Config
@@ -80,6 +85,9 @@ func TestDumpCounts(t *testing.T) {
 		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 1, Mode: DumpUncertain, InitialAny: true}, 24255, 44811},
 		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: DumpTrusted, InitialAny: true}, 668, 944},
 		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: DumpUncertain, InitialAny: true}, 3476, 6300},
+		// A whole-server log: key K outside the scope too, skipped.
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: DumpTrusted, WholeServer: true}, 25, 30},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: DumpUncertain, InitialAny: true, WholeServer: true}, 7960, 14476},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
@@ -470,9 +478,13 @@ func bfDumpCount(cfg Config) (distinct, transitions uint64) {
 		if s.n > 0 {
 			label = s.txn[s.n-1] + 1
 		}
+		src := cfg.Keys // the keys the source writes: with a whole-server log key K too (§7.7)
+		if cfg.WholeServer {
+			src++
+		}
 		var extend func(t bfDump, size int)
 		extend = func(t bfDump, size int) {
-			for k := 0; k < cfg.Keys; k++ {
+			for k := 0; k < src; k++ {
 				if t.touched(k, s.n, t.n) {
 					continue
 				}
@@ -531,8 +543,9 @@ func bfDumpCount(cfg Config) (distinct, transitions uint64) {
 		if s.pos < s.n && (s.phase < 3 || s.closed || s.pos < s.e) {
 			t := s
 			t.pos++
-			k := t.key[t.pos-1]
-			t.val[k], t.tag[k] = int(t.img[t.pos-1]), t.pos
+			if k := t.key[t.pos-1]; int(k) < cfg.Keys { // another table's row is skipped
+				t.val[k], t.tag[k] = int(t.img[t.pos-1]), t.pos
+			}
 			next = append(next, t)
 			bounded := (uncertain && s.phase >= 1) || (!uncertain && s.phase == 3)
 			if s.pos == s.s0 && (!bounded || s.pos < s.b) {

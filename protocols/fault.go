@@ -61,6 +61,7 @@ const (
 
 	// Mistakes only a whole-server log shows (§7.7).
 	OutsideEventForwarded // every protocol: the consume path passes an event on a key outside the scope to the sink
+	OffsetOnCapturedRows  // readonly: the processed offset the release waits for moves only on captured rows
 )
 
 var faultNames = [...]string{
@@ -95,6 +96,7 @@ var faultNames = [...]string{
 	EventDeliveredTwice:    "event-delivered-twice",
 	MarkerOnlyFromStream:   "marker-only-from-stream",
 	OutsideEventForwarded:  "outside-event-forwarded",
+	OffsetOnCapturedRows:   "offset-on-captured-rows",
 }
 
 func (f Fault) String() string {

@@ -60,7 +60,10 @@ package protocols
 // pieces, out of contract); no-discard (an in-window event leaves the
 // buffered row in place); release-before-last-row (the buffer is released
 // once the first row of the window's last transaction has been processed,
-// not every row); copy-dropped (the release emits no survivors).
+// not every row); copy-dropped (the release emits no survivors);
+// offset-on-captured-rows (the processed offset moves only on captured rows,
+// so a window whose last transaction lies outside the scope is released
+// late, after events beyond it: §7.7).
 
 import (
 	"fmt"
@@ -241,7 +244,7 @@ func Readonly(parts ReadonlyParts) *Protocol {
 		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2},
 		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
 		Faults: []Fault{SharedReadInstant, InteriorExecutedSet, SplitTransaction, NoDiscard,
-			ReleaseBeforeLastRow, CopyDropped, ConsumerRunsDuringRead, OutsideEventForwarded},
+			ReleaseBeforeLastRow, CopyDropped, ConsumerRunsDuringRead, OutsideEventForwarded, OffsetOnCapturedRows},
 	}, parts.model))
 }
 
@@ -436,6 +439,21 @@ func (m *readonly) consume(s *readonlyState) {
 	s.Cap.Emit(e.Key, e.Img, p)
 }
 
+// processed is the position the capture knows it has processed: the
+// consumer's. Under offset-on-captured-rows it is the last captured row's
+// (or s0): an event outside the scope, skipped, does not move it (§7.7),
+// until a heartbeat does once the consumer is idle at the log end.
+func (m *readonly) processed(c *model.Capture) model.Coord {
+	if m.cfg.Fault != OffsetOnCapturedRows || c.Pos == c.Log.Len() {
+		return c.Pos
+	}
+	p := c.Pos
+	for p > c.Start && !c.Plan.Scope().Has(c.Log.At(p).Key) {
+		p--
+	}
+	return p
+}
+
 // windowDone is the release condition of A-discard: the high sample exists
 // and every event whose label is in the high set has been processed, so
 // every row event of the window's last transaction has (and, when the window
@@ -449,7 +467,7 @@ func (m *readonly) windowDone(s *readonlyState) bool {
 	l := &s.Cap.Log
 	low, high := l.Executed(s.LowAt[i]), l.Executed(s.HighAt[i])
 	done := true
-	for p := s.Cap.Pos + 1; p <= l.Len(); p++ {
+	for p := m.processed(&s.Cap) + 1; p <= l.Len(); p++ {
 		if high.Has(l.At(p).Txn) {
 			done = false
 			break

@@ -368,7 +368,7 @@ func TestCheckSymmetryShipped(t *testing.T) {
 					any.InitialAny, any.Events = true, 1
 					cfgs = append(cfgs, fixed, any)
 				}
-				if p.Limits.WholeServer && (f == None || f == OutsideEventForwarded) {
+				if p.Limits.WholeServer && (f == None || f == OutsideEventForwarded || f == OffsetOnCapturedRows) {
 					whole := base // the outside key's values are renamed too
 					whole.WholeServer, whole.Txn, whole.Initial[0] = true, 1, 2
 					cfgs = append(cfgs, whole)
