@@ -53,7 +53,7 @@ func TestStepsAllocateNothing(t *testing.T) {
 		"classic":               stepAllocs(t, newClassic(cfg)),
 		"readonly":              stepAllocs(t, newReadonly(cfg)),
 		"parallel":              stepAllocs(t, newParallel(cfg, ParallelParts{})),
-		"parallel whole-server": stepAllocs(t, newParallel(Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 2, Mode: ParallelWholeServer}, ParallelParts{})),
+		"parallel whole-server": stepAllocs(t, newParallel(Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 2, WholeServer: true}, ParallelParts{})),
 		"composite":             stepAllocs(t, newComposite(Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 2, Mode: "mixed"})),
 		"dump":                  stepAllocs(t, newDump(Config{Keys: 3, Values: 2, Events: 3, Chunks: 1, Txn: 2, Mode: "uncertain"})),
 	} {
