@@ -46,6 +46,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown invariant", []string{"check", "dump", "--only", "executed-set-membership"}, `dump has no invariant "executed-set-membership"`},
 		{"help unknown", []string{"help", "x"}, `unknown command "x"`},
 		{"run nothing", []string{"run"}, "expected one or more spec files"},
+		{"whole-server without a key outside", []string{"check", "classic", "--keys", "8", "--chunks", "1", "--whole-server"}, "leaves no key outside the scope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -244,7 +244,7 @@ func TestParallelConcurrentStartAndHold(t *testing.T) {
 	}
 }
 
-// Reference: §7.7 (the whole-server log) — in mode whole-server the source
+// Reference: §7.7 (the whole-server log) — with a whole-server log the source
 // also writes a key no chunk owns; the live reader skips those events (the
 // gate is never asked about them), every invariant holds, and the state
 // space is larger than the scope's own log gives. A scope of MaxKeys keys
@@ -275,6 +275,6 @@ func TestParallelWholeServer(t *testing.T) {
 	}
 	cfg.Keys = model.MaxKeys
 	if _, err := Parallel(ParallelParts{}).Check(context.Background(), cfg, explore.Options{}); err == nil {
-		t.Error("a scope of every key accepted in mode whole-server")
+		t.Error("a scope of every key accepted with a whole-server log")
 	}
 }

@@ -344,9 +344,9 @@ func TestSymmetryViolationReplays(t *testing.T) {
 
 // Reference: explore.Options.CheckSymmetry — the value renaming of every
 // shipped protocol, under every fault and mode, with an empty, a fixed and
-// every initial store and with a whole-server log, holds on every state a concrete run expands: the
-// checking run ends with the verdict of a plain run, never an error. (One
-// row per transaction under the race detector.)
+// every initial store, and with a whole-server log, holds on every state a
+// concrete run expands: the checking run ends with the verdict of a plain
+// run, never an error. (One row per transaction under the race detector.)
 func TestCheckSymmetryShipped(t *testing.T) {
 	base := Config{Keys: 2, Values: 2, Events: 2, Chunks: 1, Txn: 2}
 	if classicRace {

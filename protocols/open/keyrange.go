@@ -87,7 +87,7 @@ func Keyrange(parts KeyrangeParts) *protocols.Protocol {
 		Cite:     "§6.5 (open)",
 		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 3, Txn: 1, Mode: KeyrangeAdvancing},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
-			Txn: protocols.MaxTxn, Modes: []string{KeyrangeAdvancing, KeyrangeFrozen, KeyrangeNonmonotone}},
+			Txn: protocols.MaxTxn, WholeServer: true, Modes: []string{KeyrangeAdvancing, KeyrangeFrozen, KeyrangeNonmonotone}},
 	}, func(cfg protocols.Config) explore.Model[krState, krAction] {
 		return &keyrange{cfg, parts.withMode(cfg.Mode)}
 	})
@@ -219,6 +219,9 @@ func (m *keyrange) Next(s *krState, a krAction, t *krState) bool {
 		t.Cap.Pos++
 		p := t.Cap.Pos
 		e := t.Cap.Log.At(p)
+		if !t.Cap.Plan.Scope().Has(e.Key) {
+			break // another table's row (a whole-server log, §7.7): skipped
+		}
 		if m.ahead(t, e.Key) {
 			t.Disc[e.Key] = p // the later copy will read this row
 		} else {
@@ -328,6 +331,9 @@ func (m *keyrange) Describe(s *krState, a krAction) string {
 	case krConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
+		if !c.Plan.Scope().Has(e.Key) {
+			return fmt.Sprintf("skip %v := %v at position %d (outside the scope)", e.Key, e.Img, p)
+		}
 		if m.ahead(s, e.Key) {
 			return fmt.Sprintf("discard %v := %v at position %d (ahead of the cursor%s)", e.Key, e.Img, p, m.cursorString(s))
 		}

@@ -206,7 +206,7 @@ func Reread(parts RereadParts) *protocols.Protocol {
 		Doc:      "re-read normalization: a delta log; keys hit by a delta in the window are re-read under fresh brackets (open)",
 		Cite:     "§6.5 (open); S-IMG §3.2",
 		Defaults: protocols.Config{Keys: 3, Values: 4, Events: 3, Chunks: 3, Txn: 1, Mode: RereadFresh},
-		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 4, Events: 24, Chunks: model.MaxUnits, Txn: protocols.MaxTxn,
+		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 4, Events: 24, Chunks: model.MaxUnits, Txn: protocols.MaxTxn, WholeServer: true,
 			Modes: []string{RereadFresh, RereadStaleBracket, RereadApplyDeltas}},
 		Faults: []protocols.Fault{protocols.CopyDropped},
 	}, func(cfg protocols.Config) explore.Model[rereadState, rereadAction] {
@@ -315,8 +315,8 @@ func (m *reread) consume(s *rereadState) {
 	p := c.Pos + 1
 	c.Pos = p
 	e := c.Log.At(p)
-	if e.Key == model.NoKey {
-		return
+	if !c.Plan.Scope().Has(e.Key) {
+		return // a marker, or another table's row (a whole-server log, §7.7)
 	}
 	k, d := e.Key, rrSee(&c.Log, p)
 	inWindow := (s.Phase == rereadRead || s.Phase == rereadHigh) && p > m.open(s).Lo && m.open(s).Domain.Has(k)
@@ -546,6 +546,9 @@ func (m *reread) describeConsume(s *rereadState) string {
 	e := c.Log.At(p)
 	if e.Key == model.NoKey {
 		return fmt.Sprintf("consume position %d", p)
+	}
+	if !c.Plan.Scope().Has(e.Key) {
+		return fmt.Sprintf("consume position %d: %v, outside the scope, skipped", p, e.Key)
 	}
 	t := *s
 	m.Next(s, rereadAction{Kind: rereadConsume}, &t)

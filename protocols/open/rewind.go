@@ -138,7 +138,7 @@ func Rewind(parts RewindParts) *protocols.Protocol {
 		Doc:      "rewind-by-preimage: a late read rolled back by before-images to the low edge, spliced there (open)",
 		Cite:     "§6.5 (open); §6.4",
 		Defaults: protocols.Config{Keys: 3, Values: 2, Events: 3, Chunks: 2, Txn: 2, Mode: RewindPreimage},
-		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: protocols.MaxTxn,
+		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: protocols.MaxTxn, WholeServer: true,
 			Modes: []string{RewindPreimage, RewindMissingPreimage, RewindWrongSuffix}},
 		Faults: []protocols.Fault{protocols.CopyDropped},
 	}, func(cfg protocols.Config) explore.Model[rewindState, rewindAction] {
@@ -201,7 +201,7 @@ func (m *rewind) Next(s *rewindState, a rewindAction, t *rewindState) bool {
 		m.readAndRewind(t)
 	case rewindConsume:
 		p := c.Pos + 1
-		if e := c.Log.At(p); e.Key != model.NoKey {
+		if e := c.Log.At(p); c.Plan.Scope().Has(e.Key) { // not a marker, nor another table's row (§7.7)
 			c.Emit(e.Key, e.Img, p)
 		}
 		c.Pos = p
@@ -309,8 +309,10 @@ func (m *rewind) Describe(s *rewindState, a rewindAction) string {
 		return m.describeRead(s)
 	case rewindConsume:
 		p := c.Pos + 1
-		if e := c.Log.At(p); e.Key != model.NoKey {
+		if e := c.Log.At(p); c.Plan.Scope().Has(e.Key) {
 			return fmt.Sprintf("consume position %d: %v := %v, emitted", p, e.Key, e.Img)
+		} else if e.Key != model.NoKey {
+			return fmt.Sprintf("consume position %d: %v := %v, outside the scope, skipped", p, e.Key, e.Img)
 		}
 		return fmt.Sprintf("consume position %d", p)
 	case rewindSplice:

@@ -78,7 +78,7 @@ func Versionmax(parts VersionmaxParts) *protocols.Protocol {
 		Cite:     "§6.5 (open)",
 		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 1, Mode: VersionmaxEngine},
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits,
-			Txn: protocols.MaxTxn, Modes: []string{VersionmaxEngine, VersionmaxClient, VersionmaxNoTombstone}},
+			Txn: protocols.MaxTxn, WholeServer: true, Modes: []string{VersionmaxEngine, VersionmaxClient, VersionmaxNoTombstone}},
 	}, func(cfg protocols.Config) explore.Model[vmState, vmAction] {
 		return &versionmax{cfg, parts.withMode(cfg.Mode)}
 	})
@@ -209,8 +209,9 @@ func (m *versionmax) Next(s *vmState, a vmAction, t *vmState) bool {
 		m.closeDelivered(t)
 	case vmConsume:
 		c.Pos++
-		e := c.Log.At(c.Pos)
-		m.apply(t, e.Key, e.Img, t.Ver[c.Pos-1], c.Pos, false)
+		if e := c.Log.At(c.Pos); c.Plan.Scope().Has(e.Key) { // another table's row (§7.7) is skipped
+			m.apply(t, e.Key, e.Img, t.Ver[c.Pos-1], c.Pos, false)
+		}
 	case vmStartLater:
 		protocols.StartLater(c)
 	default:
@@ -364,6 +365,9 @@ func (m *versionmax) Describe(s *vmState, a vmAction) string {
 	case vmConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
+		if !c.Plan.Scope().Has(e.Key) {
+			return fmt.Sprintf("consume %v := %v (v%d) at position %d: outside the scope, skipped", e.Key, e.Img, s.Ver[p-1], p)
+		}
 		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], p, m.verdict(s, &t, e.Key))
 	case vmStartLater:
 		return protocols.DescribeStartLater(c)
