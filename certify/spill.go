@@ -75,7 +75,10 @@ func openSpill(parent string, budget int64) (*spill, error) {
 	// the tree (up to a tenth of a memtable: no value log reads), tables are uncompressed (no block
 	// decompression into the cache). Badger maps its tables; the mapped
 	// pages are file-backed and clean, but they count as resident memory.
-	mt := min(max(budget/32, 1<<20), 16<<20) // memtable: 1–16 MiB
+	// A sixty-fourth of the budget, not a thirty-second: a table builder
+	// holds twice its table, level 0's tables are a memtable each, and the
+	// smaller size lowered the peak at 128 MiB by about 8 MiB, no slower.
+	mt := min(max(budget/64, 1<<20), 16<<20) // memtable: 1–16 MiB
 	opt := badger.DefaultOptions(dir + "/kv").
 		WithLogger(nil).
 		WithSyncWrites(false).
