@@ -194,7 +194,9 @@
 // to disk once its tables would exceed their half, and Run sets the Go
 // runtime's soft memory limit (debug.SetMemoryLimit) to the budget less
 // 16 MiB for what the runtime does not manage (the code), for the duration
-// of the run, unless the program or GOMEMLIMIT has set one.
+// of the run, unless the program or GOMEMLIMIT has set one. It also has
+// the collector run at 25 % heap growth instead of 100 (unless the program
+// or GOGC has set it): see gcPercent.
 //
 // A level's own tables grow with the level and cannot go to disk: its
 // level map and its candidates' fingerprints and keys, about 60 bytes per

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"testing"
@@ -297,5 +298,40 @@ func TestSeenSetCrowdedTail(t *testing.T) {
 	s.each(0, seenShards, func(fp uint64) { all = append(all, fp) })
 	if !slices.IsSorted(all) || len(all) != len(want) {
 		t.Fatal("each is not the sorted set")
+	}
+}
+
+// TestGCPercentRestored: a run lowers the collector's percent and puts the
+// default back after; a setting of the program's own is left alone.
+func TestGCPercentRestored(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set")
+	}
+	restore := gcPercent()
+	if got := debug.SetGCPercent(runGCPercent); got != runGCPercent {
+		t.Errorf("during a run the percent is %d, want %d", got, runGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(50); got != 100 {
+		t.Errorf("after a run the percent is %d, want 100", got)
+	}
+	restore = gcPercent() // the program's 50 stays
+	if got := debug.SetGCPercent(100); got != 50 {
+		t.Errorf("a program's percent became %d, want 50", got)
+	}
+	restore()
+}
+
+// TestReserveKeeps: reserve gives an empty slice room for n without
+// growing a copy, and keeps what a non-empty one holds.
+func TestReserveKeeps(t *testing.T) {
+	s := reserve([]uint64(nil), 100)
+	if len(s) != 0 || cap(s) < 100 {
+		t.Fatalf("len %d cap %d, want 0 and at least 100", len(s), cap(s))
+	}
+	s = append(s, 7, 8)
+	s = reserve(s, 1000)
+	if len(s) != 2 || s[0] != 7 || s[1] != 8 || cap(s)-len(s) < 1000 {
+		t.Fatalf("got %v (cap %d)", s, cap(s))
 	}
 }
