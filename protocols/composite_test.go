@@ -83,6 +83,13 @@ func TestCompositePasses(t *testing.T) {
 // r = 0 open with [] commits or closes (2), with [k0=1] closes (1); closed
 // with [] commits (1), with [k0=1] consumes (1); r = 1 at 0 consumes or starts
 // later (2, the bound is r = 1); at 1 closes (1+1). 16 transitions.
+//
+// With no-op writes the event may instead be y = k0 := ⊥ (a delete of the
+// absent key). The 3 states over [] are shared; over [y] the 11 of [x] recur
+// one for one, except that the splice at r = 1 reads ⊥ and buffers nothing,
+// so consuming y emits k0 = ⊥@1 and the closes emit nothing: 14 + 11 = 25
+// states. Transitions: one more commit from each state over [] (3) and the
+// 11 from the [x] states mirrored — 16 + 14 = 30.
 func TestCompositeCounts(t *testing.T) {
 	// With one key in the chunked unit a read at an earlier boundary gives a
 	// state a read at the log end followed by the commits gives too: more
@@ -102,6 +109,10 @@ func TestCompositeCounts(t *testing.T) {
 		// A whole-server log: key K outside the scope too, skipped.
 		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, Mode: CompositeMixed, InitialAny: true, WholeServer: true}, 21024, 37492},
 		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeTablesync, WholeServer: true}, 1176, 2001},
+		// No-op writes: an update to the key's value, a delete of an absent key.
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Mode: CompositeTablesync, NoOps: true}, 25, 30},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 1, Mode: CompositeTablesync, NoOps: true}, 2029, 3460},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, Mode: CompositeMixed, NoOps: true}, 3666, 5573},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
@@ -578,7 +589,8 @@ func bfCompositeCount(cfg Config) (distinct, transitions uint64) {
 		seen[s] = true
 		var next []bfComp
 		// The source: a transaction of 1..T rows on distinct keys in any
-		// order, each changing its key, within E rows.
+		// order, each changing its key (with no-op writes any value), within
+		// E rows.
 		src := cfg.Keys // the keys the source writes: with a whole-server log key K too (§7.7)
 		if cfg.WholeServer {
 			src++
@@ -590,7 +602,7 @@ func bfCompositeCount(cfg Config) (distinct, transitions uint64) {
 					continue
 				}
 				for v := 0; v <= cfg.Values; v++ {
-					if v == t.sigma(t.n, k) {
+					if v == t.sigma(t.n, k) && !cfg.NoOps { // with no-op writes any value
 						continue
 					}
 					u := t

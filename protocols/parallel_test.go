@@ -74,6 +74,15 @@ func TestParallelPasses(t *testing.T) {
 		// The same count by symmetry: the log is [] or [k0=⊥], and the base
 		// row reaches the sink only through the merged unit.
 		{"k1 v1 e1 c1 b0={k0=1}", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, Initial: model.Store{1}}, 26},
+		// With no-op writes the log may also be [y], y = k0 := ⊥ (a delete
+		// of the absent key); with a whole-server log y = k1 := 1, outside
+		// the scope (§7.7). A state is still fixed by its log and the
+		// offsets above, so each of the 21 states over [x] has one twin
+		// over [y], and the 5 over [] are shared: 5 + 2·21 = 47.
+		{"k1 v1 e1 c1 noops", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, NoOps: true}, 47},
+		{"k1 v1 e1 c1 whole-server", Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, WholeServer: true}, 47},
+		{"k2 v1 e2 c1 t2 noops", Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, NoOps: true}, 3038},
+		{"k2 v1 e2 c1 t2 whole-server", Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, WholeServer: true}, 1812},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -439,7 +448,8 @@ func TestParallelEncoding(t *testing.T) {
 // by plain recursion, written from the paper's description with its own
 // state and a Go map for the seen set (no explore, no model.Capture, no
 // Commits): every base store when cfg.InitialAny; transactions of 1..T rows
-// on distinct keys in every order; per chunk low, reads in key order (each
+// on distinct keys in every order (no-op rows with cfg.NoOps, key K, which
+// the reader skips, with cfg.WholeServer); per chunk low, reads in key order (each
 // at any transaction boundary between the low offset and the log end), high,
 // backfill-and-emit; once all chunks have closed, the reader's start s0 moves
 // on while it has consumed nothing and s0 < min hi (Def. 6.4), and it
@@ -494,19 +504,26 @@ func enumerateParallel(cfg Config) uint64 {
 		}
 		seen[s] = true
 		// The source commits a transaction: rows on distinct keys, in any
-		// order, each changing its key, while fewer than E events exist.
+		// order, each changing its key (with cfg.NoOps any value: an update
+		// to the same value, a delete of an absent key), while fewer than E
+		// events exist. With cfg.WholeServer it writes key K too, which no
+		// chunk owns (§7.7).
+		src := K
+		if cfg.WholeServer {
+			src++
+		}
 		label := int8(1)
 		if s.n > 0 {
 			label = s.txn[s.n-1] + 1
 		}
 		var commit func(t state, used [8]bool, room int)
 		commit = func(t state, used [8]bool, room int) {
-			for k := 0; k < K; k++ {
+			for k := 0; k < src; k++ {
 				if used[k] {
 					continue
 				}
 				for v := 0; v <= cfg.Values; v++ {
-					if int8(v) == sigma(&t, t.n, k) {
+					if int8(v) == sigma(&t, t.n, k) && !cfg.NoOps {
 						continue
 					}
 					u := t
@@ -578,11 +595,12 @@ func enumerateParallel(cfg Config) uint64 {
 			}
 		}
 		if allClosed(&s) && int(s.pos) < s.n {
-			// consume; pass only beyond the owner's high
+			// consume; pass only beyond the owner's high, and nothing
+			// outside the scope
 			t := s
 			t.pos++
 			k := int(s.key[s.pos])
-			if t.pos > s.hi[owner(k)] {
+			if o := owner(k); o >= 0 && t.pos > s.hi[o] {
 				t.out[k], t.tag[k] = s.img[s.pos], t.pos
 			}
 			visit(t)

@@ -75,6 +75,13 @@ func TestReadonlyPasses(t *testing.T) {
 //
 // 31 states in all, and the longest shortest path is 6 steps (commit, SL,
 // RK, SH, consume, release).
+//
+// With cfg.NoOps the source may commit y = k0 := ⊥ instead (a delete of the
+// absent key); with cfg.WholeServer y = k1 := 1, outside the scope (§7.7).
+// Either way k0 reads ⊥ at both boundaries, so nothing is buffered, and
+// consuming y moves the consumer (and, for the no-op, tags k0 with 1): each
+// of the 26 states over [x] has one twin over [y], and the 5 over the empty
+// log are shared: 31 + 26 = 57 states, the depth still 6.
 func TestReadonlyCounts(t *testing.T) {
 	tests := []struct {
 		cfg                       Config
@@ -86,6 +93,12 @@ func TestReadonlyCounts(t *testing.T) {
 		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, InitialAny: true}, 3344, 4732, 9, false},
 		{Config{Keys: 2, Values: 2, Events: 2, Chunks: 2, Txn: 2}, 5061, 6672, 12, false},
 		{Config{Keys: 2, Values: 2, Events: 3, Chunks: 1, Txn: 2}, 48802, 74053, 11, true},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, NoOps: true}, 57, 72, 6, false},
+		{Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1, WholeServer: true}, 57, 72, 6, false},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, NoOps: true}, 3170, 4517, 9, false},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, WholeServer: true}, 3027, 3980, 12, false},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 1, Txn: 2, InitialAny: true, NoOps: true}, 12680, 18068, 9, true},
+		{Config{Keys: 2, Values: 1, Events: 2, Chunks: 2, Txn: 2, InitialAny: true, WholeServer: true}, 12108, 15920, 12, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cfg.String(), func(t *testing.T) {
@@ -629,9 +642,13 @@ func (s roState) clone() roState {
 	return t
 }
 
-// sigma is key k's value after the first n log entries.
+// sigma is key k's value after the first n log entries (key K, outside the
+// scope, starts absent).
 func (s *roState) sigma(n, k int) int {
-	v := s.init[k]
+	v := 0
+	if k < len(s.init) {
+		v = s.init[k]
+	}
 	for _, e := range s.log[:n] {
 		if e.key == k {
 			v = e.val
@@ -656,10 +673,20 @@ func (s *roState) boundary(n int) bool {
 }
 
 // roTxns is every transaction of 1..room rows on distinct keys, in every
-// order, each row changing its key's current value.
-func roTxns(s *roState, keys, values, room int) [][]roEv {
-	return bfTxnsOf(keys, values, room, func(k int) int { return s.sigma(len(s.log), k) },
-		func(k, v int) roEv { return roEv{key: k, val: v} })
+// order, each row changing its key's current value — with cfg.NoOps any
+// value, so also the current one (an update to the same value, a delete of
+// an absent key); with cfg.WholeServer on key K too, which no chunk owns
+// (§7.7).
+func roTxns(s *roState, cfg Config, room int) [][]roEv {
+	keys := cfg.Keys
+	if cfg.WholeServer {
+		keys++
+	}
+	cur := func(k int) int { return s.sigma(len(s.log), k) }
+	if cfg.NoOps {
+		cur = func(int) int { return -1 }
+	}
+	return bfTxnsOf(keys, cfg.Values, room, cur, func(k, v int) roEv { return roEv{key: k, val: v} })
 }
 
 // roEnumerate enumerates the read-only capture: from every base store (or
@@ -669,7 +696,9 @@ func roTxns(s *roState, keys, values, room int) [][]roEv {
 // consumer walks the log (only events before the window while the chunk is
 // read), judging window membership by label, releases the buffer once every
 // row of the high set is processed, and before consuming anything may start
-// one position later, up to the earliest low sample.
+// one position later, up to the earliest low sample. With cfg.WholeServer
+// the consumer walks key K's events like any other (the window test is by
+// label) but passes none of them to the sink.
 func roEnumerate(cfg Config) bfWD {
 	K, C := cfg.Keys, cfg.Chunks
 	stores := bfStores(K, cfg.Values, cfg.InitialAny)
@@ -679,7 +708,7 @@ func roEnumerate(cfg Config) bfWD {
 	}
 	next := func(s roState) []roState {
 		var out []roState
-		for _, tx := range roTxns(&s, K, cfg.Values, min(cfg.Txn, cfg.Events-len(s.log))) {
+		for _, tx := range roTxns(&s, cfg, min(cfg.Txn, cfg.Events-len(s.log))) {
 			t := s.clone()
 			label := 1
 			if len(t.log) > 0 {
@@ -744,10 +773,12 @@ func roEnumerate(cfg Config) bfWD {
 			t := s.clone()
 			e := t.log[t.pos]
 			t.pos++
-			if t.phase == 2 && !t.executed(t.lo[i], e.txn) && t.executed(t.hi[i], e.txn) {
-				t.buf[e.key] = false // in the window: the log wins
+			if e.key < K { // else outside the scope: skipped (§7.7)
+				if t.phase == 2 && !t.executed(t.lo[i], e.txn) && t.executed(t.hi[i], e.txn) {
+					t.buf[e.key] = false // in the window: the log wins
+				}
+				t.outVal[e.key], t.outTag[e.key] = e.val, t.pos
 			}
-			t.outVal[e.key], t.outTag[e.key] = e.val, t.pos
 			out = append(out, t)
 			earliest := len(s.log) + 1
 			for _, lo := range s.lo {
