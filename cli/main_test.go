@@ -47,6 +47,7 @@ func TestUsageErrors(t *testing.T) {
 		{"help unknown", []string{"help", "x"}, `unknown command "x"`},
 		{"run nothing", []string{"run"}, "expected one or more spec files"},
 		{"whole-server without a key outside", []string{"check", "classic", "--keys", "8", "--chunks", "1", "--whole-server"}, "leaves no key outside the scope"},
+		{"whole-server as a mode", []string{"check", "parallel", "--mode", "whole-server"}, "whole-server is not a mode: give whole-server (--whole-server"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

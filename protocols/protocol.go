@@ -221,6 +221,9 @@ func (p *Protocol) Validate(cfg Config) error {
 	if cfg.Chunks > cfg.Keys {
 		return bad("chunks", "%d exceeds keys = %d (every unit owns at least one key)", cfg.Chunks, cfg.Keys)
 	}
+	if cfg.Mode == "whole-server" { // parallel's mode before the option was every protocol's
+		return bad("mode", "whole-server is not a mode: give whole-server (--whole-server, spec field whole-server)")
+	}
 	if len(l.Modes) == 0 && cfg.Mode != "" {
 		return bad("mode", "this protocol has no modes (got %q)", cfg.Mode)
 	}
