@@ -93,12 +93,6 @@ const all = 1<<MaxUnits - 1
 // CheckO1 checks that the domains partition the scope (coverage, §3.3).
 func (p *Plan) CheckO1() error {
 	var seen KeySet
-	for i := 0; i < int(p.N) && seen&p.Units[i].Domain == 0; i++ {
-		if seen |= p.Units[i].Domain; i == int(p.N)-1 && seen == p.Scope() {
-			return nil // disjoint domains whose union is the scope: a partition
-		}
-	}
-	seen = 0
 	for i := 0; i < int(p.N); i++ {
 		d := p.Units[i].Domain
 		if extra := d &^ p.Scope(); extra != 0 {
@@ -150,9 +144,6 @@ func (p *Plan) checkO2(units uint8, l *Log) error {
 // the units whose bit is set in units, as Check would on a plan of those
 // units alone, but in place: a failure names the unit's index in p.
 func (p *Plan) CheckUnits(units uint8, l *Log, f Coord) error {
-	if p.unitsHold(units, l, f) {
-		return nil
-	}
 	if err := p.checkBrackets(units, f); err != nil {
 		return err
 	}
@@ -160,21 +151,6 @@ func (p *Plan) CheckUnits(units uint8, l *Log, f Coord) error {
 		return err
 	}
 	return p.checkO2(units, l)
-}
-
-// unitsHold reports whether CheckUnits finds nothing, in one pass over the
-// units: it runs on every explored state, where they nearly always hold.
-func (p *Plan) unitsHold(units uint8, l *Log, f Coord) bool {
-	for i := 0; i < int(p.N); i++ {
-		if units&(1<<i) == 0 {
-			continue
-		}
-		u := &p.Units[i]
-		if u.Lo > u.Hi || u.Hi > f || u.Domain&^u.Read != 0 || u.unmatched(l) != NoKey {
-			return false
-		}
-	}
-	return true
 }
 
 // unmatched is the lowest key read in u's domain whose read is σ_c at no c
