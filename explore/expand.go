@@ -275,6 +275,22 @@ func (w *worker[S, A]) expandUnit(u unit, out *batch) error {
 	return nil
 }
 
+// decodeQueued decodes the queued encoding enc into w.cur.
+func (w *worker[S, A]) decodeQueued(enc []byte) error {
+	var zero S
+	w.cur = zero // Decode fills a zero state
+	var err error
+	if w.e.mem {
+		err = memDecode(enc, &w.cur)
+	} else {
+		err = w.e.qcodec.Decode(enc, &w.cur)
+	}
+	if err != nil {
+		return fmt.Errorf("explore: decoding a queued state: %w", err)
+	}
+	return nil
+}
+
 // expandState generates the successors of frontier state idx, given by its
 // encoding. The state and its successors live in the worker (w.cur, p.ts),
 // never in locals: the model's methods take them by pointer, and a pointer
@@ -285,16 +301,8 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	depth := e.depth
 	p := &w.pend
 	s := &w.cur
-	var zero S
-	*s = zero // Decode fills a zero state
-	var err error
-	if e.mem {
-		err = memDecode(enc, s)
-	} else {
-		err = e.qcodec.Decode(enc, s)
-	}
-	if err != nil {
-		return fmt.Errorf("explore: decoding a queued state: %w", err)
+	if err := w.decodeQueued(enc); err != nil {
+		return err
 	}
 	memEnc := e.mem && e.same // fpenc is the memory codec too
 	if e.symCheck != nil && e.pass == 0 {

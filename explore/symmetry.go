@@ -200,16 +200,8 @@ func (e *engine[S, A]) checkCut(ctx context.Context) error {
 		}
 		for _, seg := range u.segs {
 			for i := seg.lo; i < seg.hi; i++ {
-				var zero S
-				w.cur = zero // Decode fills a zero state
-				enc := seg.b.state(seg.b.data, i)
-				if e.mem {
-					err = memDecode(enc, &w.cur)
-				} else {
-					err = e.qcodec.Decode(enc, &w.cur)
-				}
-				if err != nil {
-					return fmt.Errorf("explore: decoding a queued state: %w", err)
+				if err := w.decodeQueued(seg.b.state(seg.b.data, i)); err != nil {
+					return err
 				}
 				if err := w.checkSymmetry(&w.cur, e.depth); err != nil {
 					return err

@@ -47,13 +47,14 @@ func DataEvents(l *model.Log) int {
 // buffer of transactions.
 func Commits(cfg *Config, l *model.Log) iter.Seq[Txn] {
 	return func(yield func(Txn) bool) {
-		if n := DataEvents(l); n < int(cfg.History.N) {
+		n := DataEvents(l)
+		if n < int(cfg.History.N) {
 			if t, ok := historyTxn(&cfg.History, n); ok {
 				yield(t)
 			}
 			return
 		}
-		room := min(cfg.Txn, cfg.Events-DataEvents(l), MaxTxn)
+		room := min(cfg.Txn, cfg.Events-n, MaxTxn)
 		if room <= 0 {
 			return
 		}
