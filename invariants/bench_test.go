@@ -67,39 +67,6 @@ func BenchmarkChecks(b *testing.B) {
 	}
 }
 
-// CheckMembership's set comparison reports what judging the positions one by
-// one reports, on seeded logs, samples and windows, agreeing or not.
-func TestMembershipMatchesDefinition(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for range 20000 {
-		var c model.Capture
-		for range r.IntN(12) {
-			rows := make([]model.Event, 1+r.IntN(3))
-			c.Log.Commit(rows...)
-		}
-		n := int(c.Log.Len())
-		lo, hi := model.Coord(r.IntN(n+3)), model.Coord(r.IntN(n+3))
-		low, high := c.Log.Executed(lo), c.Log.Executed(hi)
-		if r.IntN(2) == 0 {
-			low ^= model.TxnSet(1) << r.IntN(14)
-		}
-		if r.IntN(2) == 0 {
-			high ^= model.TxnSet(1) << r.IntN(14)
-		}
-		want := ""
-		w := model.Window{Lo: lo, Hi: hi}
-		for p := model.Coord(1); p <= c.Log.Len(); p++ {
-			if got, in := c.Log.InSampledWindow(p, low, high), w.Contains(p); got != in {
-				want = fmt.Sprintf("position %d: membership test says %v, window %v says %v", p, got, w, in)
-				break
-			}
-		}
-		if got := CheckMembership(&c, low, high, lo, hi); got != want {
-			t.Fatalf("log of %d events, low %b high %b, window %v: %q, want %q", n, low, high, w, got, want)
-		}
-	}
-}
-
 // The replay checks report what comparing each key with Sigma reports, on
 // seeded captures whose sink is σ at some position with a few keys changed.
 func TestReplayChecksMatchDefinition(t *testing.T) {
