@@ -10,7 +10,7 @@ import (
 // randomPlanCase is a seeded log over up to four keys (markers and multi-row
 // transactions included) and a plan over it whose units may overlap, leave
 // keys unowned, have brackets past the log or reads that are not σ at any
-// point: the checks' fast paths must agree with the definitions on all of it.
+// point: the checks must agree with their definitions on all of it.
 func randomPlanCase(r *rand.Rand) (model.Log, model.Plan) {
 	var l model.Log
 	nk := 1 + r.IntN(4)
