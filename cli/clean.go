@@ -9,16 +9,19 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/record"
 )
 
-type cleanOpts struct{ dir, out string }
+type cleanOpts struct{ dir, out, outputs, signal string }
 
 func cleanFlags() (*pflag.FlagSet, *cleanOpts) {
 	o := &cleanOpts{}
 	fs := pflag.NewFlagSet("clean", pflag.ContinueOnError)
 	fs.StringVar(&o.dir, "dir", "", "the directory runs were given with --dir (default: the system's temporary directory)")
 	fs.StringVar(&o.out, "out", "results", "the directory reproduce was given with --out: its staging directories left by killed runs are removed")
-	fs.String("db", "", "also drop the replication slots and publications that killed record runs left on the PostgreSQL server at `URL`")
+	fs.String("db", "", "also remove what killed record runs left in the PostgreSQL database at `URL`: idle cutcheck_ slots, their publications, their signal rows, and the signalling tables record created, once empty")
+	fs.StringVar(&o.signal, "signal-table", "debezium_signal", "with --db: a signalling table record runs used that record did not create (their rows are removed from it too)")
+	fs.StringVar(&o.outputs, "outputs", ".", "the directory of record's --bundle, --events and --notifications: their partial files left by killed runs are removed")
 	return fs, o
 }
 
@@ -34,7 +37,7 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "clean", "takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
 	if db, _ := fs.GetString("db"); db != "" {
-		if code := cleanDB(db, stdout, stderr); code != exitOK {
+		if code := cleanDB(db, o.signal, stdout, stderr); code != exitOK {
 			return code
 		}
 	}
@@ -60,6 +63,23 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
 		return exitError
 	}
+	// record's spool files and partial outputs of processes that are gone
+	spools, err := record.CleanFiles("")
+	for _, l := range spools {
+		fmt.Fprintf(stdout, "removed %s (%s), left by process %d, which is no longer running\n", l.Path, size(l.Bytes), l.PID)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
+		return exitError
+	}
+	outs, err := staleOutputs(o.outputs)
+	for _, line := range outs {
+		fmt.Fprintln(stdout, line)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cutcheck clean: %v\n", pathErr(err))
+		return exitError
+	}
 	var sets []string
 	if o.out != "" {
 		sets, err = cleanSets(o.out)
@@ -71,8 +91,8 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
-	if len(removed)+len(sets) == 0 {
-		fmt.Fprintf(stdout, "nothing to remove: no directory in %s was left by a run that is gone, and nothing beside %s by a reproduce\n", where, o.out)
+	if len(removed)+len(sets)+len(spools)+len(outs) == 0 {
+		fmt.Fprintf(stdout, "nothing to remove: no directory or record spool in %s was left by a run that is gone, no partial output in %s, and nothing beside %s by a reproduce\n", where, o.outputs, o.out)
 	}
 	return exitOK
 }

@@ -116,6 +116,9 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands {
 		if c.name == args[0] {
 			fmt.Fprintf(stdout, "Usage: cutcheck %s %s\n\n%s.\n", c.name, c.args, capitalize(c.summary))
+			if n := helpNotes[c.name]; n != "" {
+				fmt.Fprintf(stdout, "\n%s\n", n)
+			}
 			if fs := flagsFor(c.name); fs != nil {
 				fmt.Fprintf(stdout, "\nFlags:\n%s", fs.FlagUsages())
 			}

@@ -65,7 +65,8 @@ func openOut(flag, path string) (*outFile, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: cannot create the directory for %s: %v", flag, path, pathErr(err))
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(o.dest)+".tmp-*")
+	// .NAME.tmp-PID-…: clean removes it once its process is gone
+	f, err := os.CreateTemp(dir, fmt.Sprintf(".%s%s%d-*", filepath.Base(o.dest), tmpMark, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot write %s: %v", flag, path, pathErr(err))
 	}
@@ -142,6 +143,32 @@ func (o *outFile) discard() {
 	if o.dev != nil {
 		o.dev.Close()
 	}
+}
+
+// tmpMark follows an output's name in its temporary file's.
+const tmpMark = ".tmp-"
+
+// staleOutputs removes from dir the temporary outputs (.NAME.tmp-PID-…) of
+// processes that are gone, and says what it removed.
+func staleOutputs(dir string) ([]string, error) {
+	paths, _ := filepath.Glob(filepath.Join(dir, ".*"+tmpMark+"*"))
+	var did []string
+	for _, p := range paths {
+		base := filepath.Base(p)
+		rest := base[strings.LastIndex(base, tmpMark)+len(tmpMark):]
+		if _, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0]); err != nil || alive(rest) {
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := os.Remove(p); err != nil {
+			return did, err
+		}
+		did = append(did, fmt.Sprintf("removed %s (%s), a partial output of process %s, which is no longer running", p, size(fi.Size()), strings.SplitN(rest, "-", 2)[0]))
+	}
+	return did, nil
 }
 
 // pathErr is err without the Go operation name ("open ...: permission

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +14,27 @@ import (
 
 	"github.com/cutcheck/cutcheck/record"
 )
+
+// helpNotes are said by `help COMMAND` after its summary.
+var helpNotes = map[string]string{
+	"record": `What record writes, and where:
+  - the table: nothing, unless --workload RATE runs a workload of inserts, updates and
+    deletes against it (or --populate creates it; a table record created gets no
+    workload either without --workload);
+  - the signalling table (--signal-table): this run's rows only, ids cutcheck-<token>-...,
+    deleted at the end; the table itself if it is missing (marked by its comment, and
+    dropped at the end when empty);
+  - the server: a temporary replication slot and a publication, both cutcheck_<token>
+    (or --slot), removed at the end;
+  - files: --bundle, --events, --notifications, each written to a temporary name beside it
+    (.NAME.tmp-PID-...) and renamed when whole; the spool (cutcheck-record-PID-...) in the
+    system's temporary directory, removed at the end.
+After a kill -9, 'cutcheck clean --db URL' removes what was left on the server and
+'cutcheck clean' the files (--outputs DIR for the outputs' directory).
+At the end of a backfill the table is the oracle: the emitted stream must agree with a
+read of the whole table (exit 1 naming the first key and column where it does not; the
+files are written and say what the run saw, which is not the table).`,
+}
 
 type recordOpts struct {
 	opt                                     record.Options
@@ -23,7 +45,7 @@ func recordFlags() (*pflag.FlagSet, *recordOpts) {
 	o := &recordOpts{}
 	fs := pflag.NewFlagSet("record", pflag.ContinueOnError)
 	fs.StringVar(&o.opt.URL, "db", "", "the PostgreSQL server (URL or key=value string); wal_level must be logical")
-	fs.StringVar(&o.opt.Table, "table", "", "the table to back-fill (schema.table); its primary key is one integer column")
+	fs.StringVar(&o.opt.Table, "table", "", "the table to back-fill (schema.table); its primary key is one integer column; record only reads it unless --workload is given")
 	fs.StringVar(&o.bundle, "bundle", "", "write the evidence bundle (certify/FORMAT.md) to this file")
 	fs.StringVar(&o.events, "events", "", "write the emitted stream as Debezium PostgreSQL change events (JSON Lines) to this file")
 	fs.StringVar(&o.notifications, "notifications", "", "write the incremental-snapshot notifications, as Debezium's sink notification channel writes them (JSON Lines), to this file")
@@ -32,11 +54,14 @@ func recordFlags() (*pflag.FlagSet, *recordOpts) {
 	fs.StringVar(&o.opt.Slot, "slot", "", "the replication slot and publication name (default cutcheck_<random>)")
 	fs.StringVar(&o.opt.Fault, "fault", "", "make an implementation mistake on purpose: "+strings.Join(record.Faults, ", "))
 	fs.IntVar(&o.opt.Populate, "populate", 0, "create the table (id bigint primary key, v integer, s text) with keys 1..N if it does not exist")
-	fs.Int64Var(&o.opt.Workload.Seed, "seed", 1, "the workload's seed")
-	fs.IntVar(&o.opt.Workload.Rate, "rate", 200, "workload transactions per second while recording (0: none, -1: as fast as it goes)")
-	fs.IntVar(&o.opt.Workload.Clients, "clients", 2, "workload connections")
-	fs.IntVar(&o.opt.Workload.MaxRows, "rows", 3, "rows per workload transaction, at most")
-	fs.DurationVar(&o.opt.Stall, "stall", time.Minute, "say the capture is stuck (exit 4) when a high watermark or an expected position has not arrived for this long")
+	fs.Int64Var(&o.opt.Workload.Seed, "seed", 1, "the workload's seed (with --workload)")
+	fs.IntVar(&o.opt.Workload.Rate, "workload", 0, "write to the table while recording: a seeded workload of inserts, updates and deletes at `RATE` transactions per second (-1: as fast as it goes); without it the table is only read")
+	fs.Int("rate", 0, "replaced by --workload")
+	fs.MarkHidden("rate")
+	fs.IntVar(&o.opt.Workload.Clients, "clients", 2, "workload connections (with --workload)")
+	fs.IntVar(&o.opt.Workload.MaxRows, "rows", 3, "rows per workload transaction, at most (with --workload)")
+	fs.DurationVar(&o.opt.Stall, "stall", time.Minute, "say the capture is stuck (exit 4) when no WAL arrives for this long, or a high watermark the server has sent past does not")
+	fs.DurationVar(&o.opt.Wait, "wait", time.Minute, "wait at most this long, after a low watermark, for a transaction of the table's database in progress when it committed (exit 4 past it)")
 	fs.DurationVar(&o.opt.WindowHold, "window-hold", 0, "wait this long between a chunk's read and its high watermark (widens the race)")
 	fs.StringVar(&o.schedule, "schedule", "", "drive the run through a counterexample (check --trace-json) instead of the backfill loop")
 	return fs, o
@@ -63,11 +88,35 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "record", "--notifications is for a backfill: a schedule replays a trace's chunks, not Debezium's incremental snapshot")
 	case o.opt.ChunkSize < 1:
 		return usageErr(stderr, "record", "--chunk-size must be at least 1, got %d", o.opt.ChunkSize)
+	case fs.Changed("rate"):
+		return usageErr(stderr, "record", "--rate is replaced by --workload RATE: record writes to the table only when asked")
+	case fs.Changed("workload") && o.opt.Workload.Rate == 0:
+		return usageErr(stderr, "record", "--workload 0 runs no workload: leave it out, or give a rate (-1: as fast as it goes)")
+	case o.opt.Wait <= 0:
+		return usageErr(stderr, "record", "--wait must be positive, got %s", o.opt.Wait)
+	}
+	if !fs.Changed("workload") {
+		for _, f := range []string{"clients", "rows", "seed"} {
+			if fs.Changed(f) {
+				return usageErr(stderr, "record", "--%s is for the workload: give --workload RATE too", f)
+			}
+		}
+	}
+	for _, out := range []struct{ flag, path string }{{"--bundle", o.bundle}, {"--events", o.events}, {"--notifications", o.notifications}} {
+		if out.path == "" || out.path == "-" {
+			continue
+		}
+		// refused, not created: a missing directory is most likely a typo
+		if dir := filepath.Dir(out.path); dir != "" {
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return usageErr(stderr, "record", "%s %s: there is no directory %s", out.flag, out.path, dir)
+			}
+		}
 	}
 	if o.schedule != "" {
 		f, err := os.Open(o.schedule)
 		if err != nil {
-			return usageErr(stderr, "record", "--schedule: %v", pathErr(err))
+			return usageErr(stderr, "record", "--schedule %s: %v", o.schedule, pathErr(err))
 		}
 		sched, err := record.ReadSchedule(f)
 		f.Close()
@@ -95,12 +144,24 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := interrupted()
 	defer stop()
+	o.opt.Waiting = func(w record.Waiter) {
+		who := fmt.Sprintf("pid %d", w.PID)
+		if w.PID == 0 {
+			who = "a prepared transaction"
+		}
+		fmt.Fprintf(stderr, "cutcheck record: waiting for transaction %s (%s, open for %s) to end before reading a chunk (--wait %s)\n", w.Xid, who, w.Age.Round(time.Second), o.opt.Wait)
+	}
 	var st record.Stats
 	var recErr error // the recording's own error, which write would wrap
 	// Each file is written whole or not at all: the run happens inside
-	// the writes of all three.
+	// the writes of all three. A run that fails its oracle check has
+	// written them: they say what it saw.
 	run := func() error {
 		st, recErr = record.Record(ctx, o.opt)
+		var re *record.Error
+		if errors.As(recErr, &re) && re.Oracle {
+			return nil
+		}
 		return recErr
 	}
 	for _, f := range []struct {
@@ -131,6 +192,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		case errors.As(err, &re) && re.Usage:
 			fmt.Fprintf(stderr, "cutcheck record: %s\n", re.Msg)
 			return exitUsage
+		case errors.As(err, &re) && re.Oracle:
+			fmt.Fprintf(stderr, "cutcheck record: %s; the files were written as recorded, and do not describe the table\n", re.Msg)
+			return exitViolated
 		}
 		fmt.Fprintf(stderr, "cutcheck record: %s\n", strings.Join(strings.Fields(err.Error()), " "))
 		return exitError
@@ -151,20 +215,23 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		for _, d := range st.Diff {
 			fmt.Fprintln(stdout, "  "+d)
 		}
-	} else if o.opt.Fault != "" {
+	} else {
+		fmt.Fprintf(stdout, "the oracle check passed: the table, read once the run stopped, agrees with the emitted stream on all %d keys\n", st.Checked)
+	}
+	if o.opt.Schedule == nil && o.opt.Fault != "" {
 		fmt.Fprintf(stdout, "fault %s changed the capture's behaviour %d times\n", o.opt.Fault, st.Diverged)
 	}
 	return exitOK
 }
 
-// cleanDB is `cutcheck clean --db URL`: the slots and publications killed
-// record runs left.
-func cleanDB(url string, stdout, stderr io.Writer) int {
+// cleanDB is `cutcheck clean --db URL`: the slots, publications, signal
+// rows and signalling tables killed record runs left.
+func cleanDB(url, signalTable string, stdout, stderr io.Writer) int {
 	ctx, stop := interrupted()
 	defer stop()
-	dropped, err := record.Clean(ctx, url)
+	dropped, err := record.Clean(ctx, url, signalTable)
 	for _, d := range dropped {
-		fmt.Fprintf(stdout, "dropped %s, left by a cutcheck record run\n", d)
+		fmt.Fprintf(stdout, "%s, left by a cutcheck record run\n", d)
 	}
 	if err != nil {
 		var re *record.Error
@@ -175,7 +242,7 @@ func cleanDB(url string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if len(dropped) == 0 {
-		fmt.Fprintln(stdout, "nothing to drop: no slot or publication of cutcheck record is left on the server")
+		fmt.Fprintln(stdout, "nothing to drop: no slot, publication, signal row or signalling table of cutcheck record is left on the server")
 	}
 	return exitOK
 }

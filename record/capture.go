@@ -73,6 +73,14 @@ type capture struct {
 	highAt time.Time        // when the last high watermark was written
 	// the last change's LSN, for events emitted between changes
 	lastLSN pglogrepl.LSN
+
+	after  bool          // the backfill is done: what is consumed goes to the check only
+	check  *oracle       // the table-oracle check (oracle.go); nil for schedule runs
+	toast  toastCache    // images to fill unchanged TOASTed columns from (toast.go)
+	walAt  time.Time     // when WAL last reached the consumer (stall.go)
+	walEnd pglogrepl.LSN // the furthest WAL position the server said it sent
+	hiLSN  pglogrepl.LSN // the server's WAL insert position after the last high watermark
+	err    error         // a failure writing the check's spool, which emit cannot return
 }
 
 // step is what one consumed position was.
@@ -87,6 +95,9 @@ type step struct {
 func (s *session) startCapture(ctx context.Context) (*capture, error) {
 	c := &capture{s: s, tab: s.tab, sig: s.sig, fault: s.opt.Fault, rels: map[uint32]*table{}, idx: map[int64]int{}}
 	c.lateStart = c.fault == "late-start"
+	if s.opt.Schedule == nil {
+		c.check = newOracle(s.opt.Spool)
+	}
 	var err error
 	if c.spool, err = newSpool(s.opt.Spool); err != nil {
 		return nil, err
@@ -175,6 +186,11 @@ func (c *capture) readChunk(ctx context.Context, i int) error {
 	if err := c.selectChunk(ctx, i); err != nil {
 		return err
 	}
+	if f := c.s.opt.inWindow; f != nil {
+		if err := f(ctx, i); err != nil {
+			return err
+		}
+	}
 	if c.s.opt.WindowHold > 0 {
 		select {
 		case <-time.After(c.s.opt.WindowHold):
@@ -183,39 +199,6 @@ func (c *capture) readChunk(ctx context.Context, i int) error {
 		}
 	}
 	return c.writeHigh(ctx, i)
-}
-
-// awaitVisible waits until every transaction in progress when the low
-// watermark committed has ended. PostgreSQL makes a commit visible a moment
-// after writing its commit record, so a transaction ordered before the low
-// watermark in the log can still be invisible to the chunk's select: the
-// read would then be stale at every coordinate of its bracket (O2), and the
-// survivor would overwrite the newer value the stream already delivered — a
-// lost update. Waiting for the snapshot's in-progress set closes that gap.
-func (c *capture) awaitVisible(ctx context.Context) error {
-	var xip []string
-	rows, err := c.s.sql.Query(ctx, "SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x")
-	if err == nil {
-		xip, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	}
-	if err != nil {
-		return c.s.dbErr(ctx, "reading the transactions in progress", err)
-	}
-	for len(xip) > 0 {
-		var n int
-		if err := c.s.sql.QueryRow(ctx, "SELECT count(*) FROM unnest($1::text[]) x WHERE pg_xact_status(x::xid8) = 'in progress'", xip).Scan(&n); err != nil {
-			return c.s.dbErr(ctx, "waiting for the transactions in progress", err)
-		}
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-time.After(time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
 }
 
 // executeSnapshot writes the execute-snapshot signal row that starts an
@@ -271,6 +254,9 @@ func (c *capture) writeHigh(ctx context.Context, i int) error {
 		return c.s.dbErr(ctx, "writing the high watermark", err)
 	}
 	c.highAt = time.Now()
+	if err := c.s.sql.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&c.hiLSN); err != nil {
+		return c.s.dbErr(ctx, "reading the WAL position", err)
+	}
 	if c.fault == "early-release" {
 		c.releaseEarly()
 	}
@@ -372,6 +358,7 @@ func (c *capture) fill(ctx context.Context, i int, q string, args []any) error {
 	}
 	c.keys, c.rows, c.alive, c.touched = c.keys[:0], c.rows[:0], c.alive[:0], c.touched[:0]
 	clear(c.idx)
+	c.toast.newChunk()
 	for rows.Next() {
 		vals := rows.RawValues()
 		k, err := strconv.ParseInt(string(vals[c.tab.pk]), 10, 64)
@@ -384,6 +371,7 @@ func (c *capture) fill(ctx context.Context, i int, q string, args []any) error {
 			rows.Close()
 			return ioErr("table %s: %v", c.tab.qname, err)
 		}
+		c.toast.read(len(c.keys), vals)
 		c.idx[k] = len(c.keys)
 		c.keys = append(c.keys, k)
 		c.rows = append(c.rows, img)
@@ -406,12 +394,8 @@ func (c *capture) fill(ctx context.Context, i int, q string, args []any) error {
 func (c *capture) consume(ctx context.Context) (step, error) {
 	entered := time.Now()
 	for {
-		stall := c.s.opt.Stall
-		if c.cur > 0 && !c.open && !c.highAt.IsZero() && c.units[c.cur-1].hi < 0 && time.Since(c.highAt) > stall {
-			return step{}, &Error{Stuck: true, Msg: fmt.Sprintf("chunk %d's watermarks did not reach the consumer within %s of its high watermark: the capture would wait forever (is the signalling table %s in the publication?)", c.cur, stall, c.sig.qname)}
-		}
-		if time.Since(entered) > stall {
-			return step{}, &Error{Stuck: true, Msg: fmt.Sprintf("no log position reached the consumer for %s: the capture would wait forever", stall)}
+		if err := c.stalled(entered); err != nil {
+			return step{}, err
 		}
 		if time.Now().After(c.nextAck) {
 			if err := c.ack(ctx, false); err != nil {
@@ -443,6 +427,7 @@ func (c *capture) consume(ctx context.Context) (step, error) {
 				if err != nil {
 					return step{}, ioErr("the change stream: %v", err)
 				}
+				c.walSent(ka.ServerWALEnd)
 				if ka.ReplyRequested {
 					if err := c.ack(ctx, true); err != nil {
 						return step{}, err
@@ -453,7 +438,12 @@ func (c *capture) consume(ctx context.Context) (step, error) {
 				if err != nil {
 					return step{}, ioErr("the change stream: %v", err)
 				}
+				c.walAt = time.Now()
+				c.walSent(x.ServerWALEnd)
 				st, ok, err := c.message(x)
+				if err == nil {
+					err = c.err
+				}
 				if err != nil {
 					return step{}, err
 				}
@@ -468,7 +458,9 @@ func (c *capture) consume(ctx context.Context) (step, error) {
 // ack tells the server how far the stream has been processed.
 func (c *capture) ack(ctx context.Context, now bool) error {
 	c.nextAck = time.Now().Add(time.Second)
-	err := pglogrepl.SendStandbyStatusUpdate(ctx, c.s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: c.acked})
+	// A reply requested: the server's keepalive says how far it has read
+	// the WAL, which advances while it decodes a large transaction (stall.go).
+	err := pglogrepl.SendStandbyStatusUpdate(ctx, c.s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: c.acked, ReplyRequested: true})
 	if err != nil {
 		return c.s.dbErr(ctx, "acknowledging the change stream", err)
 	}
@@ -490,6 +482,10 @@ func (c *capture) message(x pglogrepl.XLogData) (st step, ok bool, err error) {
 		case m.Namespace == c.sig.schema && m.RelationName == c.sig.name:
 			t = c.sig
 		default:
+			// A partition is described too, though its changes come under
+			// its root's name (publish_via_partition_root); a change of
+			// another relation is an error (change).
+			c.rels[m.RelationID] = &table{qname: pgx.Identifier{m.Namespace, m.RelationName}.Sanitize()}
 			return st, false, nil
 		}
 		if len(m.Columns) != len(t.cols) {
@@ -518,42 +514,50 @@ func (c *capture) message(x pglogrepl.XLogData) (st step, ok bool, err error) {
 	return st, false, nil
 }
 
-func tuple(t *table, td *pglogrepl.TupleData) ([][]byte, error) {
+// tuple is a tuple's text values (nil for NULL) and the columns an update
+// left unchanged in TOAST storage, which it does not carry.
+func tuple(td *pglogrepl.TupleData) (vals [][]byte, toasted []int) {
 	if td == nil {
 		return nil, nil
 	}
-	vals := make([][]byte, len(td.Columns))
+	vals = make([][]byte, len(td.Columns))
 	for i, col := range td.Columns {
 		switch col.DataType {
 		case pglogrepl.TupleDataTypeNull:
 		case pglogrepl.TupleDataTypeToast:
-			return nil, ioErr("table %s: an update left column %s unchanged in TOAST storage, so the change stream carries no full image of the row", t.qname, t.cols[i].name)
+			toasted = append(toasted, i)
 		default:
 			vals[i] = col.Data
 		}
 	}
-	return vals, nil
+	return vals, toasted
 }
 
 // change handles one row change: a log position of the captured table or
 // of the signalling table.
 func (c *capture) change(lsn pglogrepl.LSN, rel uint32, op string, oldT, newT *pglogrepl.TupleData) (st step, ok bool, err error) {
 	t := c.rels[rel]
-	if t == nil {
-		return st, false, nil
+	switch {
+	case t == nil:
+		return st, false, ioErr("the change stream carries a change of relation %d without describing it first", rel)
+	case t != c.tab && t != c.sig:
+		// Not the table the run reads (an inheritance child, say):
+		// dropping its changes would lose them.
+		return st, false, ioErr("the change stream carries changes of %s, which record did not expect while capturing %s (an inheritance child? record captures one table, and its chunk reads include its children's rows)", t.qname, c.tab.qname)
 	}
 	c.lastLSN = lsn
-	oldV, err := tuple(t, oldT)
-	if err != nil {
-		return st, false, err
-	}
-	newV, err := tuple(t, newT)
-	if err != nil {
-		return st, false, err
-	}
+	oldV, oldToasted := tuple(oldT)
+	newV, toasted := tuple(newT)
 	if t == c.sig {
+		if len(toasted)+len(oldToasted) > 0 {
+			return st, false, ioErr("signalling table %s: a row's column is in TOAST storage", t.qname)
+		}
 		return c.signal(lsn, op, oldV, newV)
 	}
+	if err := c.toast.fill(t, oldV, oldToasted, newV, toasted); err != nil {
+		return st, false, err
+	}
+	c.toast.saw(t, op, oldV, newV)
 	var before, after []byte
 	if oldV != nil {
 		if before, err = t.image(nil, oldV); err != nil {
@@ -571,6 +575,18 @@ func (c *capture) change(lsn pglogrepl.LSN, rel uint32, op string, oldT, newT *p
 			return 0, ioErr("table %s: key %q is not an integer", t.qname, v[t.pk])
 		}
 		return k, nil
+	}
+	if c.after {
+		v := newV
+		if v == nil {
+			v = oldV
+		}
+		k, err := key(v)
+		if err != nil {
+			return st, false, err
+		}
+		st, err := c.afterRow(k, after)
+		return st, err == nil, err
 	}
 	switch op {
 	case "c":
@@ -668,8 +684,12 @@ func (c *capture) emit(k int64, v []byte) {
 	if c.sink != nil {
 		c.sink[k] = v
 	}
+	ks := strconv.FormatInt(k, 10)
+	if c.check != nil && c.err == nil {
+		c.err = c.check.emitted([]byte(ks), c.pos, v)
+	}
 	w := c.spool.log
-	w.WriteString(`{"out":` + strconv.FormatInt(k, 10) + `,"v":`)
+	w.WriteString(`{"out":` + ks + `,"v":`)
 	w.Write(v)
 	w.WriteString(`,"tag":` + strconv.FormatInt(c.pos, 10) + "}\n")
 	c.stats.Emitted++
@@ -678,6 +698,13 @@ func (c *capture) emit(k int64, v []byte) {
 // signal handles a row of the signalling table: a position without a key;
 // this run's watermark rows open and close its chunks' windows.
 func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st step, ok bool, err error) {
+	if c.after {
+		var id string
+		if op == "c" && newV != nil {
+			id = string(newV[c.sig.col("id")])
+		}
+		return c.afterSignal(id), true, nil
+	}
 	c.pos++
 	p := c.pos
 	c.stats.Positions = p
@@ -756,6 +783,8 @@ func (c *capture) closeChunk(lsn pglogrepl.LSN) {
 		}
 		if c.touched[i] {
 			c.stats.Diverged++ // a row the window's events should have discarded
+		} else {
+			c.toast.survived(i, k)
 		}
 		c.stats.Survivors++
 		if c.fault == "copy-dropped" {
@@ -913,12 +942,12 @@ type spool struct {
 func newSpool(dir string) (*spool, error) {
 	s := &spool{}
 	var err error
-	if s.rf, err = os.CreateTemp(dir, "cutcheck-record-reads-*"); err != nil {
-		return nil, ioErr("creating a temporary file: %v", err)
+	if s.rf, err = spoolFile(dir, "reads"); err != nil {
+		return nil, err
 	}
-	if s.lf, err = os.CreateTemp(dir, "cutcheck-record-log-*"); err != nil {
+	if s.lf, err = spoolFile(dir, "log"); err != nil {
 		s.remove()
-		return nil, ioErr("creating a temporary file: %v", err)
+		return nil, err
 	}
 	s.reads, s.log = bufio.NewWriterSize(s.rf, 1<<16), bufio.NewWriterSize(s.lf, 1<<16)
 	return s, nil

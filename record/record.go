@@ -20,6 +20,12 @@ import (
 // so Clean can tell them from others.
 const Prefix = "cutcheck_"
 
+// RunPrefix starts the id of every signal row this package writes: a run's
+// rows are "cutcheck-<token>-…", where <token> is its slot's name without
+// Prefix, so Clean can tell a live run's rows (its slot is active) from a
+// killed run's.
+const RunPrefix = "cutcheck-"
+
 // Options configure one recording.
 type Options struct {
 	URL         string // the server, as a PostgreSQL URL or key=value string
@@ -32,13 +38,23 @@ type Options struct {
 	// with keys 1..Populate when it does not exist.
 	Populate int
 	Workload Workload
-	// Stall is how long the consumer waits for a high watermark it wrote,
-	// or for any position a schedule expects, before it says the capture is
-	// stuck (default one minute).
+	// Stall is how long the consumer waits with no WAL arriving, or for a
+	// high watermark the stream has already passed, before it says the
+	// capture is stuck (default one minute).
 	Stall time.Duration
+	// Wait bounds the wait, after each low watermark, for the transactions
+	// of the table's database that were in progress when it committed
+	// (default one minute); past it the run stops, naming the oldest.
+	Wait time.Duration
+	// Waiting, if set, is called every few seconds while the run waits for
+	// such a transaction, with the oldest one still in progress.
+	Waiting func(Waiter)
 	// WindowHold waits this long between a chunk's read and its high
 	// watermark, widening the window the workload can race (for tests).
 	WindowHold time.Duration
+	// inWindow, if set, runs between chunk i's read and its high watermark
+	// (for tests: a write inside the window).
+	inWindow func(ctx context.Context, i int) error
 	// Schedule, if set, drives the run step by step through a model's
 	// counterexample instead of the backfill loop (see schedule.go).
 	Schedule *Schedule
@@ -56,6 +72,7 @@ type Options struct {
 // Stats report what a recording did.
 type Stats struct {
 	Rows      int64 // chunk rows read
+	Checked   int64 // keys the table-oracle check compared (oracle.go)
 	Chunks    int
 	Positions int64 // log positions consumed
 	Emitted   int64 // entries emitted
@@ -74,8 +91,9 @@ type Stats struct {
 // maps it to: Usage for bad input (exit 2), else an I/O error (exit 3).
 type Error struct {
 	Usage bool
-	Stuck bool // the capture waits for what will never come (exit 4)
-	Msg   string
+	Stuck  bool // the capture waits for what will never come (exit 4)
+	Oracle bool // the emitted stream differs from the table (exit 1); the outputs were written
+	Msg    string
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -160,12 +178,12 @@ type session struct {
 	tab     *table
 	sig     *table
 	slot    string
-	run     string // prefix of this run's signal row ids
+	run     string // prefix of this run's signal row ids: RunPrefix + the slot's token
 	pubMade bool
 	sigMade bool
 }
 
-func newRunID() string {
+func newToken() string {
 	var b [4]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
@@ -188,6 +206,9 @@ func Record(ctx context.Context, opt Options) (st Stats, err error) {
 	if opt.Stall == 0 {
 		opt.Stall = time.Minute
 	}
+	if opt.Wait == 0 {
+		opt.Wait = time.Minute
+	}
 	if opt.Table == "" {
 		return st, usageErr("--table is required")
 	}
@@ -198,14 +219,15 @@ func Record(ctx context.Context, opt Options) (st Stats, err error) {
 	if err != nil {
 		return st, err
 	}
-	s := &session{opt: opt, cfg: cfg, run: newRunID()}
+	s := &session{opt: opt, cfg: cfg}
 	s.slot = opt.Slot
 	if s.slot == "" {
-		s.slot = Prefix + s.run
+		s.slot = Prefix + newToken()
 	}
 	if !validName(s.slot) {
 		return st, usageErr("slot name %q: use lower-case letters, digits and underscores (at most 63)", s.slot)
 	}
+	s.run = RunPrefix + strings.TrimPrefix(s.slot, Prefix)
 	defer func() {
 		if cerr := s.close(); cerr != nil && err == nil {
 			err = cerr
@@ -234,6 +256,11 @@ func Record(ctx context.Context, opt Options) (st Stats, err error) {
 	if wl != nil {
 		st.Txns = wl.stop()
 	}
+	var mismatch string
+	if err == nil && opt.Schedule == nil {
+		// The workload has stopped: the table is the oracle (oracle.go).
+		mismatch, err = c.verify(ctx)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return st, ctx.Err()
@@ -245,6 +272,9 @@ func Record(ctx context.Context, opt Options) (st Stats, err error) {
 	}
 	c.stats.Txns = st.Txns
 	c.stats.Elapsed = time.Since(start)
+	if mismatch != "" {
+		return c.stats, &Error{Oracle: true, Msg: oneLine(mismatch)}
+	}
 	return c.stats, nil
 }
 
@@ -308,6 +338,10 @@ func (s *session) prepare(ctx context.Context) error {
 	if typ := s.tab.cols[s.tab.pk].typ; typ != "int2" && typ != "int4" && typ != "int8" {
 		return usageErr("table %s: primary key %s has type %s; record chunks by a single integer key", s.tab.qname, s.tab.cols[s.tab.pk].name, typ)
 	}
+	with, err := s.preflight(ctx)
+	if err != nil {
+		return err
+	}
 	if s.sig, err = s.signalTable(ctx); err != nil {
 		return err
 	}
@@ -315,21 +349,43 @@ func (s *session) prepare(ctx context.Context) error {
 	if s.opt.Fault == "lost-watermark" {
 		tables = s.tab.qname // an include list without the signalling table (§7.3 W3/W4)
 	}
-	if _, err := s.sql.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s", s.slot, tables)); err != nil {
+	if _, err := s.sql.Exec(ctx, fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE %s%s", s.slot, tables, with)); err != nil {
 		return s.dbErr(ctx, "creating the publication", err)
 	}
 	s.pubMade = true
 	return nil
 }
 
+// signalComment marks a signalling table record created, for Clean.
+const signalComment = "created by cutcheck record"
+
 // signalTable creates the signalling table if it is missing (Debezium's
-// layout: id, type, data).
+// layout: id, type, data), marked with signalComment so that the run, or
+// Clean after a killed run, drops it once it is empty.
 func (s *session) signalTable(ctx context.Context) (*table, error) {
 	q := quoteQualified(s.opt.SignalTable)
-	if _, err := s.sql.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+q+" (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))"); err != nil {
-		return nil, s.dbErr(ctx, "creating the signalling table "+s.opt.SignalTable, err)
+	var exists bool
+	if err := s.sql.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", q).Scan(&exists); err != nil {
+		return nil, s.dbErr(ctx, "looking up the signalling table "+s.opt.SignalTable, err)
+	}
+	if !exists {
+		_, err := s.sql.Exec(ctx, "CREATE TABLE "+q+" (id varchar(64) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))")
+		var pe *pgconn.PgError
+		switch {
+		case errors.As(err, &pe) && pe.Code == "42P07": // another run made it meanwhile
+		case err != nil:
+			return nil, s.dbErr(ctx, "creating the signalling table "+s.opt.SignalTable, err)
+		default:
+			s.sigMade = true
+			if _, err := s.sql.Exec(ctx, "COMMENT ON TABLE "+q+" IS '"+signalComment+"'"); err != nil {
+				return nil, s.dbErr(ctx, "marking the signalling table "+s.opt.SignalTable, err)
+			}
+		}
 	}
 	t, err := inspect(ctx, s.sql, s.opt.SignalTable)
+	if s.sigMade && t != nil {
+		s.sig = t // dropped on close, even if the checks below fail
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -379,6 +435,11 @@ func (s *session) close() error {
 		if s.sig != nil {
 			if _, err := s.sql.Exec(ctx, "DELETE FROM "+s.sig.qname+" WHERE id LIKE $1", s.run+"-%"); err != nil {
 				errs = append(errs, "deleting signal rows: "+err.Error())
+			}
+			if s.sigMade {
+				if _, err := dropIfEmpty(ctx, s.sql, s.sig.qname); err != nil {
+					errs = append(errs, "dropping the signalling table it created: "+err.Error())
+				}
 			}
 		}
 		// A slot of ours that outlived its connection (it should not).

@@ -1,0 +1,130 @@
+package record
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// An update that leaves a column stored out of line in TOAST unchanged
+// does not carry it: pgoutput sends the column as "unchanged" ('u'). The
+// recorder fills it from the old tuple when the table's replica identity
+// is FULL (the server logs the old row whole, detoasted), or else from the
+// last image of the row it knows to be current: one a change event
+// delivered, or a chunk read that survived its window (no event of the
+// key between the watermarks, so the read is the row's value at the high
+// watermark). A read that a window event raced is not such an image: the
+// event may predate the read. Otherwise the run stops, naming the fix.
+//
+// Memory: only rows large enough to hold an out-of-line value are kept
+// (toastRow bytes of text or more: the server moves values out of line
+// only when a row exceeds about 2 kB on disk), up to toastBudget bytes in
+// all; a row not kept stops the run in the same way, never a guess.
+
+const (
+	toastRow    = 512
+	toastBudget = 32 << 20
+)
+
+type toastCache struct {
+	rows  map[string][][]byte // by the key's text form
+	size  int
+	chunk map[int][][]byte // the chunk in hand's large rows, by buffer index
+}
+
+func rowSize(vals [][]byte) int {
+	n := 0
+	for _, v := range vals {
+		n += len(v)
+	}
+	return n
+}
+
+func cloneVals(vals [][]byte) [][]byte {
+	out := make([][]byte, len(vals))
+	for i, v := range vals {
+		if v != nil {
+			out[i] = bytes.Clone(v)
+		}
+	}
+	return out
+}
+
+// newChunk forgets the previous chunk's rows.
+func (tc *toastCache) newChunk() { clear(tc.chunk) }
+
+// read keeps a large row of the chunk in hand, until its window closes.
+func (tc *toastCache) read(i int, vals [][]byte) {
+	if rowSize(vals) < toastRow {
+		return
+	}
+	if tc.chunk == nil {
+		tc.chunk = map[int][][]byte{}
+	}
+	tc.chunk[i] = cloneVals(vals)
+}
+
+// survived makes buffered row i, which no window event touched, the
+// known image of key k.
+func (tc *toastCache) survived(i int, k int64) {
+	if vals, ok := tc.chunk[i]; ok {
+		tc.put(strconv.FormatInt(k, 10), vals)
+	}
+}
+
+// saw records a change of the captured table: its new image (filled), or
+// the row's deletion.
+func (tc *toastCache) saw(t *table, op string, oldV, newV [][]byte) {
+	if oldV != nil && oldV[t.pk] != nil && (newV == nil || !bytes.Equal(oldV[t.pk], newV[t.pk])) {
+		tc.put(string(oldV[t.pk]), nil) // deleted, or its key changed
+	}
+	if newV != nil {
+		if rowSize(newV) >= toastRow {
+			tc.put(string(newV[t.pk]), cloneVals(newV))
+		} else {
+			tc.put(string(newV[t.pk]), nil)
+		}
+	}
+}
+
+// put sets (nil: removes) a key's image within the budget; a new key over
+// the budget is not kept.
+func (tc *toastCache) put(k string, vals [][]byte) {
+	old, had := tc.rows[k]
+	if had {
+		tc.size -= rowSize(old) + len(k)
+		delete(tc.rows, k)
+	}
+	if vals == nil || tc.size+rowSize(vals)+len(k) > toastBudget {
+		return
+	}
+	if tc.rows == nil {
+		tc.rows = map[string][][]byte{}
+	}
+	tc.rows[k] = vals
+	tc.size += rowSize(vals) + len(k)
+}
+
+// fill puts the unchanged TOASTed columns of an update's new tuple back.
+func (tc *toastCache) fill(t *table, oldV [][]byte, oldToasted []int, newV [][]byte, toasted []int) error {
+	for _, i := range toasted {
+		switch {
+		case oldV != nil && oldV[i] != nil && !contains(oldToasted, i):
+			newV[i] = oldV[i] // REPLICA IDENTITY FULL: the old row, whole
+		case tc.rows[string(newV[t.pk])] != nil && tc.rows[string(newV[t.pk])][i] != nil:
+			newV[i] = tc.rows[string(newV[t.pk])][i]
+		default:
+			return ioErr("table %s: an update left column %s unchanged in TOAST storage, and the change stream carries no earlier value of it for key %s: run ALTER TABLE %s REPLICA IDENTITY FULL, so the server logs the old row whole, and record again",
+				t.qname, t.cols[i].name, newV[t.pk], t.qname)
+		}
+	}
+	return nil
+}
+
+func contains(s []int, x int) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
