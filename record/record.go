@@ -90,7 +90,7 @@ type Stats struct {
 // Error is a failure to record, with the exit code class the command line
 // maps it to: Usage for bad input (exit 2), else an I/O error (exit 3).
 type Error struct {
-	Usage bool
+	Usage  bool
 	Stuck  bool // the capture waits for what will never come (exit 4)
 	Oracle bool // the emitted stream differs from the table (exit 1); the outputs were written
 	Msg    string
