@@ -117,6 +117,9 @@ func (c *capture) readTable(ctx context.Context) error {
 // the sink (the check), not to the bundle.
 func (c *capture) afterRow(k int64, after []byte) (step, error) {
 	c.pos++
+	if c.check.m1 > 0 {
+		c.stats.Bracketed++
+	}
 	img := after
 	if img == nil {
 		img = []byte("null")

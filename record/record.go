@@ -73,6 +73,7 @@ type Options struct {
 type Stats struct {
 	Rows      int64 // chunk rows read
 	Checked   int64 // keys the table-oracle check compared (oracle.go)
+	Bracketed int64 // changes of the table between the check's markers (outside writers)
 	Chunks    int
 	Positions int64 // log positions consumed
 	Emitted   int64 // entries emitted

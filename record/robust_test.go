@@ -127,7 +127,7 @@ func TestOracleUnderOutsideWriter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("record: %v", err)
 	}
-	if res := verify(t, bundle); res.Verdict != certify.Accept || st.Checked != 200 || writes < 100 {
+	if res := verify(t, bundle); res.Verdict != certify.Accept || st.Checked != 200 || writes < 100 || st.Bracketed == 0 {
 		t.Fatalf("%v (%v); checked %d keys under %d outside writes", res.Verdict, res.Failure, st.Checked, writes)
 	}
 }
