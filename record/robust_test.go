@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -348,4 +349,101 @@ func mustDB(t *testing.T, c *pgx.Conn) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// otherDB gives a connection to a second database of the test server.
+func otherDB(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	admin := sqlConn(t, url)
+	name := fmt.Sprintf("rec_other_%d", os.Getpid())
+	admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = name
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// openXact begins, on c, a transaction with a transaction id, inside
+// chunk 1's window (a transaction open when the slot is created holds the
+// slot's creation instead, on any database); chunk 2's low watermark then
+// has it in progress. It returns its backend pid and xid.
+func openXact(c *pgx.Conn, pid, xid *string) func(context.Context, int) error {
+	return func(ctx context.Context, i int) error {
+		if i != 1 {
+			return nil
+		}
+		if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+			return err
+		}
+		return c.QueryRow(ctx, "SELECT pg_backend_pid()::text, pg_current_xact_id()::text").Scan(pid, xid)
+	}
+}
+
+// The wait after a low watermark is for the table's database only: a
+// transaction open in another database all along does not hold the run
+// (with --wait 1s it would end it).
+func TestWaitIgnoresOtherDatabases(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	other := otherDB(t, url)
+	tab, sig := freshTable(t, c)
+	var pid, xid string
+	var waited []Waiter
+	_, _, err := recordErr(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 10, Populate: 50, Wait: time.Second,
+		Waiting: func(w Waiter) { waited = append(waited, w) }, inWindow: openXact(other, &pid, &xid)})
+	other.Exec(context.Background(), "ROLLBACK")
+	if err != nil || xid == "" || len(waited) > 0 {
+		t.Fatalf("a transaction (xid %s) in another database: %v, waited for %v", xid, err, waited)
+	}
+}
+
+// A transaction of the table's database in progress at a low watermark is
+// waited for and reported (its pid and xid) while the run waits; past
+// --wait the run ends, naming it.
+func TestWaitForTheTablesDatabase(t *testing.T) {
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	ctx := context.Background()
+	t.Run("waited for and reported", func(t *testing.T) {
+		tab, sig := freshTable(t, c)
+		x := sqlConn(t, url)
+		var pid, xid string
+		var waited []Waiter
+		_, _, err := recordErr(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 10, Populate: 30, Wait: time.Minute,
+			Waiting: func(w Waiter) {
+				waited = append(waited, w)
+				x.Exec(ctx, "COMMIT") // the transaction ends once reported
+			}, inWindow: openXact(x, &pid, &xid)})
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if len(waited) != 1 || strconv.Itoa(waited[0].PID) != pid || waited[0].Xid != xid {
+			t.Fatalf("waited for %+v; the transaction was pid %s xid %s", waited, pid, xid)
+		}
+	})
+	t.Run("past --wait", func(t *testing.T) {
+		tab, sig := freshTable(t, c)
+		x := sqlConn(t, url)
+		var pid, xid string
+		_, _, err := recordErr(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 10, Populate: 30, Wait: time.Second,
+			inWindow: openXact(x, &pid, &xid)})
+		x.Exec(ctx, "ROLLBACK")
+		var re *Error
+		if !errors.As(err, &re) || !re.Stuck || !strings.Contains(re.Msg, "transaction "+xid+" (pid "+pid+", open for") || !strings.Contains(re.Msg, "did not end within --wait 1s") {
+			t.Fatalf("got %v; want stuck naming xid %s and pid %s", err, xid, pid)
+		}
+		noLeftovers(t, c, sig)
+	})
 }
