@@ -68,7 +68,7 @@ func TestRecordCommand(t *testing.T) {
 	bundle, events, notes := filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "e.jsonl"), filepath.Join(dir, "n.jsonl")
 	var out, errb bytes.Buffer
 	code := Main([]string{"record", "--db", url, "--table", "items", "--populate", "300", "--chunk-size", "64",
-		"--rate", "300", "--bundle", bundle, "--events", events, "--notifications", notes}, &out, &errb)
+		"--workload", "300", "--bundle", bundle, "--events", events, "--notifications", notes}, &out, &errb)
 	if code != exitOK {
 		t.Fatalf("record: exit %d: %s", code, errb.String())
 	}
@@ -94,10 +94,16 @@ func TestRecordCommand(t *testing.T) {
 		t.Errorf("the events are not Debezium PostgreSQL envelopes with snapshot rows and watermarks:\n%.400s", ev)
 	}
 
+	// copy-dropped loses every chunk row: the table, the oracle, says so
+	// (exit 1), and the bundle is written as recorded.
 	out.Reset()
-	if code := Main([]string{"record", "--db", url, "--table", "items", "--chunk-size", "64", "--rate", "0",
-		"--fault", "copy-dropped", "--bundle", bundle}, &out, &errb); code != exitOK {
-		t.Fatalf("record --fault: exit %d: %s", code, errb.String())
+	errb.Reset()
+	os.Remove(bundle)
+	if code := Main([]string{"record", "--db", url, "--table", "items", "--chunk-size", "64",
+		"--fault", "copy-dropped", "--bundle", bundle}, &out, &errb); code != exitViolated ||
+		!strings.Contains(errb.String(), "the oracle check failed: the emitted stream differs from the table at key ") ||
+		!strings.Contains(errb.String(), "the files were written as recorded, and do not describe the table") {
+		t.Fatalf("record --fault copy-dropped: exit %d: %s", code, errb.String())
 	}
 	out.Reset()
 	if code := Main([]string{"certify", bundle}, &out, &errb); code != exitViolated || !strings.Contains(out.String(), "the prefix is the window-discard emission") {
@@ -118,6 +124,12 @@ func TestRecordCommand(t *testing.T) {
 		{[]string{"--table", "nokey"}, exitUsage, "has no primary key"},
 		{[]string{"--table", "items", "--chunk-size", "0"}, exitUsage, "--chunk-size must be at least 1"},
 		{[]string{"--table", "items", "--fault", "nope"}, exitUsage, "unknown fault"},
+		{[]string{"--table", "items", "--rate", "100"}, exitUsage, "--rate is replaced by --workload RATE"},
+		{[]string{"--table", "items", "--clients", "4"}, exitUsage, "--clients is for the workload: give --workload RATE too"},
+		{[]string{"--table", "items", "--workload", "0"}, exitUsage, "--workload 0 runs no workload"},
+		{[]string{"--table", "items", "--events", filepath.Join(dir, "no", "such", "e.jsonl")}, exitUsage, "there is no directory " + filepath.Join(dir, "no", "such")},
+		{[]string{"--table", "items", "--schedule", filepath.Join(dir, "missing.json")}, exitUsage, "--schedule " + filepath.Join(dir, "missing.json") + ": no such file"},
+		{[]string{"--table", "items", "--signal-table", "no_such_schema.sig"}, exitUsage, "schema no_such_schema does not exist"},
 	} {
 		errb.Reset()
 		args := append([]string{"record", "--db", url, "--bundle", bundle}, tc.args...)

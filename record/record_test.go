@@ -174,8 +174,11 @@ func TestFaultsRejectedWhenTheyBite(t *testing.T) {
 			bit := false
 			for seed := int64(1); seed <= faultTries && !bit; seed++ {
 				tab, sig := freshTable(t, c)
-				st, bundle, _ := record(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 5, Populate: 30, Fault: tc.fault,
+				st, bundle, err := recordErr(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 5, Populate: 30, Fault: tc.fault,
 					Workload: Workload{Rate: -1, Seed: seed, Clients: 2, MaxRows: 2}, WindowHold: 15 * time.Millisecond})
+				if err != nil && (oracleErr(err) == "" || st.Diverged == 0) {
+					t.Fatalf("seed %d: %v (the fault acted %d times)", seed, err, st.Diverged)
+				}
 				res := verify(t, bundle)
 				if st.Diverged == 0 {
 					if res.Verdict != certify.Accept {

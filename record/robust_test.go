@@ -223,6 +223,11 @@ func TestToastedUnchangedColumn(t *testing.T) {
 					t.Fatalf("got %v", err)
 				}
 				noLeftovers(t, c, sig)
+				var sigLeft bool
+				c.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", sig).Scan(&sigLeft)
+				if sigLeft {
+					t.Errorf("the failed run left the signalling table it created")
+				}
 				return
 			}
 			if err != nil {
