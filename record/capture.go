@@ -149,6 +149,11 @@ func (c *capture) backfill(ctx context.Context) error {
 	if err := c.executeSnapshot(ctx); err != nil {
 		return err
 	}
+	if f := c.s.opt.inWindow; f != nil {
+		if err := f(ctx, 0); err != nil {
+			return err
+		}
+	}
 	if err := c.readChunk(ctx, 1); err != nil {
 		return err
 	}
@@ -457,7 +462,8 @@ func (c *capture) consume(ctx context.Context) (step, error) {
 
 // ack tells the server how far the stream has been processed.
 func (c *capture) ack(ctx context.Context, now bool) error {
-	c.nextAck = time.Now().Add(time.Second)
+	// often enough that the keepalives it asks for come well within --stall
+	c.nextAck = time.Now().Add(min(time.Second, c.s.opt.Stall/4))
 	// A reply requested: the server's keepalive says how far it has read
 	// the WAL, which advances while it decodes a large transaction (stall.go).
 	err := pglogrepl.SendStandbyStatusUpdate(ctx, c.s.repl, pglogrepl.StandbyStatusUpdate{WALWritePosition: c.acked, ReplyRequested: true})

@@ -53,7 +53,8 @@ type Options struct {
 	// watermark, widening the window the workload can race (for tests).
 	WindowHold time.Duration
 	// inWindow, if set, runs between chunk i's read and its high watermark
-	// (for tests: a write inside the window).
+	// (for tests: a write inside the window), and with i = 0 before chunk
+	// 1's low watermark.
 	inWindow func(ctx context.Context, i int) error
 	// Schedule, if set, drives the run step by step through a model's
 	// counterexample instead of the backfill loop (see schedule.go).

@@ -452,3 +452,31 @@ func TestWaitForTheTablesDatabase(t *testing.T) {
 		noLeftovers(t, c, sig)
 	})
 }
+
+// A large transaction committed before chunk 1's low watermark streams
+// for longer than --stall after the chunk's high watermark was written:
+// WAL keeps arriving and the server has not sent past the watermark, so
+// the capture is not stuck (counting from the high watermark's write, as
+// it did, it was).
+func TestLargeTransactionIsNotAStall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 150,000 rows")
+	}
+	url := pgURL(t)
+	c := sqlConn(t, url)
+	tab, sig := freshTable(t, c)
+	st, bundle, err := recordErr(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 20000, Populate: 100, Stall: time.Second,
+		inWindow: func(ctx context.Context, i int) error {
+			if i != 0 {
+				return nil
+			}
+			_, err := c.Exec(ctx, "INSERT INTO "+tab+" SELECT g, 1, 'bulk' FROM generate_series(1000, 150999) g")
+			return err
+		}})
+	if err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	if res := verify(t, bundle); res.Verdict != certify.Accept || st.Checked != 150100 || st.MaxLag < time.Second {
+		t.Fatalf("%v (%v); %+v: the bulk insert must reach the consumer after the stall's time", res.Verdict, res.Failure, st)
+	}
+}
