@@ -19,8 +19,7 @@ import (
 var helpNotes = map[string]string{
 	"record": `What record writes, and where:
   - the table: nothing, unless --workload RATE runs a workload of inserts, updates and
-    deletes against it (or --populate creates it; a table record created gets no
-    workload either without --workload);
+    deletes against it, or --populate N creates it (only if it does not exist);
   - the signalling table (--signal-table): this run's rows only, ids cutcheck-<token>-...,
     deleted at the end; the table itself if it is missing (marked by its comment, and
     dropped at the end when empty);
@@ -216,7 +215,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "  "+d)
 		}
 	} else {
-		fmt.Fprintf(stdout, "the oracle check passed: the table, read once the run stopped, agrees with the emitted stream on all %d keys\n", st.Checked)
+		fmt.Fprintf(stdout, "the oracle check passed: the table, read once the run stopped, agrees with the emitted stream on all %d keys either holds\n", st.Checked)
 	}
 	if o.opt.Schedule == nil && o.opt.Fault != "" {
 		fmt.Fprintf(stdout, "fault %s changed the capture's behaviour %d times\n", o.opt.Fault, st.Diverged)

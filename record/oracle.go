@@ -3,6 +3,7 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/binary"
@@ -103,7 +104,7 @@ func (c *capture) readTable(ctx context.Context) error {
 			return ioErr("table %s: %v", c.tab.qname, err)
 		}
 		// The key as the bundle writes it: an integer's text form.
-		if err := c.check.sort.add(entry{key: bytes.Clone(vals[c.tab.pk]), kind: fromTable, img: img}); err != nil {
+		if err := c.check.sort.add(entry{key: vals[c.tab.pk], kind: fromTable, img: img}); err != nil {
 			return err
 		}
 	}
@@ -243,24 +244,38 @@ func less(a, b *entry) bool {
 	return a.pos < b.pos
 }
 
-// sortBudget bounds the entries held in memory before a sorted run is
+// sortBudget bounds the bytes held in memory before a sorted run is
 // written to disk.
-const sortBudget = 8 << 20
+const sortBudget = 4 << 20
 
 // sorter is an external merge sort of entries: sorted runs of at most
-// sortBudget bytes in temporary files, merged when read.
+// sortBudget bytes in temporary files, merged when read. The entries in
+// memory share one reused arena, so a long run makes no garbage.
 type sorter struct {
-	dir   string
-	buf   []entry
-	size  int
+	dir    string
+	budget int // 0: sortBudget
+	arena  []byte
+	buf   []span
 	files []*os.File
 }
 
+// span is an entry in the arena: its key is arena[at:mid], its image
+// arena[mid:end].
+type span struct {
+	at, mid, end int
+	kind         byte
+	pos          int64
+}
+
+func (s *sorter) entry(p span) entry {
+	return entry{key: s.arena[p.at:p.mid], kind: p.kind, pos: p.pos, img: s.arena[p.mid:p.end]}
+}
+
 func (s *sorter) add(e entry) error {
-	e.img = bytes.Clone(e.img)
-	s.buf = append(s.buf, e)
-	s.size += len(e.key) + len(e.img) + 64
-	if s.size >= sortBudget {
+	at := len(s.arena)
+	s.arena = append(append(s.arena, e.key...), e.img...)
+	s.buf = append(s.buf, span{at: at, mid: at + len(e.key), end: len(s.arena), kind: e.kind, pos: e.pos})
+	if len(s.arena)+len(s.buf)*40 >= cmp.Or(s.budget, sortBudget) {
 		return s.spill()
 	}
 	return nil
@@ -268,7 +283,10 @@ func (s *sorter) add(e entry) error {
 
 // spill writes the buffer, sorted, as one run.
 func (s *sorter) spill() error {
-	sort.SliceStable(s.buf, func(i, j int) bool { return less(&s.buf[i], &s.buf[j]) })
+	sort.SliceStable(s.buf, func(i, j int) bool {
+		a, b := s.entry(s.buf[i]), s.entry(s.buf[j])
+		return less(&a, &b)
+	})
 	f, err := spoolFile(s.dir, "oracle")
 	if err != nil {
 		return err
@@ -276,7 +294,8 @@ func (s *sorter) spill() error {
 	s.files = append(s.files, f)
 	w := bufio.NewWriterSize(f, 1<<16)
 	var n [binary.MaxVarintLen64]byte
-	for _, e := range s.buf {
+	for _, p := range s.buf {
+		e := s.entry(p)
 		w.Write(n[:binary.PutUvarint(n[:], uint64(len(e.key)))])
 		w.Write(e.key)
 		w.WriteByte(e.kind)
@@ -287,7 +306,7 @@ func (s *sorter) spill() error {
 	if err := w.Flush(); err != nil {
 		return ioErr("writing a temporary file: %v", err)
 	}
-	s.buf, s.size = s.buf[:0], 0
+	s.arena, s.buf = s.arena[:0], s.buf[:0]
 	return nil
 }
 
@@ -363,7 +382,7 @@ func (s *sorter) iter() (*iterator, error) {
 		if _, err := f.Seek(0, 0); err != nil {
 			return nil, ioErr("reading a temporary file: %v", err)
 		}
-		r := &run{r: bufio.NewReaderSize(f, 1<<16)}
+		r := &run{r: bufio.NewReaderSize(f, 1<<14)}
 		ok, err := r.next()
 		if err != nil {
 			return nil, err
