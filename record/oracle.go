@@ -255,8 +255,8 @@ type sorter struct {
 	dir    string
 	budget int // 0: sortBudget
 	arena  []byte
-	buf   []span
-	files []*os.File
+	buf    []span
+	files  []*os.File
 }
 
 // span is an entry in the arena: its key is arena[at:mid], its image

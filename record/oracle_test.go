@@ -84,7 +84,7 @@ func TestOracleResult(t *testing.T) {
 	}{
 		{a, [][3]string{{"1", "3", a}}, ""},
 		{a, [][3]string{{"1", "3", b}}, "column v is 1 in the table and 2 in the stream"},
-		{b, [][3]string{{"1", "3", a}, {"1", "12", b}, {"1", "15", c}}, ""},        // inside the bracket
+		{b, [][3]string{{"1", "3", a}, {"1", "12", b}, {"1", "15", c}}, ""},         // inside the bracket
 		{b, [][3]string{{"1", "3", a}, {"1", "12", c}, {"1", "25", b}}, "column v"}, // only after M2
 		{"", [][3]string{{"1", "3", a}, {"1", "5", "null"}}, ""},
 		{"", [][3]string{{"1", "3", a}}, "the table has no row, the stream holds"},
