@@ -22,7 +22,9 @@ func recordAll(t *testing.T, opt Options) (st Stats, bundle, events, notes []byt
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	st, err := Record(ctx, opt)
-	if err != nil {
+	// A fault that acted may leave the sink unlike the table: the oracle
+	// check fails, and the files are written all the same.
+	if err != nil && (oracleErr(err) == "" || opt.Fault == "" || st.Diverged == 0) {
 		t.Fatalf("record: %v", err)
 	}
 	return st, b.Bytes(), e.Bytes(), n.Bytes()
