@@ -21,8 +21,14 @@
 // rows) and the incremental-snapshot notifications, so that certify --from
 // debezium reaches the bundle's verdict from them.
 //
+// The table is the oracle (oracle.go): at the end of a backfill the
+// recorder reads the whole table between two marker rows and checks that
+// the emitted stream agrees with it, so that certify's assumption of a
+// faithful observation is checked for the run at hand.
+//
 // Nothing is left behind: the slot is temporary (the server drops it when the
 // replication connection ends, even if the process is killed), and the
-// publication and the signal rows are removed on every exit, Ctrl-C included.
-// Clean drops slots and publications of this tool that a killed run left.
+// publication, the signal rows and a signalling table the run created are
+// removed on every exit, Ctrl-C included. Clean removes what a killed run
+// left on the server, CleanFiles its spool files.
 package record
