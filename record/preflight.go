@@ -15,11 +15,10 @@ import (
 // publication's WITH clause.
 func (s *session) preflight(ctx context.Context) (with string, err error) {
 	var version int
-	var partitioned, owner, canSelect, canWrite, replication, createDB bool
+	var partitioned, owner, canSelect, canWrite bool
 	err = s.sql.QueryRow(ctx, `SELECT current_setting('server_version_num')::int, c.relkind = 'p', pg_has_role(c.relowner, 'USAGE'),
-		has_table_privilege(c.oid, 'SELECT'), has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE'),
-		(SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user), has_database_privilege(current_database(), 'CREATE')
-		FROM pg_class c WHERE c.oid = $1::regclass`, s.tab.qname).Scan(&version, &partitioned, &owner, &canSelect, &canWrite, &replication, &createDB)
+		has_table_privilege(c.oid, 'SELECT'), has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE')
+		FROM pg_class c WHERE c.oid = $1::regclass`, s.tab.qname).Scan(&version, &partitioned, &owner, &canSelect, &canWrite)
 	if err != nil {
 		return "", s.dbErr(ctx, "checking the table", err)
 	}
@@ -29,10 +28,6 @@ func (s *session) preflight(ctx context.Context) (with string, err error) {
 		return "", usageErr("user %s lacks the SELECT privilege on table %s, which the chunk reads need: GRANT SELECT ON %s TO %s", user, s.tab.qname, s.tab.qname, user)
 	case !owner:
 		return "", usageErr("user %s does not own table %s, which creating a publication for it needs: run record as its owner", user, s.tab.qname)
-	case !replication:
-		return "", usageErr("user %s lacks the REPLICATION attribute, which a replication slot needs: ALTER ROLE %s REPLICATION", user, user)
-	case !createDB:
-		return "", usageErr("user %s lacks the CREATE privilege on database %s, which a publication needs: GRANT CREATE ON DATABASE %s TO %s", user, s.cfg.Database, s.cfg.Database, user)
 	case s.opt.Workload.Rate != 0 && !canWrite:
 		return "", usageErr("user %s lacks the INSERT, UPDATE or DELETE privilege on table %s, which the workload needs", user, s.tab.qname)
 	case partitioned && version < 130000:
@@ -41,15 +36,30 @@ func (s *session) preflight(ctx context.Context) (with string, err error) {
 	if err := s.checkIdentity(ctx); err != nil {
 		return "", err
 	}
-	if err := s.checkSignalSchema(ctx); err != nil {
-		return "", err
-	}
 	if version >= 130000 {
 		// A partition's changes come under the root's name, the table the
 		// chunks read.
 		with = " WITH (publish_via_partition_root = true)"
 	}
 	return with, nil
+}
+
+// checkRole checks, before anything is created (--populate's table
+// included), what the run needs of the user and the signalling table.
+func (s *session) checkRole(ctx context.Context) error {
+	var replication, createDB bool
+	err := s.sql.QueryRow(ctx, `SELECT (SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user),
+		has_database_privilege(current_database(), 'CREATE')`).Scan(&replication, &createDB)
+	user := s.cfg.User
+	switch {
+	case err != nil:
+		return s.dbErr(ctx, "checking the user's privileges", err)
+	case !replication:
+		return usageErr("user %s lacks the REPLICATION attribute, which a replication slot needs: ALTER ROLE %s REPLICATION", user, user)
+	case !createDB:
+		return usageErr("user %s lacks the CREATE privilege on database %s, which a publication needs: GRANT CREATE ON DATABASE %s TO %s", user, s.cfg.Database, s.cfg.Database, user)
+	}
+	return s.checkSignalSchema(ctx)
 }
 
 // checkIdentity refuses REPLICA IDENTITY NOTHING on the table or any of

@@ -322,6 +322,9 @@ func (s *session) prepare(ctx context.Context) error {
 	if inUse {
 		return usageErr("replication slot %q is in use: choose another --slot (or drop it: SELECT pg_drop_replication_slot('%s'))", s.slot, s.slot)
 	}
+	if err := s.checkRole(ctx); err != nil {
+		return err
+	}
 	if s.opt.Schedule != nil {
 		if err := s.opt.Schedule.createTable(ctx, s.sql, s.opt.Table); err != nil {
 			return err

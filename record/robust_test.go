@@ -306,11 +306,15 @@ func TestRefusedBeforeAnythingIsCreated(t *testing.T) {
 	c.Exec(ctx, "CREATE TABLE "+plain+" (id bigint PRIMARY KEY, v integer)")
 	role := fmt.Sprintf("rec_noperm_%d", os.Getpid())
 	c.Exec(ctx, "DROP ROLE IF EXISTS "+role)
-	if _, err := c.Exec(ctx, "CREATE ROLE "+role+" LOGIN"); err != nil {
+	if _, err := c.Exec(ctx, "CREATE ROLE "+role+" LOGIN REPLICATION"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Exec(context.Background(), "DROP OWNED BY "+role+"; DROP ROLE IF EXISTS "+role) })
 	c.Exec(ctx, "GRANT SELECT ON "+plain+" TO "+role)
+	c.Exec(ctx, "GRANT CREATE ON DATABASE "+mustDB(t, c)+" TO "+role)
+	t.Cleanup(func() { c.Exec(context.Background(), "REVOKE CREATE ON DATABASE "+mustDB(t, c)+" FROM "+role) })
+	c.Exec(ctx, "GRANT CREATE ON SCHEMA public TO "+role)
+	t.Cleanup(func() { c.Exec(context.Background(), "REVOKE CREATE ON SCHEMA public FROM "+role) })
 	for _, tc := range []struct {
 		name string
 		opt  Options
@@ -337,14 +341,15 @@ func TestRefusedBeforeAnythingIsCreated(t *testing.T) {
 			}
 		})
 	}
-	// A role with SELECT and ownership but without REPLICATION.
-	c.Exec(ctx, "ALTER TABLE "+plain+" OWNER TO "+role)
-	c.Exec(ctx, "GRANT CREATE ON DATABASE "+mustDB(t, c)+" TO "+role)
-	t.Cleanup(func() { c.Exec(context.Background(), "REVOKE CREATE ON DATABASE "+mustDB(t, c)+" FROM "+role) })
-	_, err := Record(ctx, Options{URL: withParam(url, "user", role), Table: plain, SignalTable: sig})
+	// A role without REPLICATION: refused before --populate creates its table.
+	c.Exec(ctx, "ALTER ROLE "+role+" NOREPLICATION")
+	fresh, _ := freshTable(t, c)
+	_, err := Record(ctx, Options{URL: withParam(url, "user", role), Table: fresh, Populate: 10, SignalTable: sig})
 	var re *Error
-	if !errors.As(err, &re) || !re.Usage || !strings.Contains(re.Msg, "lacks the REPLICATION attribute") {
-		t.Fatalf("no REPLICATION: got %v", err)
+	var made bool
+	c.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", fresh).Scan(&made)
+	if !errors.As(err, &re) || !re.Usage || !strings.Contains(re.Msg, "lacks the REPLICATION attribute") || made {
+		t.Fatalf("no REPLICATION: got %v (the populated table made: %v)", err, made)
 	}
 }
 
