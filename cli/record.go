@@ -136,7 +136,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	secs := st.Elapsed.Seconds()
-	fmt.Fprintf(stdout, "recorded %d chunks: %d rows read, %d log positions, %d entries emitted (%d survivors; %d buffered rows raced by a window event), %d workload transactions; frontier %d, max key %d\n",
+	fmt.Fprintf(stdout, "recorded %d chunks: %d rows read, %d log positions, %d entries emitted (%d survivors; %d buffered rows raced by a window event), %d workload transactions; frontier %d, max key %s\n",
 		st.Chunks, st.Rows, st.Positions, st.Emitted, st.Survivors, st.Discarded, st.Txns, st.Frontier, st.MaxKey)
 	if o.opt.Schedule == nil {
 		fmt.Fprintf(stdout, "%s: %.0f rows/s read, %.0f workload transactions/s, %.0f positions/s consumed; a high watermark reached the consumer within %s\n",
