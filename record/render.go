@@ -128,13 +128,16 @@ func (c *codec) render(b []byte, text []byte) ([]byte, error) {
 			}
 			return strconv.AppendInt(b, us, 10), nil
 		}
+		if _, _, ok := timestampParts(string(text), false); ok {
+			return nil, fmt.Errorf("%s is beyond the microseconds since 1970 an int64 holds (Debezium's MicroTimestamp fails on it too)", text)
+		}
 	case kTimestampTZ:
 		switch s := string(text); s {
 		case "infinity", "-infinity":
 			return appendString(b, s), nil
 		default:
-			if us, ok := parseTimestamp(s, true); ok {
-				return appendString(b, isoInstant(us, c.prec)), nil
+			if d, us, ok := timestampParts(s, true); ok {
+				return appendString(b, isoInstant(d, us, c.prec)), nil
 			}
 		}
 	case kInterval:
@@ -385,7 +388,9 @@ func parseOffset(s string) (int64, bool) {
 }
 
 // parseTimestamp reads an ISO timestamp ("2024-01-02 03:04:05.5", with
-// "+00" when zoned, " BC" before Christ) as microseconds since the epoch.
+// "+00" when zoned, " BC" before Christ) as microseconds since the epoch;
+// not ok beyond them (after 294247 AD, where PostgreSQL, counting from
+// 2000, still has 30 years, and Debezium fails too).
 func parseTimestamp(s string, zoned bool) (int64, bool) {
 	switch s {
 	case "infinity":
@@ -393,20 +398,31 @@ func parseTimestamp(s string, zoned bool) (int64, bool) {
 	case "-infinity":
 		return negInfTS, true
 	}
+	d, us, ok := timestampParts(s, zoned)
+	const maxDays = math.MaxInt64/86400_000000 - 1
+	if !ok || d > maxDays || d < -maxDays {
+		return 0, false
+	}
+	return d*86400e6 + us, true
+}
+
+// timestampParts reads an ISO timestamp as its day since the epoch and
+// microsecond of that day, in UTC.
+func timestampParts(s string, zoned bool) (days, us int64, ok bool) {
 	bc := strings.HasSuffix(s, " BC")
 	s = strings.TrimSuffix(s, " BC")
 	date, clock, ok := strings.Cut(s, " ")
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
 	var off int64
 	if zoned {
 		i := strings.LastIndexAny(clock, "+-")
 		if i < 0 {
-			return 0, false
+			return 0, 0, false
 		}
 		if off, ok = parseOffset(clock[i:]); !ok {
-			return 0, false
+			return 0, 0, false
 		}
 		clock = clock[:i]
 	}
@@ -415,14 +431,15 @@ func parseTimestamp(s string, zoned bool) (int64, bool) {
 	}
 	d, ok1 := parseDate(date)
 	us, ok2 := parseClock(clock)
-	return d*86400e6 + us - off*1e6, ok1 && ok2
+	us -= off * 1e6
+	d += floorDiv(us, 86400e6)
+	return d, us - floorDiv(us, 86400e6)*86400e6, ok1 && ok2
 }
 
 // isoInstant is ZonedTimestamp's text of an instant: ISO-8601 in UTC, the
 // fraction in exactly prec digits for timestamptz(1..6), else in as few as
 // it needs (DateTimeFormatter.ISO_OFFSET_DATE_TIME).
-func isoInstant(us int64, prec int) string {
-	days := floorDiv(us, 86400e6)
+func isoInstant(days, us int64, prec int) string {
 	y, m, d := civilFromDays(days)
 	var year string
 	switch {
@@ -433,7 +450,7 @@ func isoInstant(us int64, prec int) string {
 	default:
 		year = fmt.Sprintf("%04d", y)
 	}
-	return fmt.Sprintf("%s-%02d-%02dT%sZ", year, m, d, isoClock(us-days*86400e6, prec))
+	return fmt.Sprintf("%s-%02d-%02dT%sZ", year, m, d, isoClock(us, prec))
 }
 
 // isoClock is DateTimeFormatter.ISO_LOCAL_TIME's text of a time of day.

@@ -163,7 +163,7 @@ func (t *table) findKey(ctx context.Context, c *pgx.Conn, oid uint32, keyCols []
 		}
 		t.key = append(t.key, i)
 	}
-	t.intKey = len(t.key) == 1 && intRendered(t.cols[t.key[0]].codec)
+	t.intKey = len(t.key) == 1 && intKeyed(t.cols[t.key[0]].codec)
 	return nil
 }
 

@@ -153,6 +153,10 @@ func intRendered(c *codec) bool {
 	return false
 }
 
+// intKeyed says whether a key column's part of the bundle key is an
+// integer: its Debezium number, or a timestamptz's microseconds.
+func intKeyed(c *codec) bool { return intRendered(c) || c.kind == kTimestampTZ }
+
 // keyable says why a key column's type cannot be ordered as certify orders
 // keys, or "" when it can: integers, dates, times and timestamps by their
 // Debezium numbers, text/varchar/uuid byte-wise (the chunks read them
