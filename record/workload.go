@@ -412,7 +412,7 @@ func randomKeyText(rng *rand.Rand, c *codec) string {
 		if c.base == "uuid" {
 			return randomUUID(rng)
 		}
-		s := []string{"a", "B", "ä", "Z", "_x", "aa", "A", "é", "z", "0"}[rng.IntN(10)] + strconv.Itoa(rng.IntN(40))
+		s := []string{"a", "B", "ä", "Z", "_x", "aa", "A", "é", "z", "0"}[rng.IntN(10)] + strconv.Itoa(rng.IntN(8))
 		if c.maxLen > 0 && len([]rune(s)) > c.maxLen {
 			s = string([]rune(s)[:c.maxLen])
 		}
@@ -424,7 +424,7 @@ func randomKeyText(rng *rand.Rand, c *codec) string {
 		}
 		return s
 	case kDate:
-		return "2024-01-" + strconv.Itoa(1+rng.IntN(28))
+		return "2024-01-" + strconv.Itoa(10+rng.IntN(10))
 	case kTimestamp, kTimestampTZ:
 		return "2024-01-01 00:00:" + strconv.Itoa(rng.IntN(60)) + "." + strconv.Itoa(rng.IntN(10))
 	case kTime:
