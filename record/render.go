@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Values are rendered from PostgreSQL's own text output, which both paths
@@ -91,7 +91,7 @@ func (c *codec) render(b []byte, text []byte) ([]byte, error) {
 			// the JSON converter writes non-finite doubles as strings
 			return appendString(b, s), nil
 		default:
-			if _, err := strconv.ParseFloat(s, 64); err == nil && json.Valid(text) {
+			if _, err := strconv.ParseFloat(s, 64); err == nil {
 				return append(b, text...), nil
 			}
 		}
@@ -137,7 +137,8 @@ func (c *codec) render(b []byte, text []byte) ([]byte, error) {
 			return appendString(b, s), nil
 		default:
 			if d, us, ok := timestampParts(s, true); ok {
-				return appendString(b, isoInstant(d, us, c.prec)), nil
+				b = append(b, '"')
+				return append(isoInstant(b, d, us, c.prec), '"'), nil
 			}
 		}
 	case kInterval:
@@ -158,9 +159,56 @@ func (c *codec) render(b []byte, text []byte) ([]byte, error) {
 	return nil, fmt.Errorf("%q is not a %s as PostgreSQL writes it", text, c.typ)
 }
 
+// appendString appends s as encoding/json writes a string (HTML-escaped,
+// invalid UTF-8 as U+FFFD), without its allocations: the bundle's values
+// and the certify converter's, which marshals them, must be the same bytes.
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			if r == utf8.RuneError {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 func appendBase64(b, raw []byte) []byte {
@@ -211,10 +259,18 @@ func (c *codec) renderDecimal(b []byte, text []byte) ([]byte, error) {
 	default:
 		digits = strings.TrimSuffix(digits, strings.Repeat("0", -scale))
 	}
-	n, _ := new(big.Int).SetString(strings.TrimLeft(digits, "0")+"0", 10)
-	n.Quo(n, big.NewInt(10))
-	if neg {
-		n.Neg(n)
+	var n *big.Int
+	if len(digits) <= 18 {
+		v, _ := strconv.ParseInt("0"+digits, 10, 64)
+		if neg {
+			v = -v
+		}
+		n = big.NewInt(v)
+	} else {
+		n, _ = new(big.Int).SetString(digits, 10)
+		if neg {
+			n.Neg(n)
+		}
 	}
 	if c.kind == kNumericVar {
 		b = append(b, `{"scale":`...)
@@ -232,7 +288,14 @@ func splitDecimal(s string) (neg bool, intPart, frac string, ok bool) {
 		neg, s = true, s[1:]
 	}
 	intPart, frac, _ = strings.Cut(s, ".")
-	digits := func(d string) bool { return strings.Trim(d, "0123456789") == "" }
+	digits := func(d string) bool {
+		for i := 0; i < len(d); i++ {
+			if d[i] < '0' || d[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
 	return neg, intPart, frac, intPart != "" && digits(intPart) && digits(frac)
 }
 
@@ -439,35 +502,57 @@ func timestampParts(s string, zoned bool) (days, us int64, ok bool) {
 // isoInstant is ZonedTimestamp's text of an instant: ISO-8601 in UTC, the
 // fraction in exactly prec digits for timestamptz(1..6), else in as few as
 // it needs (DateTimeFormatter.ISO_OFFSET_DATE_TIME).
-func isoInstant(days, us int64, prec int) string {
+func isoInstant(b []byte, days, us int64, prec int) []byte {
 	y, m, d := civilFromDays(days)
-	var year string
 	switch {
 	case y > 9999:
-		year = "+" + strconv.FormatInt(y, 10)
+		b = append(b, '+')
 	case y < 0:
-		year = fmt.Sprintf("-%04d", -y)
-	default:
-		year = fmt.Sprintf("%04d", y)
+		b = append(b, '-')
+		y = -y
 	}
-	return fmt.Sprintf("%s-%02d-%02dT%sZ", year, m, d, isoClock(us, prec))
+	b = appendPadded(b, y, 4)
+	b = append(b, '-')
+	b = appendPadded(b, m, 2)
+	b = append(b, '-')
+	b = appendPadded(b, d, 2)
+	b = append(b, 'T')
+	return append(isoClock(b, us, prec), 'Z')
 }
 
 // isoClock is DateTimeFormatter.ISO_LOCAL_TIME's text of a time of day.
-func isoClock(us int64, prec int) string {
+func isoClock(b []byte, us int64, prec int) []byte {
 	s := us / 1e6
-	out := fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
-	frac := fmt.Sprintf("%06d", us%1e6)
-	switch {
-	case prec >= 1 && prec <= 6:
-		frac = frac[:prec]
-	default:
-		frac = strings.TrimRight(frac, "0")
+	b = appendPadded(b, s/3600, 2)
+	b = append(b, ':')
+	b = appendPadded(b, s/60%60, 2)
+	b = append(b, ':')
+	b = appendPadded(b, s%60, 2)
+	var frac [6]byte
+	appendPadded(frac[:0], us%1e6, 6)
+	n := 6
+	if prec >= 1 && prec <= 6 {
+		n = prec
+	} else {
+		for n > 0 && frac[n-1] == '0' {
+			n--
+		}
 	}
-	if frac != "" {
-		out += "." + frac
+	if n > 0 {
+		b = append(b, '.')
+		b = append(b, frac[:n]...)
 	}
-	return out
+	return b
+}
+
+// appendPadded appends a non-negative n in at least width digits.
+func appendPadded(b []byte, n int64, width int) []byte {
+	var d [20]byte
+	s := strconv.AppendInt(d[:0], n, 10)
+	for i := len(s); i < width; i++ {
+		b = append(b, '0')
+	}
+	return append(b, s...)
 }
 
 // zonedTime is ZonedTime's text of a timetz ("04:05:06.5+02"): the same
@@ -484,7 +569,7 @@ func zonedTime(s string) (string, bool) {
 	}
 	day := int64(86400e6)
 	us = ((us-off*1e6)%day + day) % day
-	return isoClock(us, -1) + "Z", true
+	return string(isoClock(nil, us, -1)) + "Z", true
 }
 
 // microDuration is MicroDuration's value of an interval in the postgres

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"math/big"
 	"math/rand/v2"
 	"strconv"
@@ -144,6 +145,25 @@ func TestNumericOrderKey(t *testing.T) {
 		b, _ := numericOrderKey(order[i])
 		if a >= b {
 			t.Errorf("%s encodes at or above %s", order[i-1], order[i])
+		}
+	}
+}
+
+// appendString writes what encoding/json writes for every string, byte by
+// byte: ASCII controls, the HTML characters, U+2028/2029, invalid UTF-8.
+// Breaking it: leaving '<' unescaped (the converter's json.Marshal escapes
+// it, so a bundle and its events would disagree on such a value).
+func TestAppendStringIsEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 4))
+	pieces := []string{"a", "<", ">", "&", `"`, `\`, "\x00", "\x1f", "\b", "\f", "\n", "\r", "\t", "\x7f", "é", "\u2028", "\u2029", "😀", "\xff", "\xe2\x80", "日"}
+	for n := 0; n < 20000; n++ {
+		var s strings.Builder
+		for k := rng.IntN(8); k > 0; k-- {
+			s.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		want, _ := json.Marshal(s.String())
+		if got := appendString(nil, s.String()); string(got) != string(want) {
+			t.Fatalf("%q: got %s, want %s", s.String(), got, want)
 		}
 	}
 }
