@@ -20,7 +20,7 @@ type column struct {
 	name    string
 	codec   *codec
 	sqlType string // format_type of the column, to cast a parameter's text to it
-	collate bool   // a collatable type: ordered COLLATE "C", certify's byte order
+	collate bool   // a collation other than byte order: the chunks order it COLLATE "C", certify's order
 	notNull bool
 }
 
@@ -73,7 +73,12 @@ func inspect(ctx context.Context, c *pgx.Conn, name string, keyCols []string) (*
 		typmod int32
 	}
 	var atts []att
-	rows, err := c.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, format_type(a.atttypid, a.atttypmod), a.attcollation <> 0, a.attnotnull
+	// collate: a collation other than C or POSIX, which already order as bytes
+	// (and keep the column's index usable for the chunks)
+	rows, err := c.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, format_type(a.atttypid, a.atttypmod),
+			a.attcollation <> 0 AND COALESCE((SELECT CASE WHEN co.collname = 'default' THEN d.datcollate ELSE co.collcollate END
+				FROM pg_collation co, pg_database d WHERE co.oid = a.attcollation AND d.datname = current_database()), '') NOT IN ('C', 'POSIX'),
+			a.attnotnull
 		FROM pg_attribute a WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, oid)
 	if err != nil {
 		return nil, ioErr("reading the columns of %s: %v", t.qname, pgMsg(err))
