@@ -186,11 +186,13 @@ func recordBoth(t *testing.T, opt Options, key []string) []byte {
 	if err != nil {
 		t.Fatalf("convert: %v", err)
 	}
-	if f != nil {
-		t.Fatalf("the events: %v %q", f, ns)
+	got := &certify.Result{Verdict: certify.Unsupported, Failure: f}
+	if f == nil {
+		got = verify(t, b.Bytes())
 	}
-	got := verify(t, b.Bytes())
 	if hollowWindow(t, opt.Table, opt.SignalTable, events) {
+		// as in TestDebeziumRoundTripClean: the converter cannot place the
+		// chunk ends, says so and certifies less (or nothing)
 		if got.Verdict == certify.Reject || got.Verdict == certify.Accept && got.Cut.Scope == want.Cut.Scope {
 			t.Fatalf("a window delivered no row; want fewer keys certified, got %s", outcome(got))
 		}
