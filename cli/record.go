@@ -44,7 +44,9 @@ func recordFlags() (*pflag.FlagSet, *recordOpts) {
 	o := &recordOpts{}
 	fs := pflag.NewFlagSet("record", pflag.ContinueOnError)
 	fs.StringVar(&o.opt.URL, "db", "", "the PostgreSQL server (URL or key=value string); wal_level must be logical")
-	fs.StringVar(&o.opt.Table, "table", "", "the table to back-fill (schema.table); its primary key is one integer column; record only reads it unless --workload is given")
+	fs.StringVar(&o.opt.Table, "table", "", "the table to back-fill (schema.table): any built-in column type, arrays, enums, domains, ranges and composite types; "+
+		"keyed by its primary key (integers, numeric, text, varchar, uuid, date, time, timestamp, timestamptz, or several of these), chunked in that order (text COLLATE \"C\"); record only reads it unless --workload is given")
+	fs.StringSliceVar(&o.opt.Key, "key", nil, "the key columns (a,b): a unique not-null key to chunk by instead of the primary key (Debezium's message.key.columns)")
 	fs.StringVar(&o.bundle, "bundle", "", "write the evidence bundle (certify/FORMAT.md) to this file")
 	fs.StringVar(&o.events, "events", "", "write the emitted stream as Debezium PostgreSQL change events (JSON Lines) to this file")
 	fs.StringVar(&o.notifications, "notifications", "", "write the incremental-snapshot notifications, as Debezium's sink notification channel writes them (JSON Lines), to this file")
@@ -199,7 +201,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	secs := st.Elapsed.Seconds()
-	fmt.Fprintf(stdout, "recorded %d chunks: %d rows read, %d log positions, %d entries emitted (%d survivors; %d buffered rows raced by a window event), %d workload transactions; frontier %d, max key %d\n",
+	fmt.Fprintf(stdout, "recorded %d chunks: %d rows read, %d log positions, %d entries emitted (%d survivors; %d buffered rows raced by a window event), %d workload transactions; frontier %d, max key %s\n",
 		st.Chunks, st.Rows, st.Positions, st.Emitted, st.Survivors, st.Discarded, st.Txns, st.Frontier, st.MaxKey)
 	if o.opt.Schedule == nil {
 		fmt.Fprintf(stdout, "%s: %.0f rows/s read, %.0f workload transactions/s, %.0f positions/s consumed; a high watermark reached the consumer within %s\n",

@@ -21,8 +21,8 @@ import (
 
 // unit is one chunk of the plan: its key range (gt, le] and its bracket.
 type unit struct {
-	gt     *int64
-	le     int64
+	gt     *keyVal
+	le     keyVal
 	inf    bool // no upper bound: the keys above the maximum key, or all keys of an empty table
 	lo, hi int64
 	last   bool
@@ -37,7 +37,7 @@ type capture struct {
 	tab    *table
 	sig    *table
 	fault  string
-	maxKey int64
+	maxKey keyVal
 	empty  bool // the table had no row when the snapshot started
 
 	spool   *spool
@@ -60,17 +60,17 @@ type capture struct {
 	units   []unit
 	cur     int // 1-based index of the chunk whose window is open or pending, 0 for none
 	open    bool
-	keys    []int64
+	keys    []keyVal
 	rows    [][]byte
 	alive   []bool
-	touched []bool // a consumed window event had the row's key
-	idx     map[int64]int
-	pending int // high-edge-off-by-one: the buffered row the last window event would discard, +1
+	touched []bool         // a consumed window event had the row's key
+	idx     map[string]int // buffered rows by their key's JSON
+	pending int            // high-edge-off-by-one: the buffered row the last window event would discard, +1
 
 	stats  Stats
 	buf    []byte
-	sink   map[int64][]byte // schedule runs: the replay of what was emitted
-	highAt time.Time        // when the last high watermark was written
+	sink   map[string][]byte // schedule runs: the replay of what was emitted
+	highAt time.Time         // when the last high watermark was written
 	// the last change's LSN, for events emitted between changes
 	lastLSN pglogrepl.LSN
 
@@ -86,14 +86,14 @@ type capture struct {
 // step is what one consumed position was.
 type step struct {
 	pos    int64
-	key    int64
+	key    string
 	hasKey bool
 	open   int // our low watermark of this chunk
 	close  int // our high watermark of this chunk
 }
 
 func (s *session) startCapture(ctx context.Context) (*capture, error) {
-	c := &capture{s: s, tab: s.tab, sig: s.sig, fault: s.opt.Fault, rels: map[uint32]*table{}, idx: map[int64]int{}}
+	c := &capture{s: s, tab: s.tab, sig: s.sig, fault: s.opt.Fault, rels: map[uint32]*table{}, idx: map[string]int{}}
 	c.lateStart = c.fault == "late-start"
 	if s.opt.Schedule == nil {
 		c.check = newOracle(s.opt.Spool)
@@ -129,15 +129,31 @@ func (s *session) startCapture(ctx context.Context) (*capture, error) {
 // through the stream only, and the window brackets the read that found no
 // key above it.
 func (c *capture) readMaxKey(ctx context.Context) error {
-	var mk *int64
-	if err := c.s.sql.QueryRow(ctx, "SELECT max("+quoteIdent(c.tab.cols[c.tab.pk].name)+")::bigint FROM "+c.tab.qname).Scan(&mk); err != nil {
+	t := c.tab
+	var cols []string
+	for _, i := range t.key {
+		cols = append(cols, quoteIdent(t.cols[i].name))
+	}
+	rows, err := c.s.sql.Query(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+t.qname+" ORDER BY "+t.keyOrder(" DESC")+" LIMIT 1", textFormat)
+	if err != nil {
 		return c.s.dbErr(ctx, "reading the maximum key", err)
 	}
-	c.empty, c.maxKey = mk == nil, 0
-	if mk != nil {
-		c.maxKey = *mk
+	defer rows.Close()
+	c.empty, c.maxKey = true, keyVal{}
+	for rows.Next() {
+		vals := make([][]byte, len(t.cols))
+		for j, i := range t.key {
+			vals[i] = rows.RawValues()[j]
+		}
+		if c.maxKey, err = t.keyOf(vals); err != nil {
+			return ioErr("table %s: the maximum key: %v", t.qname, err)
+		}
+		c.empty = false
 	}
-	c.stats.MaxKey = c.maxKey
+	if err := rows.Err(); err != nil {
+		return c.s.dbErr(ctx, "reading the maximum key", err)
+	}
+	c.stats.MaxKey = c.maxKey.json
 	return nil
 }
 
@@ -280,7 +296,7 @@ func (c *capture) releaseEarly() {
 		c.alive[i] = false
 		c.stats.Diverged++
 		c.stats.Survivors++
-		c.emit(k, c.rows[i])
+		c.emit(k.json, c.rows[i])
 		c.event("r", c.tab, nil, c.rows[i], c.lastLSN, "incremental")
 	}
 }
@@ -296,14 +312,8 @@ func (c *capture) selectChunk(ctx context.Context, i int) error {
 		prev := c.units[i-2].le
 		u.gt = &prev
 	}
-	pk := quoteIdent(c.tab.cols[c.tab.pk].name)
-	q := "SELECT " + c.tab.selectList() + " FROM " + c.tab.qname + " WHERE " + pk + " <= $1"
-	args := []any{c.maxKey}
-	if u.gt != nil {
-		q += " AND " + pk + " > $2"
-		args = append(args, *u.gt)
-	}
-	q += " ORDER BY " + pk + " LIMIT " + strconv.Itoa(c.s.opt.ChunkSize)
+	q, args := c.chunkQuery(u.gt, c.maxKey)
+	q += " LIMIT " + strconv.Itoa(c.s.opt.ChunkSize)
 	id := c.s.run + "-execute"
 	if c.empty {
 		// The maximum-key query found no row: every key was absent when
@@ -331,7 +341,7 @@ func (c *capture) selectChunk(ctx context.Context, i int) error {
 	} else {
 		u.le = c.keys[n-1]
 		c.notify(id, "IN_PROGRESS", map[string]string{"data_collections": c.collection(), "current_collection_in_progress": c.collection(),
-			"maximum_key": strconv.FormatInt(c.maxKey, 10), "last_processed_key": strconv.FormatInt(u.le, 10)})
+			"maximum_key": c.tab.noteKey(c.maxKey), "last_processed_key": c.tab.noteKey(u.le)})
 	}
 	u.read = true
 	c.units = append(c.units, u)
@@ -344,15 +354,28 @@ func (c *capture) selectChunk(ctx context.Context, i int) error {
 // chunks are the model's).
 func (c *capture) readUnit(ctx context.Context, i int) error {
 	u := &c.units[i-1]
-	pk := quoteIdent(c.tab.cols[c.tab.pk].name)
-	q := "SELECT " + c.tab.selectList() + " FROM " + c.tab.qname + " WHERE " + pk + " <= $1"
-	args := []any{u.le}
-	if u.gt != nil {
-		q += " AND " + pk + " > $2"
-		args = append(args, *u.gt)
-	}
 	u.read = true
-	return c.fill(ctx, i, q+" ORDER BY "+pk, args)
+	q, args := c.chunkQuery(u.gt, u.le)
+	return c.fill(ctx, i, q, args)
+}
+
+// chunkQuery selects the rows of keys in (gt, le] in key order, as text: a
+// row comparison on the key columns, COLLATE "C" on collatable ones, so
+// the chunks' domains and order are certify's key order.
+func (c *capture) chunkQuery(gt *keyVal, le keyVal) (string, []any) {
+	t := c.tab
+	q := "SELECT " + t.selectList() + " FROM " + t.qname + " WHERE " + t.keyCmp("<=", 1)
+	args := []any{textFormat}
+	for _, s := range le.text {
+		args = append(args, s)
+	}
+	if gt != nil {
+		q += " AND " + t.keyCmp(">", len(t.key)+1)
+		for _, s := range gt.text {
+			args = append(args, s)
+		}
+	}
+	return q + " ORDER BY " + t.keyOrder(""), args
 }
 
 // fill runs chunk i's select into the buffer and the bundle's reads.
@@ -366,10 +389,10 @@ func (c *capture) fill(ctx context.Context, i int, q string, args []any) error {
 	c.toast.newChunk()
 	for rows.Next() {
 		vals := rows.RawValues()
-		k, err := strconv.ParseInt(string(vals[c.tab.pk]), 10, 64)
+		k, err := c.tab.keyOf(vals)
 		if err != nil {
 			rows.Close()
-			return ioErr("chunk %d: key %q is not an integer", i, vals[c.tab.pk])
+			return ioErr("table %s: chunk %d: %v", c.tab.qname, i, err)
 		}
 		img, err := c.tab.image(nil, vals)
 		if err != nil {
@@ -377,12 +400,12 @@ func (c *capture) fill(ctx context.Context, i int, q string, args []any) error {
 			return ioErr("table %s: %v", c.tab.qname, err)
 		}
 		c.toast.read(len(c.keys), vals)
-		c.idx[k] = len(c.keys)
+		c.idx[k.json] = len(c.keys)
 		c.keys = append(c.keys, k)
 		c.rows = append(c.rows, img)
 		c.alive = append(c.alive, true)
 		c.touched = append(c.touched, false)
-		c.spool.reads.WriteString(`{"read":` + strconv.Itoa(i) + `,"k":` + strconv.FormatInt(k, 10) + `,"v":`)
+		c.spool.reads.WriteString(`{"read":` + strconv.Itoa(i) + `,"k":` + k.json + `,"v":`)
 		c.spool.reads.Write(img)
 		c.spool.reads.WriteString("}\n")
 	}
@@ -575,12 +598,12 @@ func (c *capture) change(lsn pglogrepl.LSN, rel uint32, op string, oldT, newT *p
 			return st, false, ioErr("table %s: %v", t.qname, err)
 		}
 	}
-	key := func(v [][]byte) (int64, error) {
-		k, err := strconv.ParseInt(string(v[t.pk]), 10, 64)
+	key := func(v [][]byte) (string, error) {
+		k, err := t.keyOf(v)
 		if err != nil {
-			return 0, ioErr("table %s: key %q is not an integer", t.qname, v[t.pk])
+			return "", ioErr("table %s: %v", t.qname, err)
 		}
-		return k, nil
+		return k.json, nil
 	}
 	if c.after {
 		v := newV
@@ -612,7 +635,7 @@ func (c *capture) change(lsn pglogrepl.LSN, rel uint32, op string, oldT, newT *p
 	if err != nil {
 		return st, false, err
 	}
-	if oldV != nil && oldV[t.pk] != nil {
+	if oldV != nil {
 		if ok, err := key(oldV); err == nil && ok != k {
 			// A key change is a delete of the old key and an insert of the
 			// new one, as Debezium emits it.
@@ -625,7 +648,7 @@ func (c *capture) change(lsn pglogrepl.LSN, rel uint32, op string, oldT, newT *p
 
 // rowEvent records a change of key k at the next position: the log event,
 // the window's discard, and its emission at its own place (§6.2).
-func (c *capture) rowEvent(lsn pglogrepl.LSN, op string, k int64, before, after []byte) step {
+func (c *capture) rowEvent(lsn pglogrepl.LSN, op string, k string, before, after []byte) step {
 	c.pos++
 	p := c.pos
 	c.stats.Positions = p
@@ -634,8 +657,7 @@ func (c *capture) rowEvent(lsn pglogrepl.LSN, op string, k int64, before, after 
 		img = []byte("null")
 	}
 	w := c.spool.log
-	ks := strconv.FormatInt(k, 10)
-	w.WriteString(`{"p":` + strconv.FormatInt(p, 10) + `,"k":` + ks + `,"v":`)
+	w.WriteString(`{"p":` + strconv.FormatInt(p, 10) + `,"k":` + k + `,"v":`)
 	w.Write(img)
 	w.WriteString(`,"x":` + strconv.FormatUint(uint64(c.xid), 10) + "}\n")
 	consumed := p > c.start
@@ -686,16 +708,15 @@ func (c *capture) settle() {
 	}
 }
 
-func (c *capture) emit(k int64, v []byte) {
+func (c *capture) emit(k string, v []byte) {
 	if c.sink != nil {
 		c.sink[k] = v
 	}
-	ks := strconv.FormatInt(k, 10)
 	if c.check != nil && c.err == nil {
-		c.err = c.check.emitted([]byte(ks), c.pos, v)
+		c.err = c.check.emitted([]byte(k), c.pos, v)
 	}
 	w := c.spool.log
-	w.WriteString(`{"out":` + ks + `,"v":`)
+	w.WriteString(`{"out":` + k + `,"v":`)
 	w.Write(v)
 	w.WriteString(`,"tag":` + strconv.FormatInt(c.pos, 10) + "}\n")
 	c.stats.Emitted++
@@ -797,7 +818,7 @@ func (c *capture) closeChunk(lsn pglogrepl.LSN) {
 			c.stats.Diverged++
 			continue
 		}
-		c.emit(k, c.rows[i])
+		c.emit(k.json, c.rows[i])
 		c.event("r", c.tab, nil, c.rows[i], lsn, "incremental")
 	}
 	c.cur = 0
@@ -853,11 +874,6 @@ func appendImage(b, img []byte) []byte {
 	return append(b, img...)
 }
 
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
-
 // finish writes the bundle: the header (known only now: the brackets and
 // the frontier), the reads, then the log with the emitted entries.
 func (c *capture) finish(w io.Writer) error {
@@ -879,7 +895,7 @@ func (c *capture) finish(w io.Writer) error {
 	if w == nil {
 		return nil
 	}
-	num := func(k int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(k, 10)) }
+	num := func(k keyVal) json.RawMessage { return json.RawMessage(k.json) }
 	// The claim covers the chunks planned: every key up to the maximum key
 	// once the backfill is done; a schedule may stop after its first chunk.
 	scope := certify.ScopeSpec{Keys: []json.RawMessage{}}
@@ -901,14 +917,18 @@ func (c *capture) finish(w io.Writer) error {
 		frontier = c.units[n-1].hi
 	}
 	entries := c.stats.Emitted
-	h := certify.Header{Format: certify.Format, Version: certify.Version, Coordinates: "position", Keys: "integer",
+	keys := "string"
+	if c.tab.intKey {
+		keys = "integer"
+	}
+	h := certify.Header{Format: certify.Format, Version: certify.Version, Coordinates: "position", Keys: keys,
 		Base: "from-reads", Discipline: certify.WindowDiscard, Reads: "all",
 		Certificate: certify.Certificate{Scope: scope, Frontier: frontier, PrefixEntries: &entries},
 		Run:         certify.Run{Scope: scope, Start: c.start, Consumed: frontier},
 		Units:       []certify.UnitSpec{},
 	}
 	for _, u := range units {
-		if !u.inf && u.gt != nil && *u.gt >= u.le {
+		if !u.inf && u.gt != nil && u.gt.json == u.le.json {
 			continue // the last window, after a chunk that read the maximum key: no key left
 		}
 		r := certify.RangeSpec{}

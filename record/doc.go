@@ -5,8 +5,9 @@
 //
 // The capture is window-discard (§6.2 of the main paper, DBLog §3): each chunk
 // is bracketed by a low and a high watermark row written to a signalling table
-// in their own transactions; the chunk is read between them (pk > last ORDER
-// BY pk LIMIT n, the maximum key fixed when the snapshot starts); the change
+// in their own transactions; the chunk is read between them ((k1, …) > last
+// ORDER BY k1, … LIMIT n over the key columns, text COLLATE "C", the maximum
+// key fixed when the snapshot starts); the change
 // stream, read from a temporary logical replication slot through pgoutput,
 // discards a buffered chunk row whose key changes between the watermarks, and
 // the survivors are emitted when the high watermark is consumed. Log
@@ -19,7 +20,9 @@
 // notification channel would write is written too: the change events of the
 // table and of the signalling table (the execute-snapshot row and the window
 // rows) and the incremental-snapshot notifications, so that certify --from
-// debezium reaches the bundle's verdict from them.
+// debezium reaches the bundle's verdict from them. Both paths render a row
+// from PostgreSQL's own text output, as Debezium's default type mapping
+// writes it (render.go).
 //
 // The table is the oracle (oracle.go): at the end of a backfill the
 // recorder reads the whole table between two marker rows and checks that

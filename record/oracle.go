@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -92,7 +91,7 @@ func (c *capture) readTable(ctx context.Context) error {
 		return c.s.dbErr(ctx, "reading the table for the oracle check", err)
 	}
 	defer tx.Rollback(ctx)
-	rows, err := tx.Query(ctx, "SELECT "+c.tab.selectList()+" FROM "+c.tab.qname)
+	rows, err := tx.Query(ctx, "SELECT "+c.tab.selectList()+" FROM "+c.tab.qname, textFormat)
 	if err != nil {
 		return c.s.dbErr(ctx, "reading the table for the oracle check", err)
 	}
@@ -103,8 +102,12 @@ func (c *capture) readTable(ctx context.Context) error {
 		if err != nil {
 			return ioErr("table %s: %v", c.tab.qname, err)
 		}
-		// The key as the bundle writes it: an integer's text form.
-		if err := c.check.sort.add(entry{key: vals[c.tab.pk], kind: fromTable, img: img}); err != nil {
+		k, err := c.tab.keyOf(vals)
+		if err != nil {
+			return ioErr("table %s: %v", c.tab.qname, err)
+		}
+		// The key as the bundle writes it: its JSON form.
+		if err := c.check.sort.add(entry{key: []byte(k.json), kind: fromTable, img: img}); err != nil {
 			return err
 		}
 	}
@@ -116,7 +119,7 @@ func (c *capture) readTable(ctx context.Context) error {
 
 // afterRow handles a row change past the backfill's frontier: it goes to
 // the sink (the check), not to the bundle.
-func (c *capture) afterRow(k int64, after []byte) (step, error) {
+func (c *capture) afterRow(k string, after []byte) (step, error) {
 	c.pos++
 	if c.check.m1 > 0 {
 		c.stats.Bracketed++
@@ -125,7 +128,7 @@ func (c *capture) afterRow(k int64, after []byte) (step, error) {
 	if img == nil {
 		img = []byte("null")
 	}
-	return step{pos: c.pos, key: k, hasKey: true}, c.check.emitted([]byte(strconv.FormatInt(k, 10)), c.pos, img)
+	return step{pos: c.pos, key: k, hasKey: true}, c.check.emitted([]byte(k), c.pos, img)
 }
 
 // afterSignal handles a signal row past the frontier: the markers.

@@ -28,8 +28,11 @@ const RunPrefix = "cutcheck-"
 
 // Options configure one recording.
 type Options struct {
-	URL         string // the server, as a PostgreSQL URL or key=value string
-	Table       string // the table to back-fill, optionally schema-qualified
+	URL   string // the server, as a PostgreSQL URL or key=value string
+	Table string // the table to back-fill, optionally schema-qualified
+	// Key names the key columns (a unique not-null key) instead of the
+	// primary key, as Debezium's message.key.columns does.
+	Key         []string
 	SignalTable string // the signalling table (created if missing); default debezium_signal
 	ChunkSize   int    // rows per chunk; default 1024 (Debezium's default)
 	Slot        string // the slot and publication name; default cutcheck_<random>
@@ -83,7 +86,7 @@ type Stats struct {
 	Txns      int64    // workload transactions committed
 	Diff      []string // schedule runs: the keys where the sink at rest differs from the table
 	Diverged  int64    // times the fault under test made the capture act otherwise than the correct one
-	MaxKey    int64
+	MaxKey    string   // as the bundle writes it
 	Frontier  int64
 	Elapsed   time.Duration
 	MaxLag    time.Duration // the longest a high watermark took from its commit to the consumer
@@ -168,6 +171,12 @@ func parseURL(url string) (*pgx.ConnConfig, error) {
 		return nil, usageErr("--db: %v", rootCause(err))
 	}
 	cfg.ConnectTimeout = 10 * time.Second
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	for k, v := range sessionParams {
+		cfg.RuntimeParams[k] = v
+	}
 	return cfg, nil
 }
 
@@ -334,14 +343,11 @@ func (s *session) prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.tab, err = inspect(ctx, s.sql, s.opt.Table); err != nil {
+	if s.tab, err = inspect(ctx, s.sql, s.opt.Table, s.opt.Key); err != nil {
 		return err
 	}
-	if s.tab.pk < 0 {
-		return usageErr("table %s has no primary key: the backfill chunks by it", s.tab.qname)
-	}
-	if typ := s.tab.cols[s.tab.pk].typ; typ != "int2" && typ != "int4" && typ != "int8" {
-		return usageErr("table %s: primary key %s has type %s; record chunks by a single integer key", s.tab.qname, s.tab.cols[s.tab.pk].name, typ)
+	if len(s.tab.key) == 0 {
+		return usageErr("table %s has no primary key: the backfill chunks by it (or name a unique not-null key with --key)", s.tab.qname)
 	}
 	with, err := s.preflight(ctx)
 	if err != nil {
@@ -387,7 +393,7 @@ func (s *session) signalTable(ctx context.Context) (*table, error) {
 			}
 		}
 	}
-	t, err := inspect(ctx, s.sql, s.opt.SignalTable)
+	t, err := inspect(ctx, s.sql, s.opt.SignalTable, nil)
 	if s.sigMade && t != nil {
 		s.sig = t // dropped on close, even if the checks below fail
 	}

@@ -108,9 +108,9 @@ func (s *Schedule) createTable(ctx context.Context, c *pgx.Conn, name string) er
 // still holds, so the sink is at rest, and compares it with the table.
 func (c *capture) replay(ctx context.Context, s *Schedule) error {
 	c.lateStart = false // the trace's own start moves say where consumption starts
-	c.maxKey = s.keys() - 1
-	c.stats.MaxKey = c.maxKey
-	c.sink = map[int64][]byte{}
+	c.maxKey = intKey(s.keys() - 1)
+	c.stats.MaxKey = c.maxKey.json
+	c.sink = map[string][]byte{}
 	prev := &s.Steps[0]
 	store := map[int64]int{}
 	for _, e := range prev.View.Source {
@@ -208,6 +208,12 @@ func (c *capture) replay(ctx context.Context, s *Schedule) error {
 	return c.compare(ctx)
 }
 
+// intKey is the key of an integer.
+func intKey(n int64) keyVal {
+	s := strconv.FormatInt(n, 10)
+	return keyVal{json: s, text: []string{s}}
+}
+
 func readsChanged(a, b *schedStep) bool {
 	if len(a.View.Units) != len(b.View.Units) {
 		return false
@@ -235,15 +241,17 @@ func (c *capture) planUnit(i int, units []struct {
 	from := int64(0)
 	if i > 1 {
 		prev := c.units[i-2].le
-		u.gt, from = &prev, prev+1
+		n, _ := strconv.ParseInt(prev.json, 10, 64)
+		u.gt, from = &prev, n+1
 	}
 	for j, k := range keys {
 		if k != from+int64(j) {
 			return fmt.Errorf("chunk %d's keys %v are not the next key range", i, keys)
 		}
 	}
-	u.le = from + int64(len(keys)) - 1
-	if u.le >= c.maxKey {
+	le := from + int64(len(keys)) - 1
+	u.le = intKey(le)
+	if max, _ := strconv.ParseInt(c.maxKey.json, 10, 64); le >= max {
 		u.le, u.last = c.maxKey, true
 	}
 	c.units = append(c.units, u)
@@ -255,20 +263,23 @@ func (c *capture) planUnit(i int, units []struct {
 // compare reads the table and sets Stats.Diff to the keys where the sink
 // (the replay of every emitted entry) differs from it.
 func (c *capture) compare(ctx context.Context) error {
-	rows, err := c.s.sql.Query(ctx, "SELECT "+c.tab.selectList()+" FROM "+c.tab.qname+" ORDER BY id")
+	rows, err := c.s.sql.Query(ctx, "SELECT "+c.tab.selectList()+" FROM "+c.tab.qname+" ORDER BY id", textFormat)
 	if err != nil {
 		return c.s.dbErr(ctx, "reading the table", err)
 	}
-	table := map[int64][]byte{}
+	table := map[string][]byte{}
 	for rows.Next() {
 		vals := rows.RawValues()
-		k, _ := strconv.ParseInt(string(vals[c.tab.pk]), 10, 64)
-		img, err := c.tab.image(nil, vals)
+		k, err := c.tab.keyOf(vals)
+		var img []byte
+		if err == nil {
+			img, err = c.tab.image(nil, vals)
+		}
 		if err != nil {
 			rows.Close()
 			return ioErr("%v", err)
 		}
-		table[k] = img
+		table[k.json] = img
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -280,7 +291,9 @@ func (c *capture) compare(ctx context.Context) error {
 		}
 		return string(b)
 	}
-	for k := int64(0); k <= c.maxKey; k++ {
+	max, _ := strconv.ParseInt(c.maxKey.json, 10, 64)
+	for n := int64(0); n <= max; n++ {
+		k := intKey(n).json
 		t, s := table[k], c.sink[k]
 		if show(t) == show(s) {
 			continue
@@ -292,7 +305,7 @@ func (c *capture) compare(ctx context.Context) error {
 		case show(s) == "⊥":
 			what = "a lost row"
 		}
-		c.stats.Diff = append(c.stats.Diff, fmt.Sprintf("key %d: the table holds %s, the sink %s (%s)", k, show(t), show(s), what))
+		c.stats.Diff = append(c.stats.Diff, fmt.Sprintf("key %s: the table holds %s, the sink %s (%s)", k, show(t), show(s), what))
 	}
 	return nil
 }

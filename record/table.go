@@ -11,20 +11,27 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/cutcheck/cutcheck/certify"
 )
 
 // column is one column of a captured table.
 type column struct {
-	name string
-	typ  string // pg_type.typname
+	name    string
+	codec   *codec
+	sqlType string // format_type of the column, to cast a parameter's text to it
+	collate bool   // a collation other than byte order: the chunks order it COLLATE "C", certify's order
+	notNull bool
 }
 
-// table is a captured table: its columns in attribute order, its primary key
-// (an integer column, -1 for none) and the order its images are written in.
+// table is a captured table: its columns in attribute order, its key
+// columns in key order (none: no primary key) and the order its images are
+// written in.
 type table struct {
 	schema, name, qname string
 	cols                []column
-	pk                  int
+	key                 []int
+	intKey              bool  // one key column rendered as an integer: the bundle's keys are "integer"
 	order               []int // column indexes by name: images are JSON objects with sorted members
 }
 
@@ -37,11 +44,6 @@ func (t *table) col(name string) int {
 	return -1
 }
 
-// renderable are the types whose text form this package writes as JSON the
-// way Debezium does (integers and booleans as JSON numbers and booleans,
-// strings as strings); anything else is refused rather than guessed.
-var renderable = map[string]bool{"int2": true, "int4": true, "int8": true, "bool": true, "text": true, "varchar": true, "bpchar": true}
-
 func quoteIdent(s string) string { return pgx.Identifier{s}.Sanitize() }
 
 func quoteQualified(name string) string {
@@ -51,8 +53,10 @@ func quoteQualified(name string) string {
 	return quoteIdent(name)
 }
 
-// inspect reads a table's columns and primary key.
-func inspect(ctx context.Context, c *pgx.Conn, name string) (*table, error) {
+// inspect reads a table's columns, their types and its key: keyCols when
+// given (a unique not-null key, as Debezium's message.key.columns names
+// one), else the primary key.
+func inspect(ctx context.Context, c *pgx.Conn, name string, keyCols []string) (*table, error) {
 	var oid uint32
 	var schema, rel string
 	err := c.QueryRow(ctx, `SELECT c.oid, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -63,39 +67,47 @@ func inspect(ctx context.Context, c *pgx.Conn, name string) (*table, error) {
 	if err != nil {
 		return nil, ioErr("looking up table %s: %v", name, pgMsg(err))
 	}
-	t := &table{schema: schema, name: rel, qname: pgx.Identifier{schema, rel}.Sanitize(), pk: -1}
-	rows, err := c.Query(ctx, `SELECT a.attname, t.typname, COALESCE(i.indisprimary, false)
-		FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-		LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary AND a.attnum = ANY(i.indkey)
-		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, oid)
+	t := &table{schema: schema, name: rel, qname: pgx.Identifier{schema, rel}.Sanitize()}
+	type att struct {
+		typ    uint32
+		typmod int32
+	}
+	var atts []att
+	// collate: a collation other than C or POSIX, which already order as bytes
+	// (and keep the column's index usable for the chunks)
+	rows, err := c.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, format_type(a.atttypid, a.atttypmod),
+			a.attcollation <> 0 AND COALESCE((SELECT CASE WHEN co.collname = 'default' THEN d.datcollate ELSE co.collcollate END
+				FROM pg_collation co, pg_database d WHERE co.oid = a.attcollation AND d.datname = current_database()), '') NOT IN ('C', 'POSIX'),
+			a.attnotnull
+		FROM pg_attribute a WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, oid)
 	if err != nil {
 		return nil, ioErr("reading the columns of %s: %v", t.qname, pgMsg(err))
 	}
-	var pks []int
 	for rows.Next() {
 		var col column
-		var pk bool
-		if err := rows.Scan(&col.name, &col.typ, &pk); err != nil {
+		var a att
+		if err := rows.Scan(&col.name, &a.typ, &a.typmod, &col.sqlType, &col.collate, &col.notNull); err != nil {
 			return nil, ioErr("reading the columns of %s: %v", t.qname, pgMsg(err))
 		}
-		if pk {
-			pks = append(pks, len(t.cols))
-		}
 		t.cols = append(t.cols, col)
+		atts = append(atts, a)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, ioErr("reading the columns of %s: %v", t.qname, pgMsg(err))
 	}
-	for _, col := range t.cols {
-		if !renderable[col.typ] {
-			return nil, usageErr("table %s: column %s has type %s, which record cannot render (supported: smallint, integer, bigint, boolean, text, varchar, char)", t.qname, col.name, col.typ)
+	for i := range t.cols {
+		cd, err := resolve(ctx, c, atts[i].typ, atts[i].typmod, 0)
+		if err != nil {
+			var ue *unsupportedType
+			if errors.As(err, &ue) {
+				return nil, usageErr("table %s: column %s has type %s, which record cannot render (%s)", t.qname, t.cols[i].name, t.cols[i].sqlType, ue.why)
+			}
+			return nil, ioErr("reading the type of %s.%s: %v", t.qname, t.cols[i].name, pgMsg(err))
 		}
+		t.cols[i].codec = cd
 	}
-	switch {
-	case len(pks) > 1:
-		return nil, usageErr("table %s has a composite primary key; record chunks by a single integer key", t.qname)
-	case len(pks) == 1:
-		t.pk = pks[0]
+	if err := t.findKey(ctx, c, oid, keyCols); err != nil {
+		return nil, err
 	}
 	t.order = make([]int, len(t.cols))
 	for i := range t.order {
@@ -103,6 +115,77 @@ func inspect(ctx context.Context, c *pgx.Conn, name string) (*table, error) {
 	}
 	sort.Slice(t.order, func(a, b int) bool { return t.cols[t.order[a]].name < t.cols[t.order[b]].name })
 	return t, nil
+}
+
+// findKey sets the key columns: the named ones, which must be the columns
+// of a unique index and not null, or the primary key's in its order.
+func (t *table) findKey(ctx context.Context, c *pgx.Conn, oid uint32, keyCols []string) error {
+	rows, err := c.Query(ctx, `SELECT i.indisprimary, array_agg(a.attname ORDER BY u.ord)
+		FROM pg_index i CROSS JOIN unnest(i.indkey) WITH ORDINALITY u(attnum, ord)
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.attnum
+		WHERE i.indrelid = $1 AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+		GROUP BY i.indexrelid, i.indisprimary`, oid)
+	if err != nil {
+		return ioErr("reading the indexes of %s: %v", t.qname, pgMsg(err))
+	}
+	var primary []string
+	var unique [][]string
+	for rows.Next() {
+		var pk bool
+		var cols []string
+		if err := rows.Scan(&pk, &cols); err != nil {
+			return ioErr("reading the indexes of %s: %v", t.qname, pgMsg(err))
+		}
+		if pk {
+			primary = cols
+		}
+		unique = append(unique, cols)
+	}
+	if err := rows.Err(); err != nil {
+		return ioErr("reading the indexes of %s: %v", t.qname, pgMsg(err))
+	}
+	names := primary
+	if len(keyCols) > 0 {
+		names = keyCols
+		found := false
+		for _, u := range unique {
+			found = found || sameSet(u, keyCols)
+		}
+		if !found {
+			return usageErr("table %s: --key %s is not the columns of a unique index", t.qname, strings.Join(keyCols, ","))
+		}
+	}
+	for _, n := range names {
+		i := t.col(n)
+		switch {
+		case i < 0:
+			return usageErr("table %s has no column %q (--key)", t.qname, n)
+		case !t.cols[i].notNull:
+			return usageErr("table %s: key column %s may be null; a key must be NOT NULL", t.qname, n)
+		}
+		if why := keyable(t.cols[i].codec); why != "" {
+			return usageErr("table %s: key column %s has type %s, which record cannot order as certify does: %s", t.qname, n, t.cols[i].sqlType, why)
+		}
+		t.key = append(t.key, i)
+	}
+	t.intKey = len(t.key) == 1 && intKeyed(t.cols[t.key[0]].codec)
+	return nil
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		found := false
+		for _, y := range b {
+			found = found || x == y
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func pgMsg(err error) string {
@@ -113,27 +196,6 @@ func pgMsg(err error) string {
 	return rootCause(err).Error()
 }
 
-// value renders one column's text form as JSON; nil is SQL NULL.
-func (t *table) value(b []byte, i int, text []byte) ([]byte, error) {
-	if text == nil {
-		return append(b, "null"...), nil
-	}
-	switch t.cols[i].typ {
-	case "int2", "int4", "int8":
-		if _, err := strconv.ParseInt(string(text), 10, 64); err != nil {
-			return nil, fmt.Errorf("column %s: %q is not an integer", t.cols[i].name, text)
-		}
-		return append(b, text...), nil
-	case "bool":
-		if len(text) == 1 && text[0] == 't' {
-			return append(b, "true"...), nil
-		}
-		return append(b, "false"...), nil
-	}
-	s, _ := json.Marshal(string(text))
-	return append(b, s...), nil
-}
-
 // image renders a row (each column's text form, nil for NULL) as a JSON
 // object with its members sorted by name, as the certify converter writes.
 func (t *table) image(b []byte, vals [][]byte) ([]byte, error) {
@@ -142,27 +204,99 @@ func (t *table) image(b []byte, vals [][]byte) ([]byte, error) {
 		if j > 0 {
 			b = append(b, ',')
 		}
-		n, _ := json.Marshal(t.cols[i].name)
-		b = append(b, n...)
+		b = appendString(b, t.cols[i].name)
 		b = append(b, ':')
 		var err error
-		if b, err = t.value(b, i, vals[i]); err != nil {
-			return nil, err
+		if b, err = t.cols[i].codec.render(b, vals[i]); err != nil {
+			return nil, fmt.Errorf("column %s: %v", t.cols[i].name, err)
 		}
 	}
 	return append(b, '}'), nil
 }
 
-// selectList selects every column as text, so the chunk read and the change
-// stream render a row from the same text form.
+// keyVal is a row's key: as the bundle writes it (JSON) and as its key
+// columns' text forms, to bound a chunk's select.
+type keyVal struct {
+	json string
+	text []string
+}
+
+// keyOf is the key of a row's text forms.
+func (t *table) keyOf(vals [][]byte) (keyVal, error) {
+	parts := make([]certify.KeyPart, len(t.key))
+	k := keyVal{text: make([]string, len(t.key))}
+	for j, i := range t.key {
+		if vals[i] == nil {
+			return k, fmt.Errorf("key column %s is null", t.cols[i].name)
+		}
+		p, err := keyPart(t.cols[i].codec, vals[i])
+		if err != nil {
+			return k, fmt.Errorf("key column %s: %v", t.cols[i].name, err)
+		}
+		parts[j], k.text[j] = p, string(vals[i])
+	}
+	s, n, integer := certify.EncodeKey(parts)
+	if integer {
+		k.json = strconv.FormatInt(n, 10)
+	} else {
+		q, _ := json.Marshal(s)
+		k.json = string(q)
+	}
+	return k, nil
+}
+
+// noteKey is a key as the incremental-snapshot notifications write it:
+// each key column's Debezium value (a string's content, else its JSON),
+// joined by commas.
+func (t *table) noteKey(k keyVal) string {
+	var parts []string
+	for j, i := range t.key {
+		b, err := t.cols[i].codec.render(nil, []byte(k.text[j]))
+		var s string
+		if err != nil || json.Unmarshal(b, &s) != nil {
+			s = string(b)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ",")
+}
+
+// selectList names every column; the select asks for text results.
 func (t *table) selectList() string {
 	var s []string
-	for i, c := range t.cols {
-		// aliased: ORDER BY the key must sort the key, not its text
-		s = append(s, quoteIdent(c.name)+"::text AS c"+strconv.Itoa(i))
+	for _, c := range t.cols {
+		s = append(s, quoteIdent(c.name))
 	}
 	return strings.Join(s, ", ")
 }
+
+// keyOrder is the key columns as the chunks order them: COLLATE "C" on
+// collatable ones, so PostgreSQL's order is certify's byte order.
+func (t *table) keyOrder(dir string) string {
+	var s []string
+	for _, i := range t.key {
+		e := quoteIdent(t.cols[i].name)
+		if t.cols[i].collate {
+			e += ` COLLATE "C"`
+		}
+		s = append(s, e+dir)
+	}
+	return strings.Join(s, ", ")
+}
+
+// keyCmp is a row comparison of the key with parameters from n on, each a
+// key column's text cast to its type: (a, b) > ($1::text::int, $2::text::text).
+func (t *table) keyCmp(op string, n int) string {
+	var p []string
+	for j, i := range t.key {
+		p = append(p, "$"+strconv.Itoa(n+j)+"::text::"+t.cols[i].sqlType)
+	}
+	return "(" + t.keyOrder("") + ") " + op + " (" + strings.Join(p, ", ") + ")"
+}
+
+// textFormat asks for every result column in text, the output function's
+// form that pgoutput sends too.
+var textFormat = pgx.QueryResultFormats{pgx.TextFormatCode}
 
 // populate creates the demonstration table with keys 1..n if it is missing.
 func populate(ctx context.Context, c *pgx.Conn, name string, n int) error {

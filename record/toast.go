@@ -1,9 +1,6 @@
 package record
 
-import (
-	"bytes"
-	"strconv"
-)
+import "bytes"
 
 // An update that leaves a column stored out of line in TOAST unchanged
 // does not carry it: pgoutput sends the column as "unchanged" ('u'). The
@@ -26,7 +23,7 @@ const (
 )
 
 type toastCache struct {
-	rows  map[string][][]byte // by the key's text form
+	rows  map[string][][]byte // by the key's JSON form
 	size  int
 	chunk map[int][][]byte // the chunk in hand's large rows, by buffer index
 }
@@ -65,23 +62,36 @@ func (tc *toastCache) read(i int, vals [][]byte) {
 
 // survived makes buffered row i, which no window event touched, the
 // known image of key k.
-func (tc *toastCache) survived(i int, k int64) {
+func (tc *toastCache) survived(i int, k keyVal) {
 	if vals, ok := tc.chunk[i]; ok {
-		tc.put(strconv.FormatInt(k, 10), vals)
+		tc.put(k.json, vals)
 	}
+}
+
+// toastKey is a tuple's key, "" if the tuple lacks a key column.
+func toastKey(t *table, v [][]byte) string {
+	if v == nil {
+		return ""
+	}
+	k, err := t.keyOf(v)
+	if err != nil {
+		return ""
+	}
+	return k.json
 }
 
 // saw records a change of the captured table: its new image (filled), or
 // the row's deletion.
 func (tc *toastCache) saw(t *table, op string, oldV, newV [][]byte) {
-	if oldV != nil && oldV[t.pk] != nil && (newV == nil || !bytes.Equal(oldV[t.pk], newV[t.pk])) {
-		tc.put(string(oldV[t.pk]), nil) // deleted, or its key changed
+	oldK, newK := toastKey(t, oldV), toastKey(t, newV)
+	if oldK != "" && oldK != newK {
+		tc.put(oldK, nil) // deleted, or its key changed
 	}
-	if newV != nil {
+	if newK != "" {
 		if rowSize(newV) >= toastRow {
-			tc.put(string(newV[t.pk]), cloneVals(newV))
+			tc.put(newK, cloneVals(newV))
 		} else {
-			tc.put(string(newV[t.pk]), nil)
+			tc.put(newK, nil)
 		}
 	}
 }
@@ -106,15 +116,19 @@ func (tc *toastCache) put(k string, vals [][]byte) {
 
 // fill puts the unchanged TOASTed columns of an update's new tuple back.
 func (tc *toastCache) fill(t *table, oldV [][]byte, oldToasted []int, newV [][]byte, toasted []int) error {
+	if len(toasted) == 0 {
+		return nil
+	}
+	k := toastKey(t, newV)
 	for _, i := range toasted {
 		switch {
 		case oldV != nil && oldV[i] != nil && !contains(oldToasted, i):
 			newV[i] = oldV[i] // REPLICA IDENTITY FULL: the old row, whole
-		case tc.rows[string(newV[t.pk])] != nil && tc.rows[string(newV[t.pk])][i] != nil:
-			newV[i] = tc.rows[string(newV[t.pk])][i]
+		case tc.rows[k] != nil && tc.rows[k][i] != nil:
+			newV[i] = tc.rows[k][i]
 		default:
 			return ioErr("table %s: an update left column %s unchanged in TOAST storage, and the change stream carries no earlier value of it for key %s: run ALTER TABLE %s REPLICA IDENTITY FULL, so the server logs the old row whole, and record again",
-				t.qname, t.cols[i].name, newV[t.pk], t.qname)
+				t.qname, t.cols[i].name, k, t.qname)
 		}
 	}
 	return nil
