@@ -140,11 +140,16 @@ func (c *dbzConverter) placeEnds(ends []dkey, done bool) {
 	}
 }
 
-// collection says whether a Debezium collection id (db.table,
-// schema.table, db.schema.table) names the captured table.
+// collection says whether a Debezium collection id (schema.table,
+// db.table, db.schema.table; a bare table name) names the captured table:
+// by its full name, so a table of the same name in another schema is not it.
 func (c *dbzConverter) collection(id string) bool {
-	t := c.tableName()
-	return t != "" && (id == t || strings.HasSuffix(id, "."+t))
+	t := c.table
+	if t == "" {
+		t = c.opt.Table
+	}
+	bare := t[strings.LastIndexByte(t, '.')+1:]
+	return t != "" && (id == t || strings.HasSuffix(id, "."+t) || !strings.Contains(id, ".") && id == bare)
 }
 
 // renderedKey reads a key as notifications render it: the key columns'
