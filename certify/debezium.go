@@ -98,7 +98,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 	var evs []*dbzEvent
 	for i, in := range ins {
 		c.inputs = append(c.inputs, in.Name)
-		f, err := readDump(in.R, in.Name, func(rec dbzRecord) *Failure {
+		f, err := readDump(in.R, in.Name, "line", func(rec dbzRecord) *Failure {
 			e, f := c.parse(i, rec)
 			if e != nil {
 				evs = append(evs, e)

@@ -32,13 +32,15 @@ type dbzRecord struct {
 // formats: the value alone (kafka-console-consumer, kcat), key⇥value
 // (kafka-console-consumer --property print.key=true, kcat -K'\t'), kcat -J
 // envelopes; a tombstone is null, NULL (kcat -Z) or empty. A line of no
-// format is Unsupported naming it (never a Reject: the dump is not the run).
-func readDump(r io.Reader, name string, each func(dbzRecord) *Failure) (*Failure, error) {
+// format is Unsupported naming it (never a Reject: the dump is not the run),
+// field the input's kind.
+func readDump(r io.Reader, name, field string, each func(dbzRecord) *Failure) (*Failure, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	for n := 1; ; n++ {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 || err == nil {
 			if rec, f := dumpRecord(line, n, name); f != nil {
+				f.Field = field
 				return f, nil
 			} else if rec != nil {
 				if f := each(*rec); f != nil {
