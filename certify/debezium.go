@@ -98,7 +98,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 	var evs []*dbzEvent
 	for i, in := range ins {
 		c.inputs = append(c.inputs, in.Name)
-		f, err := readDump(in.R, in.Name, "line", func(rec dbzRecord) *Failure {
+		f, err := readDump(in.R, in.Name, "format", func(rec dbzRecord) *Failure {
 			e, f := c.parse(i, rec)
 			if e != nil {
 				evs = append(evs, e)
@@ -154,6 +154,9 @@ func (c *dbzConverter) captured(evs []*dbzEvent) ([]*dbzEvent, *Failure) {
 	var names []string
 	db := func(e *dbzEvent) string { var s string; json.Unmarshal(e.env.Source["db"], &s); return s }
 	for _, e := range evs {
+		if !slices.Contains(c.tables, e.table) {
+			c.tables = append(c.tables, e.table)
+		}
 		if e.signal = matches(c.opt.SignalTable, e.table, db(e)); e.signal {
 			continue
 		}
@@ -248,6 +251,7 @@ type dbzConverter struct {
 	connector string
 	table     string // the captured table's full name
 	streams   map[string]int
+	tables    []string       // every table the recording names
 	skipped   map[string]int // records that change no row, by kind
 	notes2    [][]byte       // notifications found among the events
 	dups      int
@@ -688,7 +692,7 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 		}
 	}
 	if len(closed) == 0 {
-		return nil, unsupported("snapshot-window-open", "the recording holds no closed incremental-snapshot window: no key's value is observed, so no cut can be certified")
+		return nil, unsupported("snapshot-window-open", "the recording holds no closed incremental-snapshot window: no key's value is observed, so no cut can be certified%s", c.signalHint(c.tables))
 	}
 	if c.empty && c.start && c.lastRead == nil {
 		// an empty table: every key observed absent in the first window

@@ -41,6 +41,9 @@ func readDump(r io.Reader, name, field string, each func(dbzRecord) *Failure) (*
 		if len(bytes.TrimSpace(line)) > 0 || err == nil {
 			if rec, f := dumpRecord(line, n, name); f != nil {
 				f.Field = field
+				if field == "format" {
+					f.Line = int64(n)
+				}
 				return f, nil
 			} else if rec != nil {
 				if f := each(*rec); f != nil {
@@ -65,16 +68,16 @@ func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
 	rec := &dbzRecord{line: n}
 	if json.Valid(b) {
 		var k struct {
-			Topic     *string          `json:"topic"`
-			Partition int              `json:"partition"`
-			Offset    *int64           `json:"offset"`
-			Payload   *json.RawMessage `json:"payload"`
+			Topic     *string         `json:"topic"`
+			Partition int             `json:"partition"`
+			Offset    *int64          `json:"offset"`
+			Payload   json.RawMessage `json:"payload"`
 		}
 		if b[0] == '{' && json.Unmarshal(b, &k) == nil && k.Topic != nil && k.Offset != nil {
 			// kcat -J: the value is the payload string, null for a tombstone
 			rec.topic, rec.partition = *k.Topic, k.Partition
 			var s *string
-			if k.Payload == nil || json.Unmarshal(*k.Payload, &s) != nil {
+			if k.Payload != nil && json.Unmarshal(k.Payload, &s) != nil {
 				return nil, dumpFail(name, n, "a kcat -J record whose payload is not a string or null")
 			}
 			if s != nil {

@@ -1,0 +1,307 @@
+package certify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// A run is written twice: as dbzRec writes it (one file, each window's rows
+// after its close, every event its own position) and as Kafka delivers it
+// (delivered below): a window's rows before its close (Debezium's order:
+// EventDispatcher.dispatchDataChangeEvent runs closeWindow, which sends the
+// rows, before it queues the close row's event), each topic in a file of
+// its own and in a dump format of its own, a COPY's events at one position,
+// and the records that change no row beside them. Both must give one cut.
+
+func parseLine(t testing.TB, line string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func src(m map[string]any) map[string]any { s, _ := m["source"].(map[string]any); return s }
+
+func marshal(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// debeziumOrder moves each window's rows before its close row.
+func debeziumOrder(t testing.TB, lines []string) []string {
+	var out, rows []string
+	close := -1 // index in out of the last close row, while its rows follow
+	for _, l := range lines {
+		m := parseLine(t, l)
+		switch {
+		case m["op"] == "r" && close >= 0:
+			rows = append(rows, l)
+			continue
+		case close >= 0:
+			out = append(out[:close], append(rows, out[close])...)
+			close, rows = -1, nil
+		}
+		out = append(out, l)
+		if after, _ := m["after"].(map[string]any); after != nil && after["type"] == "snapshot-window-close" {
+			close = len(out) - 1
+		}
+	}
+	if close >= 0 {
+		out = append(out[:close], append(rows, out[close])...)
+	}
+	return out
+}
+
+// byTopic splits the events by table, as Debezium writes them to topics.
+func byTopic(t testing.TB, lines []string) map[string][]string {
+	topics := map[string][]string{}
+	for _, l := range lines {
+		s := src(parseLine(t, l))
+		name := fmt.Sprint(s["table"])
+		topics[name] = append(topics[name], l)
+	}
+	return topics
+}
+
+// atOnePosition gives events i..j of lines (one table's creates) the first
+// one's source position, as a COPY's multi-insert has.
+func atOnePosition(t testing.TB, lines []string, i, j int) {
+	first := src(parseLine(t, lines[i]))
+	for k := i + 1; k <= j; k++ {
+		m := parseLine(t, lines[k])
+		s := src(m)
+		s["sequence"], s["lsn"], s["txId"] = first["sequence"], first["lsn"], first["txId"]
+		lines[k] = marshal(m)
+	}
+}
+
+// kcatJ writes records as kcat -J envelopes, a tombstone after each delete.
+func kcatJ(t testing.TB, topic string, lines []string) string {
+	var b strings.Builder
+	off := 0
+	rec := func(key string, payload any) {
+		fmt.Fprintf(&b, "%s\n", marshal(map[string]any{"topic": topic, "partition": 0, "offset": off, "tstype": "create", "ts": 1764550009000, "broker": 1, "key": key, "payload": payload}))
+		off++
+	}
+	for _, l := range lines {
+		m := parseLine(t, l)
+		rec(keyOf(m), l)
+		if m["op"] == "d" {
+			rec(keyOf(m), nil)
+		}
+	}
+	return b.String()
+}
+
+func keyOf(m map[string]any) string {
+	img, _ := m["after"].(map[string]any)
+	if img == nil {
+		img, _ = m["before"].(map[string]any)
+	}
+	return marshal(map[string]any{"id": img["id"]})
+}
+
+// printKey writes records as kafka-console-consumer --property
+// print.key=true does (key⇥value, null for a tombstone); kcat -Z -K'\t'
+// writes NULL.
+func printKey(t testing.TB, lines []string, null string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		m := parseLine(t, l)
+		fmt.Fprintf(&b, "%s\t%s\n", keyOf(m), l)
+		if m["op"] == "d" {
+			fmt.Fprintf(&b, "%s\t%s\n", keyOf(m), null)
+		}
+	}
+	return b.String()
+}
+
+// signalInitialSnapshot is the signalling table's own rows as the
+// connector's initial snapshot reads them: all at one position.
+func signalInitialSnapshot(kinds ...string) []string {
+	var out []string
+	for i, k := range kinds {
+		out = append(out, marshal(map[string]any{"before": nil, "after": row("id", fmt.Sprintf("old-%d", i), "type", "execute-snapshot", "data", nil), "op": "r",
+			"source": map[string]any{"version": "2.7.0.Final", "connector": "postgresql", "name": "shop", "ts_ms": 1764550000000, "snapshot": k, "db": "shop",
+				"sequence": `[null,"900"]`, "schema": "public", "table": "debezium_signal", "txId": 480, "lsn": 900, "xmin": nil}, "ts_ms": 1764550000100, "transaction": nil}))
+	}
+	return out
+}
+
+// twin is the same-named table of another schema, written in the same
+// transactions' gaps (an LSN one past each event of the table's).
+func twin(t testing.TB, lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		m := parseLine(t, l)
+		s := src(m)
+		if m["op"] == "r" || s["table"] != "customers" {
+			continue
+		}
+		lsn := uint64(s["lsn"].(float64)) + 1
+		var seq []string
+		json.Unmarshal([]byte(s["sequence"].(string)), &seq)
+		s["schema"], s["lsn"], s["sequence"] = "inventory", lsn, fmt.Sprintf(`["%s","%d"]`, seq[0], lsn)
+		for _, img := range []string{"before", "after"} {
+			if r, ok := m[img].(map[string]any); ok {
+				r["name"] = fmt.Sprint(r["name"], "-inventory")
+			}
+		}
+		out = append(out, marshal(m))
+	}
+	return out
+}
+
+func convertFiles(t *testing.T, opt DebeziumOptions, files ...string) ([]byte, Conversion, *Failure) {
+	t.Helper()
+	var ins []DebeziumInput
+	for i, f := range files {
+		ins = append(ins, DebeziumInput{Name: fmt.Sprintf("file%d", i+1), R: strings.NewReader(f)})
+	}
+	var out bytes.Buffer
+	conv, f, err := FromDebeziumFiles(ins, &out, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), conv, f
+}
+
+// copyRun is the samples' run, then a COPY of three rows and a delete.
+func copyRun(r *dbzRec) (run *dbzRec, copyAt int) {
+	sampleRun(r, "bob2")
+	copyAt = len(r.lines)
+	for id := 5; id <= 7; id++ {
+		r.create(cust(id, fmt.Sprint("copied", id)))
+	}
+	r.delete(cust(1, "alice2"))
+	return r, copyAt
+}
+
+// Reference: issue "certify reads Debezium output as Debezium and Kafka
+// tools deliver it" (done-when): the run in Debezium's order, in four files
+// of four dump formats, a COPY at one position, a same-named table of
+// another schema, the signalling table's initial snapshot, heartbeats,
+// transaction metadata and tombstones, is the cut of the same run as the
+// converter wrote it before: the same scope and digest.
+func TestDebeziumAsDelivered(t *testing.T) {
+	ev, _ := os.ReadFile("testdata/debezium-customers.notifications.jsonl")
+	plain, copyAt := copyRun(pgRec())
+	b, notes := convertOpt(t, plain.String(), DebeziumOptions{Notifications: bytes.NewReader(ev)})
+	want := mustAccept(t, b)
+	if want.Cut.Scope != "[−∞, +∞)" || len(notes) != 0 {
+		t.Fatalf("the plain run: %s %q", want.Line(), notes)
+	}
+
+	lines := append([]string(nil), plain.lines...)
+	atOnePosition(t, lines, copyAt, copyAt+2)
+	topics := byTopic(t, debeziumOrder(t, lines))
+	table := kcatJ(t, "shop.public.customers", topics["customers"])
+	signals := printKey(t, append(signalInitialSnapshot("first", "true", "last"), topics["debezium_signal"]...), "null")
+	other := printKey(t, twin(t, plain.lines), "NULL") // kcat -Z -K'\t'
+	heartbeats := `{"ts_ms":1764550001000}` + "\n" + `{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],"optional":false,"name":"io.debezium.connector.common.Heartbeat"},"payload":{"ts_ms":1764550002000}}` + "\n"
+	txns := `{"status":"BEGIN","id":"571:1200","ts_ms":1764550009000,"event_count":null,"data_collections":null}` + "\n" +
+		`{"status":"END","id":"571:1200","ts_ms":1764550009000,"event_count":3,"data_collections":[{"data_collection":"public.customers","event_count":3}]}` + "\n"
+
+	for name, tc := range map[string]struct {
+		table string
+		files []string
+	}{
+		"table topic first": {"public.customers", []string{table, signals, other, heartbeats, txns}},
+		"signal topic first": {"public.customers", []string{txns, signals, heartbeats, other, table}},
+		"one file per kind, concatenated": {"public.customers", []string{table + signals}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, conv, f := convertFiles(t, DebeziumOptions{Table: tc.table, Notifications: bytes.NewReader(ev)}, tc.files...)
+			if f != nil {
+				t.Fatalf("%s", f)
+			}
+			got := mustAccept(t, b)
+			if got.Cut.Digest != want.Cut.Digest || got.Cut.Scope != want.Cut.Scope || got.Cut.Present != want.Cut.Present {
+				t.Fatalf("delivered: %s\nplain:     %s", got.Line(), want.Line())
+			}
+			for _, n := range conv.Notes {
+				if strings.Contains(n, "not certified") {
+					t.Errorf("note %q", n)
+				}
+			}
+		})
+	}
+	// The skipped records are counted.
+	_, conv, _ := convertFiles(t, DebeziumOptions{Table: "public.customers", Notifications: bytes.NewReader(ev)}, table, signals, other, heartbeats, txns)
+	for _, n := range []string{"2 heartbeats", "2 transaction metadata records", "3 rows of the signalling table's initial snapshot", "4 tombstones"} {
+		if !strings.Contains(strings.Join(conv.Notes, "; "), n) {
+			t.Errorf("notes %q, want %q", conv.Notes, n)
+		}
+	}
+}
+
+// Finding: a same-named table of another schema was merged in and the run
+// Accepted with the wrong digest. By its bare name, or without --table, the
+// table is Unsupported naming both; by its full name, the cut of the run
+// without the other schema.
+func TestDebeziumTwoSchemas(t *testing.T) {
+	plain := sampleRun(pgRec(), "bob2")
+	ev, _ := os.ReadFile("testdata/debezium-customers.notifications.jsonl")
+	b, _ := convertOpt(t, plain.String(), DebeziumOptions{Notifications: bytes.NewReader(ev)})
+	want := mustAccept(t, b)
+	other := strings.Join(twin(t, plain.lines), "\n")
+	for _, table := range []string{"", "customers"} {
+		_, _, f := convertFiles(t, DebeziumOptions{Table: table, Notifications: bytes.NewReader(ev)}, plain.String(), other)
+		if f == nil || f.Obligation != "Unsupported" || !strings.Contains(f.Detail, "public.customers") || !strings.Contains(f.Detail, "inventory.customers") {
+			t.Errorf("--table %q: %v, want Unsupported naming both tables", table, f)
+		}
+	}
+	b, _, f := convertFiles(t, DebeziumOptions{Table: "public.customers", Notifications: bytes.NewReader(ev)}, plain.String(), other)
+	if f != nil {
+		t.Fatal(f)
+	}
+	if got := mustAccept(t, b); got.Cut.Digest != want.Cut.Digest || got.Cut.Scope != want.Cut.Scope {
+		t.Errorf("public.customers: %s, want %s", got.Line(), want.Line())
+	}
+	// The other schema's table has events but no window rows of its own:
+	// never its cut.
+	_, _, f = convertFiles(t, DebeziumOptions{Table: "inventory.customers", Notifications: bytes.NewReader(ev)}, plain.String(), other)
+	if f == nil {
+		t.Errorf("inventory.customers accepted")
+	}
+}
+
+// Events of two topics at one position are in no evidenced order; a
+// window's rows at a position where no window closes are no Debezium
+// delivery; a line of no dump format is Unsupported naming it, not a
+// Reject.
+func TestDebeziumDeliveryUnsupported(t *testing.T) {
+	plain, copyAt := copyRun(pgRec())
+	lines := append([]string(nil), plain.lines...)
+	atOnePosition(t, lines, copyAt, copyAt+2)
+	topics := byTopic(t, debeziumOrder(t, lines))
+	// the twin of a COPY row at the COPY's own position, in another topic
+	m := parseLine(t, lines[copyAt+1])
+	src(m)["schema"] = "inventory"
+	_, _, f := convertFiles(t, DebeziumOptions{Table: "public.customers"}, strings.Join(topics["customers"], "\n"), strings.Join(topics["debezium_signal"], "\n"), marshal(m))
+	if f == nil || f.Field != "source.sequence" || !strings.Contains(f.Detail, "two topics at one source position") {
+		t.Errorf("two topics at one position: %v", f)
+	}
+	// A window's row moved to a position where no window closes.
+	rows := topics["customers"]
+	for i, l := range rows {
+		if m := parseLine(t, l); m["op"] == "r" {
+			src(m)["sequence"] = `["1000","1001"]`
+			rows = append(append([]string{marshal(m)}, rows[:i]...), rows[i+1:]...)
+			break
+		}
+	}
+	_, _, f = convertFiles(t, DebeziumOptions{Table: "public.customers"}, strings.Join(rows, "\n"), strings.Join(topics["debezium_signal"], "\n"))
+	if f == nil || f.Field != "op" {
+		t.Errorf("a row where no window closes: %v", f)
+	}
+	for _, bad := range []string{"garbage", `{"topic":"t","partition":0,"offset":1,"payload":7}`, "{\"id\":1}\tnot json", `{"payload":`} {
+		_, _, f := convertFiles(t, DebeziumOptions{}, plain.String()+bad+"\n")
+		if f == nil || f.Obligation != "Unsupported" || f.Field != "format" || f.Line != int64(len(plain.lines)+1) {
+			t.Errorf("%q: %v, want Unsupported naming line %d", bad, f, len(plain.lines)+1)
+		}
+	}
+}
