@@ -209,8 +209,8 @@ func TestDebeziumAsDelivered(t *testing.T) {
 		table string
 		files []string
 	}{
-		"table topic first": {"public.customers", []string{table, signals, other, heartbeats, txns}},
-		"signal topic first": {"public.customers", []string{txns, signals, heartbeats, other, table}},
+		"table topic first":               {"public.customers", []string{table, signals, other, heartbeats, txns}},
+		"signal topic first":              {"public.customers", []string{txns, signals, heartbeats, other, table}},
 		"one file per kind, concatenated": {"public.customers", []string{table + signals}},
 	} {
 		t.Run(name, func(t *testing.T) {
