@@ -255,6 +255,7 @@ type dbzConverter struct {
 	skipped   map[string]int // records that change no row, by kind
 	notes2    [][]byte       // notifications found among the events
 	dups      int
+	dropped   int               // redelivered rows of the table dropped (Redelivery "drop")
 	applied   int               // redeliveries delivered again (Redelivery "apply")
 	sink      map[string]string // each key's last delivered value, for Redelivery "apply"
 	chunks    []*dbzChunk
@@ -349,8 +350,13 @@ func (c *dbzConverter) image(e *dbzEvent) (dkey, string, *Failure) {
 // as an upsert sink applies it: one that changes the key's delivered value
 // is a stream entry the discipline never emits, which the verifier rejects.
 func (c *dbzConverter) redelivered(e *dbzEvent) *Failure {
-	if c.opt.Redelivery != "apply" || !e.ours || e.signal {
+	if !e.ours {
 		c.dups++
+		return nil // no row of the table: applying it again changes none
+	}
+	if c.opt.Redelivery != "apply" {
+		c.dups++
+		c.dropped++
 		return nil
 	}
 	k, v, f := c.image(e)
@@ -752,9 +758,9 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 	}
 	if c.dups > 0 {
 		c.notes = append(c.notes, fmt.Sprintf("%d redelivered events (a source position and content already delivered) were taken as duplicates, not as newer writes", c.dups))
-		if c.opt.Redelivery != "apply" {
-			c.assumes = append(c.assumes, fmt.Sprintf("a consumer that applies each source position once: %d redelivered events were dropped", c.dups))
-		}
+	}
+	if c.dropped > 0 {
+		c.assumes = append(c.assumes, fmt.Sprintf("a consumer that applies each source position once: %d redelivered events of the table were dropped", c.dropped))
 	}
 	if c.applied > 0 {
 		c.notes = append(c.notes, fmt.Sprintf("%d redelivered events were applied again where they were delivered", c.applied))

@@ -305,3 +305,144 @@ func TestDebeziumDeliveryUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// Issue 34 item 5 and "one position, several events": a redelivery is told
+// by position and content. Dropped, the Accept rests on a consumer that
+// applies each position once and says so; applied (--redelivery apply), a
+// stale one after a newer event is the Reject an upsert sink deserves, and
+// one that changes nothing is harmless; a signal row is applied to no
+// table. A COPY's events share a position
+// and are no redeliveries of each other; redelivered, they are dropped.
+func TestDebeziumRedeliveryNamed(t *testing.T) {
+	r := pgRec()
+	r.execute()
+	r.open("c1")
+	r.close("c1")
+	r.read(cust(2, "bob"))
+	r.update(cust(2, "bob"), cust(2, "bob2"))
+	stale := r.lines[len(r.lines)-1]
+	r.update(cust(2, "bob2"), cust(2, "bob3"))
+	latest := r.lines[len(r.lines)-1]
+	clean := r.String()
+	max := json.RawMessage("2")
+	b, conv, f := convertFiles(t, DebeziumOptions{Table: "customers", MaxKey: max}, clean)
+	if f != nil || len(conv.Assumes) != 0 {
+		t.Fatalf("clean: %v %q", f, conv.Assumes)
+	}
+	want := mustAccept(t, b)
+
+	for name, tc := range map[string]struct {
+		redelivered, mode string
+		accept, assumes   bool
+	}{
+		"stale dropped":        {stale, "drop", true, true},
+		"stale applied":        {stale, "apply", false, false},
+		"latest dropped":       {latest, "", true, true},
+		"latest applied":       {latest, "apply", true, false},
+		"signal":               {r.lines[2], "", true, false},
+		"snapshot row":         {r.lines[3], "", true, true},
+		"snapshot row applied": {r.lines[3], "apply", false, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, conv, f := convertFiles(t, DebeziumOptions{Table: "customers", MaxKey: max, Redelivery: tc.mode}, clean+tc.redelivered+"\n")
+			if f != nil {
+				t.Fatal(f)
+			}
+			assumed := strings.Contains(strings.Join(conv.Assumes, ";"), "a consumer that applies each source position once: 1 redelivered event")
+			if assumed != tc.assumes {
+				t.Errorf("assumes %q", conv.Assumes)
+			}
+			if !tc.accept {
+				mustReject(t, b, "")
+				return
+			}
+			if got := mustAccept(t, b); got.Cut.Digest != want.Cut.Digest {
+				t.Errorf("%s, want %s", got.Line(), want.Line())
+			}
+		})
+	}
+
+	// A COPY at one position, redelivered whole after a restart.
+	plain, copyAt := copyRun(pgRec())
+	ev, _ := os.ReadFile("testdata/debezium-customers.notifications.jsonl")
+	b, _ = convertOpt(t, plain.String(), DebeziumOptions{Notifications: bytes.NewReader(ev)})
+	want = mustAccept(t, b)
+	lines := append([]string(nil), plain.lines...)
+	atOnePosition(t, lines, copyAt, copyAt+2)
+	lines = append(lines, lines[copyAt:copyAt+3]...)
+	b, conv, f = convertFiles(t, DebeziumOptions{Table: "customers", Notifications: bytes.NewReader(ev)}, strings.Join(lines, "\n"))
+	if f != nil {
+		t.Fatal(f)
+	}
+	if got := mustAccept(t, b); got.Cut.Digest != want.Cut.Digest || !strings.Contains(strings.Join(conv.Assumes, ";"), ": 3 redelivered") {
+		t.Errorf("COPY redelivered: %s %q, want %s", got.Line(), conv.Assumes, want.Line())
+	}
+	// At a position its topic passed, an event of other content is no
+	// redelivery: the topic's order is not evidenced.
+	m := parseLine(t, lines[copyAt])
+	m["after"].(map[string]any)["name"] = "changed"
+	lines[len(lines)-2] = marshal(m)
+	if _, _, f = convertFiles(t, DebeziumOptions{Table: "customers"}, strings.Join(lines, "\n")); f == nil || f.Field != "source.sequence" {
+		t.Errorf("another event at a passed position: %v", f)
+	}
+}
+
+// jsonRun is a MySQL run with a JSON column: the snapshot renders it as
+// snap does, the binlog compactly.
+func jsonRun(snap func(string) string) *dbzRec {
+	r := mysqlRec()
+	c := func(id int, attrs string) map[string]any { return row("id", id, "attrs", attrs) }
+	r.execute()
+	r.update(c(2, `{"a":1}`), c(2, `{"a":2}`))
+	r.open("c1")
+	r.create(c(3, `{"z":[1,{"y":null}]}`))
+	r.close("c1")
+	r.read(c(1, snap(`{"a":1,"b":[1,2]}`)))
+	r.read(c(2, snap(`{"a":2}`)))
+	r.update(c(1, `{"a":1,"b":[1,2]}`), c(1, `{"a":3}`))
+	return r
+}
+
+// withSchema wraps each event in the schema the JSON converter writes,
+// typing attrs io.debezium.data.Json.
+func withSchema(t testing.TB, lines []string) string {
+	cols := `[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"name":"io.debezium.data.Json","version":1,"field":"attrs"}]`
+	schema := `{"type":"struct","fields":[{"type":"struct","fields":` + cols + `,"optional":true,"name":"shop.shop.customers.Value","field":"before"},` +
+		`{"type":"struct","fields":` + cols + `,"optional":true,"name":"shop.shop.customers.Value","field":"after"},` +
+		`{"type":"struct","fields":[],"optional":false,"name":"io.debezium.connector.mysql.Source","field":"source"},{"type":"string","optional":false,"field":"op"}],` +
+		`"optional":false,"name":"shop.shop.customers.Envelope","version":2}`
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, `{"schema":%s,"payload":%s}`+"\n", schema, l)
+	}
+	return b.String()
+}
+
+// Finding: MySQL renders a JSON column {"a": 2} in snapshot reads and
+// {"a":2} from the binlog; compared as text, the clean run is a stale read
+// (O2). Typed io.debezium.data.Json by the schema, or named by
+// --json-columns, the column compares as parsed JSON, and the digest is
+// the compact rendering's.
+func TestDebeziumJSONColumns(t *testing.T) {
+	compact := jsonRun(func(s string) string { return s })
+	spaced := jsonRun(func(s string) string {
+		s = strings.ReplaceAll(s, ":", ": ")
+		return strings.ReplaceAll(s, ",", ", ")
+	})
+	opt := DebeziumOptions{Table: "customers", MaxKey: json.RawMessage("3")}
+	want := mustAccept(t, mustConvert(t, compact.String(), opt))
+	mustReject(t, mustConvert(t, spaced.String(), opt), "O2")
+	for name, in := range map[string]string{"schema": withSchema(t, spaced.lines), "--json-columns": spaced.String()} {
+		o := opt
+		if name == "--json-columns" {
+			o.JSONColumns = []string{"attrs"}
+		}
+		got := mustAccept(t, mustConvert(t, in, o))
+		if got.Cut.Digest != want.Cut.Digest || got.Cut.State["1"] != `{"attrs":"{\"a\":3}","id":1}` {
+			t.Errorf("%s: %s %v, want %s", name, got.Line(), got.Cut.State, want.Line())
+		}
+	}
+	// Not JSON text in a JSON column is Unsupported naming the column.
+	bad := strings.Replace(withSchema(t, spaced.lines), `"{\"a\":3}"`, `"{\"a\":"`, 1)
+	convertFails(t, bad, opt, "after.attrs")
+}
