@@ -94,7 +94,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 		opt.Key = []string{"id"}
 	}
 	c := &dbzConverter{opt: opt, touched: map[string]dkey{}, skipped: map[string]int{}, streams: map[string]int{},
-		sink: map[string]string{}}
+		sink: map[string]string{}, txIDs: map[string]int{}, txEvents: map[string]int{}, txEnd: map[string]int{}}
 	var evs []*dbzEvent
 	for i, in := range ins {
 		c.inputs = append(c.inputs, in.Name)
@@ -140,6 +140,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 	if f != nil {
 		return conv, f, nil
 	}
+	c.closure()
 	for _, what := range slices.Sorted(maps.Keys(c.skipped)) {
 		c.notes = append(c.notes, fmt.Sprintf("%d %s skipped: they change no row", c.skipped[what], what))
 	}
@@ -203,6 +204,9 @@ func (c *dbzConverter) signalHint(names []string) string {
 }
 
 type dbzEnvelope struct {
+	Transaction *struct {
+		ID string `json:"id"`
+	} `json:"transaction"`
 	Op     string                     `json:"op"`
 	Before map[string]json.RawMessage `json:"before"`
 	After  map[string]json.RawMessage `json:"after"`
@@ -255,6 +259,13 @@ type dbzConverter struct {
 	skipped   map[string]int // records that change no row, by kind
 	notes2    [][]byte       // notifications found among the events
 	dups      int
+	// transactions: each label's number and events, the last label, the
+	// event counts of the END records, whether some event has no label
+	txIDs     map[string]int
+	txEvents  map[string]int
+	txEnd     map[string]int
+	lastTx    string
+	unlabeled bool
 	dropped   int               // redelivered rows of the table dropped (Redelivery "drop")
 	applied   int               // redeliveries delivered again (Redelivery "apply")
 	sink      map[string]string // each key's last delivered value, for Redelivery "apply"
@@ -287,7 +298,7 @@ func (c *dbzConverter) record(e *dbzEvent) *Failure {
 	case e.read:
 		return c.read(e)
 	case !e.ours:
-		return c.marker()
+		return c.logEvent(e, "")
 	}
 	switch e.env.Op {
 	case "c", "u", "d":
@@ -298,12 +309,13 @@ func (c *dbzConverter) record(e *dbzEvent) *Failure {
 	if f != nil {
 		return f
 	}
-	c.pos++
 	kj := c.keyJSON(k)
+	if f := c.logEvent(e, `,"k":`+kj+`,"v":`+v); f != nil {
+		return f
+	}
 	c.touched[kj] = k
 	c.sink[kj] = v
-	c.log = append(c.log, fmt.Sprintf(`{"p":%d,"k":%s,"v":%s}`, c.pos, kj, v),
-		fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
+	c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
 	return nil
 }
 
@@ -452,10 +464,62 @@ func (c *dbzConverter) position(src map[string]json.RawMessage) (dbzPos, *Failur
 	return p, nil
 }
 
-// marker is a position with no row of the table.
-func (c *dbzConverter) marker() *Failure {
+// label is the event's transaction label for the bundle's x: its
+// transaction — the envelope's transaction.id (transaction metadata on),
+// else PostgreSQL's source.txId or MySQL's source.gtid — numbered in order
+// of appearance. A transaction's events are contiguous in commit order: one
+// that comes back after another's is Unsupported.
+func (c *dbzConverter) label(e *dbzEvent) (string, *Failure) {
+	id := ""
+	switch {
+	case e.env.Transaction != nil && e.env.Transaction.ID != "":
+		id = e.env.Transaction.ID
+	case c.connector == "postgresql" && string(e.env.Source["txId"]) != "null":
+		id = string(bytes.TrimSpace(e.env.Source["txId"]))
+	case c.connector == "mysql":
+		json.Unmarshal(e.env.Source["gtid"], &id)
+	}
+	if id == "" {
+		c.unlabeled = true
+		return "", nil
+	}
+	n, seen := c.txIDs[id]
+	if seen && id != c.lastTx {
+		return "", c.fail("transaction", "an event of transaction %s after transaction %s's: a transaction's events are contiguous in commit order", id, c.lastTx)
+	}
+	if !seen {
+		n = len(c.txIDs) + 1
+		c.txIDs[id] = n
+	}
+	c.lastTx = id
+	c.txEvents[id]++
+	return fmt.Sprintf(`,"x":%d`, n), nil
+}
+
+// closure says what the frontier's transaction closure rests on. With
+// every event labelled, the frontier (the recording's last event) ends a
+// transaction if the transaction metadata's END record counts as many
+// events as the recording delivered of it; else the Accept rests on it.
+// Without labels the verifier says so itself.
+func (c *dbzConverter) closure() {
+	if c.unlabeled || c.lastTx == "" {
+		return
+	}
+	if n, ok := c.txEnd[c.lastTx]; ok && n == c.txEvents[c.lastTx] {
+		return
+	}
+	c.assumes = append(c.assumes, fmt.Sprintf("a row-event cut unless the recording's last transaction (%s) is whole: no transaction metadata END record counts its %d events", c.lastTx, c.txEvents[c.lastTx]))
+}
+
+// logEvent writes the next log position, with its transaction label where
+// the event carries one (labels).
+func (c *dbzConverter) logEvent(e *dbzEvent, row string) *Failure {
+	x, f := c.label(e)
+	if f != nil {
+		return f
+	}
 	c.pos++
-	c.log = append(c.log, fmt.Sprintf(`{"p":%d}`, c.pos))
+	c.log = append(c.log, fmt.Sprintf(`{"p":%d%s%s}`, c.pos, row, x))
 	return nil
 }
 
@@ -463,7 +527,9 @@ func (c *dbzConverter) marker() *Failure {
 // insert_delete strategy), execute-snapshot and stop-snapshot.
 func (c *dbzConverter) signal(e *dbzEvent) *Failure {
 	env := &e.env
-	c.marker()
+	if f := c.logEvent(e, ""); f != nil {
+		return f
+	}
 	row := env.After
 	if env.Op == "d" {
 		row = env.Before

@@ -162,6 +162,13 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 		return nil, nil
 	case has("status", "id") && !has("op"): // the transaction topic's BEGIN and END
 		c.skipped["transaction metadata records"]++
+		var end struct {
+			Status, ID string
+			Count      *int `json:"event_count"`
+		}
+		if json.Unmarshal(rec.value, &end) == nil && end.Status == "END" && end.Count != nil {
+			c.txEnd[end.ID] = *end.Count
+		}
 		return nil, nil
 	case has("aggregate_type"): // a notification on the same dump
 		c.notes2 = append(c.notes2, rec.value)
