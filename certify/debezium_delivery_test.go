@@ -524,3 +524,48 @@ func TestDebeziumTransactions(t *testing.T) {
 		t.Errorf("cut off: %q", conv.Assumes)
 	}
 }
+
+// The offsets in their real forms: a line of the offsets topic ([key,
+// map]), a console consumer's key⇥value line, a kcat -J record and the
+// Kafka Connect REST body (GET /connectors/{name}/offsets) state the same
+// maximum key; a serialized null maximum key is an empty table.
+func TestDebeziumOffsetForms(t *testing.T) {
+	r := pgRec()
+	r.execute()
+	r.open("c1")
+	r.close("c1")
+	r.read(cust(1, "alice"))
+	r.read(cust(2, "bob"))
+	offset := func(max string) string {
+		return `{"lsn_proc":1200,"lsn":1200,"txId":600,"ts_usec":1764550001200000,` +
+			`"incremental_snapshot_collections":"[{\"incremental_snapshot_collections_id\":\"public.customers\",\"incremental_snapshot_collections_additional_condition\":null,\"incremental_snapshot_collections_surrogate_key\":null}]",` +
+			`"incremental_snapshot_primary_key":"` + javaInt4 + `","incremental_snapshot_maximum_key":"` + max + `","incremental_snapshot_correlation_id":null}`
+	}
+	key := `["shop",{"server":"shop"}]`
+	m := offset(javaInt4)
+	for name, in := range map[string]string{
+		"pair":           "[" + key + "," + m + "]\n",
+		"key⇥value":      key + "\t" + m + "\n",
+		"kcat -J":        marshal(map[string]any{"topic": "connect-offsets", "partition": 0, "offset": 7, "key": key, "payload": m}) + "\n",
+		"REST":           `{"offsets":[{"partition":{"server":"shop"},"offset":` + m + `}]}`,
+		"REST, indented": "{\n  \"offsets\": [\n    {\"partition\": {\"server\": \"shop\"},\n     \"offset\": " + m + "}\n  ]\n}\n",
+	} {
+		b, notes := convertOpt(t, r.String(), DebeziumOptions{Offsets: strings.NewReader(in)})
+		// the maximum key 4 is stated: keys above it are certified absent
+		if res := mustAccept(t, b); res.Cut.Scope != "[−∞, 3) ∪ [5, +∞)" || len(notes) != 1 {
+			t.Errorf("%s: scope %s notes %q", name, res.Cut.Scope, notes)
+		}
+	}
+	convertFails(t, r.String(), DebeziumOptions{Offsets: strings.NewReader("not an offset\n")}, "offsets")
+
+	// An empty table: one window, the maximum-key query found no row.
+	e := pgRec()
+	e.execute()
+	e.open("c1")
+	e.close("c1")
+	convertFails(t, e.String(), DebeziumOptions{}, "snapshot-window-open")
+	b, _ := convertOpt(t, e.String(), DebeziumOptions{Offsets: strings.NewReader(key + "\t" + offset(javaNull) + "\n")})
+	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, +∞)" || res.Cut.Present != 0 {
+		t.Errorf("empty table: %s", res.Line())
+	}
+}
