@@ -128,6 +128,9 @@ func (f *Failure) String() string {
 	if f.Expected != "" || f.Observed != "" {
 		w = append(w, "expected "+f.Expected, "observed "+f.Observed)
 	}
+	if f.Field != "" {
+		w = append(w, "field "+f.Field)
+	}
 	if f.Line > 0 {
 		w = append(w, fmt.Sprintf("line %d", f.Line))
 	}
@@ -198,6 +201,8 @@ func (r *Result) Line() string {
 			s += "; rests on: " + strings.Join(r.Assumes, "; ")
 		}
 		return s
+	case r.Failure != nil && r.Failure.Obligation == r.Verdict.String():
+		return r.Failure.String() // "Unsupported" names itself
 	case r.Failure != nil:
 		return r.Verdict.String() + ": " + r.Failure.String()
 	}

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +33,14 @@ type DebeziumOptions struct {
 	// notifications (optional): they state each chunk's end, the maximum
 	// key and the table scan's completion (debezium_evidence.go).
 	Notifications io.Reader
+	// JSONColumns are compared as parsed JSON, besides the columns the
+	// events' schema types io.debezium.data.Json.
+	JSONColumns []string
+	// Redelivery is what an event delivered again at a position its topic
+	// had passed is: "" or "drop", a duplicate (the Accept then rests on a
+	// consumer that applies each source position once); "apply", a stream
+	// entry applied again in delivery order, as an upsert sink applies it.
+	Redelivery string
 }
 
 // Placeholder is what Debezium writes for a column it did not read
@@ -40,73 +48,169 @@ type DebeziumOptions struct {
 const Placeholder = "__debezium_unavailable_value"
 
 // FromDebezium converts a recording of a Debezium incremental snapshot into
-// an evidence bundle (FORMAT.md, "From Debezium"). The recording is the
-// connector's delivered change events in delivery order, one JSON envelope a
-// line ({"before", "after", "source", "op", …}, optionally inside
-// {"payload": …}), as the PostgreSQL and MySQL connectors write them.
+// an evidence bundle (FORMAT.md, "From Debezium"): FromDebeziumFiles on one
+// file, returning the notes.
+func FromDebezium(r io.Reader, w io.Writer, opt DebeziumOptions) (notes []string, f *Failure, err error) {
+	conv, f, err := FromDebeziumFiles([]DebeziumInput{{Name: "the recording", R: r}}, w, opt)
+	return conv.Notes, f, err
+}
+
+// Conversion is what the converter says beside the bundle: Notes, what it
+// left out of the scope or skipped, and Assumes, what an Accept of the
+// bundle rests on beyond it.
+type Conversion struct {
+	Notes, Assumes []string
+}
+
+// FromDebeziumFiles converts a recording of a Debezium incremental snapshot
+// into an evidence bundle (FORMAT.md, "From Debezium"). The recording is the
+// connector's delivered change events, one Kafka record a line in any
+// common dump format (readDump), in one file or several (a topic a file,
+// say): each topic's records in delivery order, the topics merged by source
+// position (order).
 //
 // The converter infers only what the evidence forces. Order is the
 // connector's own commit order (PostgreSQL source.sequence, MySQL binlog
 // file, pos and row); an event redelivered at a position already seen (at
-// least once, after a restart) is dropped as a duplicate. A chunk covers
-// (previous chunk end, its end], where an end is the last key the chunk read
-// (Debezium's query is pk > end AND NOT pk > maximum key), not the last row it
-// delivered: the window may have discarded rows after it. Where no evidence
-// states an end, the keys between two chunks' delivered rows are certified
-// only if no event touches them; the keys below the first chunk only if the
-// recording holds the snapshot's start, and the keys above the last chunk
-// only if the maximum key is known and reached. What is left out is returned
-// as notes. Evidence the converter cannot place is an Unsupported failure
-// naming the line; err is for reading and writing only.
+// least once, after a restart) is dropped as a duplicate, or with
+// Redelivery "apply" delivered again. A chunk covers (previous chunk end,
+// its end], where an end is the last key the chunk read (Debezium's query is
+// pk > end AND NOT pk > maximum key), not the last row it delivered: the
+// window may have discarded rows after it. Where no evidence states an end,
+// the keys between two chunks' delivered rows are certified only if no event
+// touches them; the keys below the first chunk only if the recording holds
+// the snapshot's start, and the keys above the last chunk only if the
+// maximum key is known and reached. What is left out is returned as notes.
+// Evidence the converter cannot place is an Unsupported failure naming the
+// line; err is for reading and writing only.
 //
 // The converter holds the recording in memory (the bundle lists the reads
 // before the log); the verifier itself streams.
-func FromDebezium(r io.Reader, w io.Writer, opt DebeziumOptions) (notes []string, f *Failure, err error) {
+func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (conv Conversion, f *Failure, err error) {
 	if opt.SignalTable == "" {
 		opt.SignalTable = "debezium_signal"
 	}
 	if len(opt.Key) == 0 {
 		opt.Key = []string{"id"}
 	}
-	c := &dbzConverter{opt: opt, seen: map[dbzPos][32]byte{}, touched: map[string]dkey{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		c.line++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		if f := c.record(sc.Bytes()); f != nil {
-			return nil, f, nil
+	c := &dbzConverter{opt: opt, touched: map[string]dkey{}, skipped: map[string]int{}, streams: map[string]int{},
+		sink: map[string]string{}, txIDs: map[string]int{}, txEvents: map[string]int{}, txEnd: map[string]int{}}
+	var evs []*dbzEvent
+	for i, in := range ins {
+		c.inputs = append(c.inputs, in.Name)
+		f, err := readDump(in.R, in.Name, "format", func(rec dbzRecord) *Failure {
+			e, f := c.parse(i, rec)
+			if e != nil {
+				evs = append(evs, e)
+			}
+			return f
+		})
+		if f != nil || err != nil {
+			return conv, f, err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, err
+	if evs, f = c.captured(evs); f != nil {
+		return conv, f, nil
+	}
+	if f := c.order(evs); f != nil {
+		return conv, f, nil
+	}
+	for _, e := range evs {
+		c.file, c.line = e.file, e.line
+		if f := c.record(e); f != nil {
+			return conv, f, nil
+		}
 	}
 	c.line = 0
+	var inStream io.Reader
+	if len(c.notes2) > 0 {
+		inStream = bytes.NewReader(append(bytes.Join(c.notes2, []byte("\n")), '\n'))
+	}
 	for _, ev := range []struct {
 		r    io.Reader
 		read func(io.Reader) (*Failure, error)
-	}{{opt.Offsets, c.offsets}, {opt.Notifications, c.notifications}} {
+	}{{opt.Offsets, c.offsets}, {opt.Notifications, c.notifications}, {inStream, c.notifications}} {
 		if ev.r != nil {
 			if f, err := ev.read(ev.r); f != nil || err != nil {
-				return nil, f, err
+				return conv, f, err
 			}
 		}
 	}
 	h, f := c.plan()
 	if f != nil {
-		return nil, f, nil
+		return conv, f, nil
 	}
-	return c.notes, nil, c.write(w, h)
+	c.closure()
+	for _, what := range slices.Sorted(maps.Keys(c.skipped)) {
+		c.notes = append(c.notes, fmt.Sprintf("%d %s skipped: they change no row", c.skipped[what], what))
+	}
+	return Conversion{Notes: c.notes, Assumes: c.assumes}, nil, c.write(w, h)
+}
+
+// captured names the captured table: --table by its full name (schema.table
+// or db.table) or its own name if that names one table, else the one table
+// the recording holds besides the signalling table; and drops the rows of
+// initial snapshots, which have no place in the commit order.
+func (c *dbzConverter) captured(evs []*dbzEvent) ([]*dbzEvent, *Failure) {
+	var names []string
+	db := func(e *dbzEvent) string { var s string; json.Unmarshal(e.env.Source["db"], &s); return s }
+	for _, e := range evs {
+		if !slices.Contains(c.tables, e.table) {
+			c.tables = append(c.tables, e.table)
+		}
+		if e.signal = matches(c.opt.SignalTable, e.table, db(e)); e.signal {
+			continue
+		}
+		if (c.opt.Table == "" || matches(c.opt.Table, e.table, db(e))) && !slices.Contains(names, e.table) {
+			names = append(names, e.table)
+		}
+	}
+	switch {
+	case len(names) > 1 && c.opt.Table != "":
+		return nil, unsupported("table", "--table %s names tables %s: give the full name", c.opt.Table, strings.Join(names, " and "))
+	case len(names) > 1:
+		return nil, unsupported("source.table", "events of tables %s: name the captured table with --table%s", strings.Join(names, " and "), c.signalHint(names))
+	case len(names) == 1:
+		c.table = names[0]
+	}
+	kept := evs[:0]
+	for _, e := range evs {
+		e.ours = e.table == c.table && c.table != ""
+		switch {
+		case !e.initial:
+			kept = append(kept, e)
+		case e.signal:
+			c.skipped["rows of the signalling table's initial snapshot"]++
+		case !e.ours:
+			c.skipped["rows of other tables' initial snapshots"]++
+		default:
+			var snap string
+			json.Unmarshal(e.env.Source["snapshot"], &snap)
+			return nil, c.failAt(e.file, e.line, "source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", snap)
+		}
+	}
+	return kept, nil
+}
+
+// signalHint points at --signal-table when the recording holds the table
+// Debezium's signalling documentation names.
+func (c *dbzConverter) signalHint(names []string) string {
+	for _, n := range names {
+		if strings.HasSuffix("."+n, ".debezium_signals") && c.opt.SignalTable == "debezium_signal" {
+			return fmt.Sprintf(" (is %s the signalling table? --signal-table %s)", n, n)
+		}
+	}
+	return ""
 }
 
 type dbzEnvelope struct {
-	Payload *dbzEnvelope               `json:"payload"`
-	Op      string                     `json:"op"`
-	Before  map[string]json.RawMessage `json:"before"`
-	After   map[string]json.RawMessage `json:"after"`
-	Source  map[string]json.RawMessage `json:"source"`
+	Transaction *struct {
+		ID string `json:"id"`
+	} `json:"transaction"`
+	Op     string                     `json:"op"`
+	Before map[string]json.RawMessage `json:"before"`
+	After  map[string]json.RawMessage `json:"after"`
+	Source map[string]json.RawMessage `json:"source"`
 }
 
 // dbzPos is a change event's place in the connector's commit order:
@@ -124,9 +228,10 @@ type dkey struct {
 
 type dbzChunk struct {
 	id        string
-	lo, hi    int64 // bundle positions of the open and close watermarks
+	lo, hi    int64  // bundle positions of the open and close watermarks
+	at        dbzPos // the close's source position, which its rows carry
 	closed    bool
-	rows      []dbzRow // as delivered after the close, in the chunk's read order
+	rows      []dbzRow // the rows delivered at the close, in the chunk's read order
 	end       *dkey    // the last key the chunk read, as --chunk-bounds states it
 	stated    *dkey    // the same, as the notifications state it
 	noRead    bool     // --chunk-bounds states the chunk read nothing
@@ -140,16 +245,30 @@ type dbzRow struct {
 
 type dbzConverter struct {
 	opt       DebeziumOptions
+	inputs    []string // the files' names
+	file      int
 	line      int
 	notes     []string
+	assumes   []string
 	log       []string // bundle lines of the log, interleaved with delivered entries
 	pos       int64
 	connector string
-	table     string // the captured table, as first seen when opt.Table is ""
-	last      dbzPos
-	started   bool // a position was seen
-	seen      map[dbzPos][32]byte
+	table     string // the captured table's full name
+	streams   map[string]int
+	tables    []string       // every table the recording names
+	skipped   map[string]int // records that change no row, by kind
+	notes2    [][]byte       // notifications found among the events
 	dups      int
+	// transactions: each label's number and events, the last label, the
+	// event counts of the END records, whether some event has no label
+	txIDs     map[string]int
+	txEvents  map[string]int
+	txEnd     map[string]int
+	lastTx    string
+	unlabeled bool
+	dropped   int               // redelivered rows of the table dropped (Redelivery "drop")
+	applied   int               // redeliveries delivered again (Redelivery "apply")
+	sink      map[string]string // each key's last delivered value, for Redelivery "apply"
 	chunks    []*dbzChunk
 	start     bool // the recording holds the snapshot's start (execute-snapshot)
 	stopped   int  // line of a stop-snapshot signal
@@ -162,153 +281,121 @@ type dbzConverter struct {
 	// (insert_insert) or by deleting the open row (insert_delete)
 	closeRows, closeDeletes bool
 	maxKey                  *dkey // the snapshot's maximum key, as evidence states it
-	empty                   bool  // the notifications say the table was empty when the snapshot began
+	empty                   bool  // the evidence says the table was empty when the snapshot began
 }
 
 func (c *dbzConverter) fail(field, format string, a ...any) *Failure {
-	f := unsupported(field, format, a...)
-	f.Line = int64(c.line)
-	return f
+	return c.failAt(c.file, c.line, field, format, a...)
 }
 
-func (c *dbzConverter) record(line []byte) *Failure {
-	var env dbzEnvelope
-	if err := json.Unmarshal(line, &env); err != nil {
-		return s1(int64(c.line), "not a change event: %v", err)
-	}
-	if env.Payload != nil {
-		env = *env.Payload
-	}
-	if env.Op == "" && env.Source == nil && env.Before == nil && env.After == nil {
-		if bytes.Equal(bytes.TrimSpace(line), []byte("null")) || isTombstone(line) {
-			return nil // a tombstone: it follows its delete and changes nothing
-		}
-		return c.fail("source", "not a Debezium change event (no op, before, after or source): a record unwrapped by ExtractNewRecordState, or transaction metadata, cannot be placed in commit order")
-	}
-	if env.Source == nil {
-		return c.fail("source", "a change event without source: its table and commit position are unknown")
-	}
-	var connector string
-	json.Unmarshal(env.Source["connector"], &connector)
+// record places one event of the merged order.
+func (c *dbzConverter) record(e *dbzEvent) *Failure {
 	switch {
-	case connector != "postgresql" && connector != "mysql":
-		return c.fail("source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", connector)
-	case c.connector == "":
-		c.connector = connector
-	case connector != c.connector:
-		return c.fail("source.connector", "connector %q after %q: one recording is one connector's", connector, c.connector)
+	case e.redelivery:
+		return c.redelivered(e)
+	case e.signal:
+		return c.signal(e)
+	case e.read:
+		return c.read(e)
+	case !e.ours:
+		return c.logEvent(e, "")
 	}
-	var table string
-	if json.Unmarshal(env.Source["table"], &table) != nil || table == "" {
-		return c.fail("source.table", "an event without source.table: it cannot be told to belong to the table or not")
-	}
-	if c.names(env.Source, c.opt.SignalTable) {
-		return c.signal(&env)
-	}
-	ours := false
-	switch {
-	case c.opt.Table != "":
-		ours = c.names(env.Source, c.opt.Table)
-	case c.table == "":
-		c.table, ours = table, true
-	case table == c.table:
-		ours = true
-	default:
-		return c.fail("source.table", "events of tables %q and %q: name the captured table with --table", c.table, table)
-	}
-	if env.Op == "r" {
-		return c.read(&env, ours)
-	}
-	if !ours {
-		return c.marker(&env)
-	}
-	switch env.Op {
+	switch e.env.Op {
 	case "c", "u", "d":
 	default:
-		return c.fail("op", "operation %q is not a row change (c, u, d) or an incremental-snapshot read (r)", env.Op)
+		return c.fail("op", "operation %q is not a row change (c, u, d) or an incremental-snapshot read (r)", e.env.Op)
 	}
+	k, v, f := c.image(e)
+	if f != nil {
+		return f
+	}
+	kj := c.keyJSON(k)
+	if f := c.logEvent(e, `,"k":`+kj+`,"v":`+v); f != nil {
+		return f
+	}
+	c.touched[kj] = k
+	c.sink[kj] = v
+	c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
+	return nil
+}
+
+// image is a row event's key and its post-image in canonical form.
+func (c *dbzConverter) image(e *dbzEvent) (dkey, string, *Failure) {
+	env := &e.env
 	img := env.After
 	if env.Op == "d" {
 		img = env.Before
 		if img == nil {
-			return c.fail("before", "a delete without a before image: its key is unknown")
+			return dkey{}, "", c.fail("before", "a delete without a before image: its key is unknown")
 		}
 	}
 	if img == nil {
-		return c.fail("after", "a %q event without an after image (a delta cannot be replayed)", env.Op)
+		return dkey{}, "", c.fail("after", "a %q event without an after image (a delta cannot be replayed)", env.Op)
 	}
 	if env.Op != "d" {
 		if f := c.toast(env.After); f != nil {
-			return f
+			return dkey{}, "", f
 		}
 	}
 	k, f := c.key(img)
 	if f != nil {
-		return f
+		return k, "", f
 	}
 	if env.Op == "u" && env.Before != nil {
 		// a key change is a delete and a create; an update that moves a
 		// key would leave the old key's row behind
 		if old, f := c.key(env.Before); f == nil && c.cmp(old, k) != 0 {
-			return c.fail("before", "an update that changes the key from %s to %s", c.keyJSON(old), c.keyJSON(k))
+			return k, "", c.fail("before", "an update that changes the key from %s to %s", c.keyJSON(old), c.keyJSON(k))
 		}
 	}
-	dup, f := c.advance(&env)
-	if dup || f != nil {
+	if env.Op == "d" {
+		return k, "null", nil
+	}
+	v, f := c.values(e)
+	return k, v, f
+}
+
+// redelivered takes an event delivered again at a position its topic had
+// passed (at least once, after a restart). By default it is dropped, and
+// an Accept rests on a consumer that applies each source position once;
+// with Redelivery "apply" a row event is delivered again where it came,
+// as an upsert sink applies it: one that changes the key's delivered value
+// is a stream entry the discipline never emits, which the verifier rejects.
+func (c *dbzConverter) redelivered(e *dbzEvent) *Failure {
+	if !e.ours {
+		c.dups++
+		return nil // no row of the table: applying it again changes none
+	}
+	if c.opt.Redelivery != "apply" {
+		c.dups++
+		c.dropped++
+		return nil
+	}
+	k, v, f := c.image(e)
+	if f != nil {
 		return f
 	}
-	v := "null"
-	if env.Op != "d" {
-		v = canonRow(env.After)
-	}
 	kj := c.keyJSON(k)
-	c.touched[kj] = k
-	c.log = append(c.log, fmt.Sprintf(`{"p":%d,"k":%s,"v":%s}`, c.pos, kj, v),
-		fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
+	if c.sink[kj] == v {
+		c.dups++ // applying it again changes nothing
+		return nil
+	}
+	c.applied++
+	c.sink[kj] = v
+	c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
 	return nil
 }
 
-// isTombstone: a Kafka record with a null value, as {"schema":…,"payload":null}.
-func isTombstone(line []byte) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(line, &m) != nil {
-		return false
-	}
-	p, ok := m["payload"]
-	return ok && string(bytes.TrimSpace(p)) == "null"
-}
-
-// names says whether a table option (table, schema.table, db.table or
-// db.schema.table) names the event's table.
-func (c *dbzConverter) names(src map[string]json.RawMessage, name string) bool {
-	var db, schema, table string
-	json.Unmarshal(src["db"], &db)
-	json.Unmarshal(src["schema"], &schema)
-	json.Unmarshal(src["table"], &table)
-	for _, q := range []string{table, schema + "." + table, db + "." + table, db + "." + schema + "." + table} {
-		if name == q {
-			return true
-		}
-	}
-	return false
-}
-
-// read takes an incremental-snapshot row: delivered after its window closed.
-func (c *dbzConverter) read(env *dbzEnvelope, ours bool) *Failure {
-	snap := ""
-	json.Unmarshal(env.Source["snapshot"], &snap)
-	if !ours && snap != "incremental" {
-		return nil // another table's initial snapshot: no log position, nothing of the table
-	}
-	if snap != "incremental" {
-		return c.fail("source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", snap)
-	}
-	if !ours {
+// read takes an incremental-snapshot row: delivered at its window's close,
+// carrying the close's source position (order places it after the close).
+func (c *dbzConverter) read(e *dbzEvent) *Failure {
+	env := &e.env
+	if !e.ours {
 		return c.fail("source.table", "an incremental-snapshot row of another table: the windows of a snapshot of several tables cannot be told apart")
 	}
 	n := len(c.chunks)
-	if n == 0 || !c.chunks[n-1].closed || c.pos != c.chunks[n-1].hi {
-		return c.fail("op", "an incremental-snapshot row not delivered right after its window's close")
+	if n == 0 || !c.chunks[n-1].closed || c.pos != c.chunks[n-1].hi || c.chunks[n-1].at != e.pos {
+		return c.fail("op", "an incremental-snapshot row at source position %v, where no window closes: Debezium sends a window's rows at its close", e.pos)
 	}
 	if env.After == nil {
 		return c.fail("after", "a snapshot row without an after image")
@@ -325,31 +412,14 @@ func (c *dbzConverter) read(env *dbzEnvelope, ours bool) *Failure {
 	}
 	c.lastRead = &k
 	ch := c.chunks[n-1]
-	v := canonRow(env.After)
+	v, f := c.values(e)
+	if f != nil {
+		return f
+	}
 	ch.rows = append(ch.rows, dbzRow{k, v})
+	c.sink[c.keyJSON(k)] = v
 	c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, c.keyJSON(k), v, ch.hi))
 	return nil
-}
-
-// advance places a streamed event in commit order: the next bundle position,
-// or dup for an event redelivered at a position already seen.
-func (c *dbzConverter) advance(env *dbzEnvelope) (dup bool, f *Failure) {
-	p, f := c.position(env.Source)
-	if f != nil {
-		return false, f
-	}
-	sum := sha256.Sum256([]byte(env.Op + "\x00" + canonRow(env.Before) + "\x00" + canonRow(env.After) + "\x00" + string(env.Source["table"])))
-	if c.started && !c.last.less(p) {
-		if prev, ok := c.seen[p]; ok && prev == sum {
-			c.dups++
-			return true, nil
-		}
-		return false, s1(int64(c.line), "source position %v is not after the previous %v and is no redelivery of the event there: the recording is not in the connector's commit order", p, c.last)
-	}
-	c.last, c.started = p, true
-	c.seen[p] = sum
-	c.pos++
-	return false, nil
 }
 
 // position reads the connector's commit order from source.
@@ -394,21 +464,71 @@ func (c *dbzConverter) position(src map[string]json.RawMessage) (dbzPos, *Failur
 	return p, nil
 }
 
-func (c *dbzConverter) marker(env *dbzEnvelope) *Failure {
-	dup, f := c.advance(env)
-	if dup || f != nil {
+// label is the event's transaction label for the bundle's x: its
+// transaction — the envelope's transaction.id (transaction metadata on),
+// else PostgreSQL's source.txId or MySQL's source.gtid — numbered in order
+// of appearance. A transaction's events are contiguous in commit order: one
+// that comes back after another's is Unsupported.
+func (c *dbzConverter) label(e *dbzEvent) (string, *Failure) {
+	id := ""
+	switch {
+	case e.env.Transaction != nil && e.env.Transaction.ID != "":
+		id = e.env.Transaction.ID
+	case c.connector == "postgresql" && string(e.env.Source["txId"]) != "null":
+		id = string(bytes.TrimSpace(e.env.Source["txId"]))
+	case c.connector == "mysql":
+		json.Unmarshal(e.env.Source["gtid"], &id)
+	}
+	if id == "" {
+		c.unlabeled = true
+		return "", nil
+	}
+	n, seen := c.txIDs[id]
+	if seen && id != c.lastTx {
+		return "", c.fail("transaction", "an event of transaction %s after transaction %s's: a transaction's events are contiguous in commit order", id, c.lastTx)
+	}
+	if !seen {
+		n = len(c.txIDs) + 1
+		c.txIDs[id] = n
+	}
+	c.lastTx = id
+	c.txEvents[id]++
+	return fmt.Sprintf(`,"x":%d`, n), nil
+}
+
+// closure says what the frontier's transaction closure rests on. With
+// every event labelled, the frontier (the recording's last event) ends a
+// transaction if the transaction metadata's END record counts as many
+// events as the recording delivered of it; else the Accept rests on it.
+// Without labels the verifier says so itself.
+func (c *dbzConverter) closure() {
+	if c.unlabeled || c.lastTx == "" {
+		return
+	}
+	if n, ok := c.txEnd[c.lastTx]; ok && n == c.txEvents[c.lastTx] {
+		return
+	}
+	c.assumes = append(c.assumes, fmt.Sprintf("a row-event cut unless the recording's last transaction (%s) is whole: no transaction metadata END record counts its %d events", c.lastTx, c.txEvents[c.lastTx]))
+}
+
+// logEvent writes the next log position, with its transaction label where
+// the event carries one (labels).
+func (c *dbzConverter) logEvent(e *dbzEvent, row string) *Failure {
+	x, f := c.label(e)
+	if f != nil {
 		return f
 	}
-	c.log = append(c.log, fmt.Sprintf(`{"p":%d}`, c.pos))
+	c.pos++
+	c.log = append(c.log, fmt.Sprintf(`{"p":%d%s%s}`, c.pos, row, x))
 	return nil
 }
 
 // signal reads a row of the signalling table: window watermarks (insert or
 // insert_delete strategy), execute-snapshot and stop-snapshot.
-func (c *dbzConverter) signal(env *dbzEnvelope) *Failure {
-	n := c.pos
-	if f := c.marker(env); f != nil || c.pos == n {
-		return f // a failure or a redelivered signal
+func (c *dbzConverter) signal(e *dbzEvent) *Failure {
+	env := &e.env
+	if f := c.logEvent(e, ""); f != nil {
+		return f
 	}
 	row := env.After
 	if env.Op == "d" {
@@ -427,7 +547,7 @@ func (c *dbzConverter) signal(env *dbzEnvelope) *Failure {
 			if c.closeRows {
 				return c.fail("snapshot-window-close", "window %q closed by deleting its open row, others by a close row: one watermarking strategy per run", open.id)
 			}
-			open.hi, open.closed, c.closeDeletes = c.pos, true, true
+			open.hi, open.at, open.closed, c.closeDeletes = c.pos, e.pos, true, true
 		}
 		return nil
 	}
@@ -444,7 +564,7 @@ func (c *dbzConverter) signal(env *dbzEnvelope) *Failure {
 		if open == nil || id != open.id+"-close" || c.closeDeletes {
 			return c.fail("snapshot-window-close", "window close %q without its open, or after windows closed by deleting their open rows", id)
 		}
-		open.hi, open.closed, c.closeRows = c.pos, true, true
+		open.hi, open.at, open.closed, c.closeRows = c.pos, e.pos, true, true
 	case "execute-snapshot", "stop-snapshot":
 		var d struct {
 			Collections []string          `json:"data-collections"`
@@ -457,11 +577,10 @@ func (c *dbzConverter) signal(env *dbzEnvelope) *Failure {
 		}
 		mine := len(d.Collections) == 0 && typ == "stop-snapshot"
 		if c.opt.Table == "" && c.table == "" && len(d.Collections) == 1 && typ == "execute-snapshot" {
-			col := d.Collections[0]
-			c.table = col[strings.LastIndexByte(col, '.')+1:]
+			c.table = d.Collections[0] // no event of any table: the snapshot's
 		}
 		for _, col := range d.Collections {
-			if c.names(map[string]json.RawMessage{"table": jsonString(c.tableName())}, col) || strings.HasSuffix(col, "."+c.tableName()) {
+			if c.collection(col) {
 				mine = true
 			} else if typ == "execute-snapshot" {
 				return c.fail("data-collections", "a snapshot of %q besides the table: the windows of several tables cannot be told apart", col)
@@ -482,13 +601,6 @@ func (c *dbzConverter) signal(env *dbzEnvelope) *Failure {
 		}
 	}
 	return nil
-}
-
-func (c *dbzConverter) tableName() string {
-	if c.opt.Table != "" {
-		return c.opt.Table[strings.LastIndexByte(c.opt.Table, '.')+1:]
-	}
-	return c.table
 }
 
 func jsonString(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
@@ -579,6 +691,57 @@ func (c *dbzConverter) keyJSON(k dkey) string {
 	return string(jsonString(k.s))
 }
 
+// values is an after image in canonical form (canonRow), where a column
+// Debezium renders in more than one way holds one rendering: an
+// io.debezium.data.Json column (typed so by the schema, or named by
+// JSONColumns) holds its JSON text parsed and written compactly with
+// members in name order — MySQL renders {"a": 2} in a snapshot read and
+// {"a":2} from the binlog.
+func (c *dbzConverter) values(e *dbzEvent) (string, *Failure) {
+	row := e.env.After
+	if len(e.jsonCols) == 0 && len(c.opt.JSONColumns) == 0 {
+		return canonRow(row), nil
+	}
+	out := make(map[string]json.RawMessage, len(row))
+	for col, raw := range row {
+		if e.jsonCols[col] || slices.Contains(c.opt.JSONColumns, col) {
+			cj, err := canonJSONText(raw)
+			if err != nil {
+				return "", c.fail("after."+col, "column %q, JSON by its type, holds %s: %v", col, raw, err)
+			}
+			raw = cj
+		}
+		out[col] = raw
+	}
+	return canonRow(out), nil
+}
+
+// canonJSONText is a JSON string holding JSON text (or null), with the text
+// in one form: compact, object members in name order, numbers as written.
+func canonJSONText(raw json.RawMessage) (json.RawMessage, error) {
+	var s *string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("not a string")
+	}
+	if s == nil {
+		return raw, nil
+	}
+	d := json.NewDecoder(strings.NewReader(*s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("text after the JSON value")
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return jsonString(string(b)), nil
+}
+
 // canonRow is a row image with its columns in name order.
 func canonRow(row map[string]json.RawMessage) string {
 	if row == nil {
@@ -601,7 +764,7 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 		}
 	}
 	if len(closed) == 0 {
-		return nil, unsupported("snapshot-window-open", "the recording holds no closed incremental-snapshot window: no key's value is observed, so no cut can be certified")
+		return nil, unsupported("snapshot-window-open", "the recording holds no closed incremental-snapshot window: no key's value is observed, so no cut can be certified%s", c.signalHint(c.tables))
 	}
 	if c.empty && c.start && c.lastRead == nil {
 		// an empty table: every key observed absent in the first window
@@ -660,7 +823,13 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 		}
 	}
 	if c.dups > 0 {
-		c.notes = append(c.notes, fmt.Sprintf("%d redelivered events (a source position already seen) were taken as duplicates, not as newer writes", c.dups))
+		c.notes = append(c.notes, fmt.Sprintf("%d redelivered events (a source position and content already delivered) were taken as duplicates, not as newer writes", c.dups))
+	}
+	if c.dropped > 0 {
+		c.assumes = append(c.assumes, fmt.Sprintf("a consumer that applies each source position once: %d redelivered events of the table were dropped", c.dropped))
+	}
+	if c.applied > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("%d redelivered events were applied again where they were delivered", c.applied))
 	}
 	touched := make([]dkey, 0, len(c.touched))
 	for _, k := range c.touched {

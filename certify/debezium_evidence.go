@@ -1,7 +1,6 @@
 package certify
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -36,68 +35,64 @@ type dbzNotification struct {
 }
 
 // notifications reads the notifications of the table's snapshot and states
-// the chunk ends, the maximum key and the table's completion.
+// the chunk ends, the maximum key and the table's completion. The records
+// come in any dump format readDump reads (the sink channel's topic).
 func (c *dbzConverter) notifications(r io.Reader) (*Failure, error) {
 	var ends []dkey
 	done := false
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	line := 0
-	fail := func(format string, a ...any) *Failure {
-		f := unsupported("notifications", format, a...)
-		f.Detail = fmt.Sprintf("notifications line %d: %s", line, f.Detail)
-		return f
-	}
-	for sc.Scan() {
-		line++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
+	f, err := readDump(r, "notifications", "notifications", func(rec dbzRecord) *Failure {
+		fail := func(format string, a ...any) *Failure {
+			f := unsupported("notifications", format, a...)
+			f.Detail = fmt.Sprintf("notifications line %d: %s", rec.line, f.Detail)
+			return f
+		}
+		if rec.value == nil {
+			return nil
 		}
 		var n dbzNotification
-		if err := json.Unmarshal(sc.Bytes(), &n); err != nil {
-			return fail("not a notification: %v", err), nil
+		if err := json.Unmarshal(rec.value, &n); err != nil {
+			return fail("not a notification: %v", err)
 		}
 		if n.Payload != nil {
 			n = *n.Payload
 		}
 		if n.AggregateType != "Incremental Snapshot" {
-			continue
+			return nil
 		}
 		table := n.Data["current_collection_in_progress"]
 		if n.Type == "TABLE_SCAN_COMPLETED" {
 			table = n.Data["scanned_collection"]
 		}
 		if !c.collection(table) {
-			continue
+			return nil
 		}
 		switch n.Type {
 		case "IN_PROGRESS":
 			if done {
-				return fail("a chunk after the table scan completed"), nil
+				return fail("a chunk after the table scan completed")
 			}
 			end, f := c.renderedKey(n.Data["last_processed_key"])
 			if f != nil {
-				return fail("last_processed_key: %s", f.Detail), nil
+				return fail("last_processed_key: %s", f.Detail)
 			}
 			if k := len(ends); k > 0 && c.cmp(end, ends[k-1]) <= 0 {
-				return fail("chunk end %s is not above the previous %s", c.keyJSON(end), c.keyJSON(ends[k-1])), nil
+				return fail("chunk end %s is not above the previous %s", c.keyJSON(end), c.keyJSON(ends[k-1]))
 			}
 			ends = append(ends, end)
 			mk, f := c.renderedKey(n.Data["maximum_key"])
 			if f != nil {
-				return fail("maximum_key: %s", f.Detail), nil
+				return fail("maximum_key: %s", f.Detail)
 			}
-			if f := c.stateMax(mk, "notifications"); f != nil {
-				return f, nil
-			}
+			return c.stateMax(mk, "notifications")
 		case "TABLE_SCAN_COMPLETED":
 			done = n.Data["status"] == "SUCCEEDED"
 			// EMPTY: the maximum-key query found no row, in the first window
-			c.empty = n.Data["status"] == "EMPTY" && len(ends) == 0
+			c.empty = c.empty || n.Data["status"] == "EMPTY" && len(ends) == 0
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil
+	})
+	if f != nil || err != nil {
+		return f, err
 	}
 	c.placeEnds(ends, done)
 	return nil, nil
@@ -140,11 +135,16 @@ func (c *dbzConverter) placeEnds(ends []dkey, done bool) {
 	}
 }
 
-// collection says whether a Debezium collection id (db.table,
-// schema.table, db.schema.table) names the captured table.
+// collection says whether a Debezium collection id (schema.table,
+// db.table, db.schema.table; a bare table name) names the captured table:
+// by its full name, so a table of the same name in another schema is not it.
 func (c *dbzConverter) collection(id string) bool {
-	t := c.tableName()
-	return t != "" && (id == t || strings.HasSuffix(id, "."+t))
+	t := c.table
+	if t == "" {
+		t = c.opt.Table
+	}
+	bare := t[strings.LastIndexByte(t, '.')+1:]
+	return t != "" && (id == t || strings.HasSuffix(id, "."+t) || !strings.Contains(id, ".") && id == bare)
 }
 
 // renderedKey reads a key as notifications render it: the key columns'
@@ -184,21 +184,32 @@ func (c *dbzConverter) stateMax(k dkey, from string) *Failure {
 	return nil
 }
 
-// offsets reads the connector's recorded Kafka Connect offsets (one a line:
-// the offset map, {"key": …, "value": map} or [key, map]) for the maximum
-// key of the table's snapshot.
+// offsets reads the connector's recorded Kafka Connect offsets for the
+// maximum key of the table's snapshot: the Kafka Connect REST body (GET
+// /connectors/{name}/offsets), or records in any dump format readDump reads
+// (the offsets topic: key⇥value lines, kcat -J), each the offset map,
+// {"key": …, "value": map} or [key, map].
 func (c *dbzConverter) offsets(r io.Reader) (*Failure, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
+	all, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var rest struct {
+		Offsets []struct {
+			Offset map[string]json.RawMessage `json:"offset"`
+		} `json:"offsets"`
+	}
+	if json.Unmarshal(all, &rest) == nil && rest.Offsets != nil {
+		for i, o := range rest.Offsets {
+			if f := c.offset(o.Offset, i+1); f != nil {
+				return f, nil
+			}
 		}
-		fail := func(format string, a ...any) *Failure {
-			return unsupported("offsets", "offsets line %d: "+format, append([]any{line}, a...)...)
+		return nil, nil
+	}
+	return readDump(bytes.NewReader(all), "offsets", "offsets", func(rec dbzRecord) *Failure {
+		if rec.value == nil {
+			return nil
 		}
 		var v map[string]json.RawMessage
 		var pair []json.RawMessage
@@ -206,40 +217,53 @@ func (c *dbzConverter) offsets(r io.Reader) (*Failure, error) {
 			Value map[string]json.RawMessage `json:"value"`
 		}
 		switch {
-		case json.Unmarshal(b, &pair) == nil && len(pair) == 2 && json.Unmarshal(pair[1], &v) == nil:
-		case json.Unmarshal(b, &kv) == nil && kv.Value != nil:
+		case json.Unmarshal(rec.value, &pair) == nil && len(pair) == 2 && json.Unmarshal(pair[1], &v) == nil:
+		case json.Unmarshal(rec.value, &kv) == nil && kv.Value != nil:
 			v = kv.Value
-		case json.Unmarshal(b, &v) == nil:
+		case json.Unmarshal(rec.value, &v) == nil:
 		default:
-			return fail("not an offset"), nil
+			return unsupported("offsets", "offsets line %d: not an offset", rec.line)
 		}
-		var cols, mk string
-		json.Unmarshal(v["incremental_snapshot_collections"], &cols)
-		json.Unmarshal(v["incremental_snapshot_maximum_key"], &mk)
-		var list []map[string]any
-		if cols == "" || mk == "" || json.Unmarshal([]byte(cols), &list) != nil || len(list) == 0 {
-			continue // no snapshot running
-		}
-		if id, _ := list[0]["incremental_snapshot_collections_id"].(string); !c.collection(id) {
-			continue // the maximum key is the current collection's
-		}
-		parts, err := javaKey(mk)
-		if err != nil {
-			return fail("incremental_snapshot_maximum_key: %v", err), nil
-		}
-		if len(parts) != len(c.opt.Key) {
-			return fail("a maximum key of %d columns for %d key columns", len(parts), len(c.opt.Key)), nil
-		}
-		k, f := c.keyOf(parts)
-		if f != nil {
-			return fail("maximum key: %s", f.Detail), nil
-		}
-		if f := c.stateMax(k, "offsets"); f != nil {
-			return f, nil
-		}
-	}
-	return nil, sc.Err()
+		return c.offset(v, rec.line)
+	})
 }
+
+// offset reads one offset map: a snapshot's maximum key; a serialized null
+// is the maximum-key query finding no row, an empty table.
+func (c *dbzConverter) offset(v map[string]json.RawMessage, line int) *Failure {
+	fail := func(format string, a ...any) *Failure {
+		return unsupported("offsets", "offsets line %d: "+format, append([]any{line}, a...)...)
+	}
+	var cols, mk string
+	json.Unmarshal(v["incremental_snapshot_collections"], &cols)
+	json.Unmarshal(v["incremental_snapshot_maximum_key"], &mk)
+	var list []map[string]any
+	if cols == "" || mk == "" || json.Unmarshal([]byte(cols), &list) != nil || len(list) == 0 {
+		return nil // no snapshot running
+	}
+	if id, _ := list[0]["incremental_snapshot_collections_id"].(string); !c.collection(id) {
+		return nil // the maximum key is the current collection's
+	}
+	if mk == javaNull {
+		c.empty = true
+		return nil
+	}
+	parts, err := javaKey(mk)
+	if err != nil {
+		return fail("incremental_snapshot_maximum_key: %v", err)
+	}
+	if len(parts) != len(c.opt.Key) {
+		return fail("a maximum key of %d columns for %d key columns", len(parts), len(c.opt.Key))
+	}
+	k, f := c.keyOf(parts)
+	if f != nil {
+		return fail("maximum key: %s", f.Detail)
+	}
+	return c.stateMax(k, "offsets")
+}
+
+// javaNull is java.io.ObjectOutputStream writing null, in hex.
+const javaNull = "aced000570"
 
 // javaKey decodes a key as Debezium stores it in offsets: the hex of
 // java.io.ObjectOutputStream writing an Object[] of the key columns' values.

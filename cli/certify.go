@@ -24,6 +24,8 @@ type certifyOpts struct {
 	writeBundle, offsets string
 	notifications        string
 	chunkBounds, maxKey  string
+	jsonColumns          string
+	redelivery           string
 	mem, dir             string
 }
 
@@ -34,13 +36,15 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 	fs.StringVar(&o.advance, "advance", "", "after an Accept, advance the cut by this continuation segment (§11 of 003)")
 	fs.StringVar(&o.scope, "scope", "", "restrict the cut to a sub-scope: keys=a,b,c, range=LO..HI (LO inclusive, HI exclusive, either may be empty) or a JSON scope")
 	fs.StringVar(&o.from, "from", "", "the input's format: empty for a bundle, debezium for a Debezium-style recording")
-	fs.StringVar(&o.table, "table", "", "with --from debezium: the captured table (source.table)")
+	fs.StringVar(&o.table, "table", "", "with --from debezium: the captured table: schema.table (PostgreSQL), db.table (MySQL), or its name if no other schema has one")
 	fs.StringVar(&o.signal, "signal-table", "debezium_signal", "with --from debezium: the signalling table")
 	fs.StringVar(&o.key, "key", "id", "with --from debezium: the primary-key columns, in key order (a,b)")
 	fs.StringVar(&o.offsets, "offsets", "", "with --from debezium: the connector's recorded Kafka Connect offsets (states chunk ends and the maximum key)")
 	fs.StringVar(&o.notifications, "notifications", "", "with --from debezium: the connector's recorded incremental-snapshot notifications (state chunk ends, the maximum key, completion)")
 	fs.StringVar(&o.chunkBounds, "chunk-bounds", "", "with --from debezium: a JSON array of the last key each closed window's chunk read (null: read nothing)")
 	fs.StringVar(&o.maxKey, "max-key", "", "with --from debezium: the snapshot's maximum key (JSON; an array for several key columns)")
+	fs.StringVar(&o.jsonColumns, "json-columns", "", "with --from debezium: columns compared as parsed JSON (a,b), besides those the events' schema types io.debezium.data.Json")
+	fs.StringVar(&o.redelivery, "redelivery", "drop", "with --from debezium: a redelivered event (a position and content already delivered) is dropped (drop: the Accept rests on a consumer that applies each position once) or applied again where it came (apply)")
 	fs.StringVar(&o.mem, "mem", "", "memory budget, e.g. 512MiB or 4GiB; past it per-key states and the emitted stream's backlog spill to --dir (default: 3/4 of the machine's memory)")
 	fs.StringVar(&o.dir, "dir", "", "directory for the spill files (default: the system's temporary directory; removed at the end)")
 	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
@@ -54,8 +58,8 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 	if code := parse(fs, args, stdout, stderr); code >= 0 {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return usageErr(stderr, "certify", "takes one bundle file (or - for standard input), got %d arguments", fs.NArg())
+	if fs.NArg() != 1 && (o.from != "debezium" || fs.NArg() == 0) {
+		return usageErr(stderr, "certify", "takes one bundle file (or - for standard input; with --from debezium one file a topic), got %d arguments", fs.NArg())
 	}
 	var opt certify.Options
 	if o.scope != "" {
@@ -83,6 +87,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeIn()
 	var notes []string
+	var conv certify.Conversion
 	switch o.from {
 	case "":
 	case "debezium":
@@ -95,9 +100,19 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 				defer r.(io.Closer).Close()
 			}
 		}
+		ins := []certify.DebeziumInput{{Name: fs.Arg(0), R: in}}
+		for _, name := range fs.Args()[1:] {
+			r, closeR, err := openInput(name)
+			if err != nil {
+				return usageErr(stderr, "certify", "%s: %v", name, err)
+			}
+			defer closeR()
+			ins = append(ins, certify.DebeziumInput{Name: name, R: r})
+		}
 		var b bytes.Buffer
 		var f *certify.Failure
-		notes, f, err = certify.FromDebezium(in, &b, dopt)
+		conv, f, err = certify.FromDebeziumFiles(ins, &b, dopt)
+		notes = conv.Notes
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 			return exitError
@@ -133,6 +148,9 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 		return exitError
 	}
+	if res.Verdict == certify.Accept {
+		res.Assumes = append(res.Assumes, conv.Assumes...)
+	}
 	code := report(res, o.json, stdout, stderr)
 	for _, n := range notes { // what the converter left out of the scope, and why
 		fmt.Fprintf(stderr, "cutcheck certify: %s\n", n)
@@ -142,7 +160,13 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 
 // debezium reads the converter's flags; code >= 0 is an exit.
 func (o *certifyOpts) debezium(stderr io.Writer) (certify.DebeziumOptions, int) {
-	opt := certify.DebeziumOptions{Table: o.table, SignalTable: o.signal}
+	opt := certify.DebeziumOptions{Table: o.table, SignalTable: o.signal, Redelivery: o.redelivery}
+	if o.redelivery != "drop" && o.redelivery != "apply" {
+		return opt, usageErr(stderr, "certify", "--redelivery %q: drop or apply", o.redelivery)
+	}
+	if o.jsonColumns != "" {
+		opt.JSONColumns = strings.Split(o.jsonColumns, ",")
+	}
 	for _, col := range strings.Split(o.key, ",") {
 		if col = strings.TrimSpace(col); col == "" {
 			return opt, usageErr(stderr, "certify", "--key %q: an empty column name", o.key)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,72 @@ func TestCertifyMem(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("left in --dir: %v", left)
+	}
+}
+
+// A recording in several files (a topic a file, a window's rows before its
+// close as Debezium sends them) is the one-file recording's cut; a format
+// problem is Unsupported (exit 5) naming the file and line, never a Reject;
+// a dropped redelivery is named in the Accept line; the signalling table
+// of Debezium's documentation is hinted at.
+// Reference: README "Debezium recordings".
+func TestCertifyDebeziumTopics(t *testing.T) {
+	in, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table, signals []string
+	var rows []string // a window's rows, delivered before its close
+	for _, l := range strings.Split(strings.TrimSpace(string(in)), "\n") {
+		switch {
+		case strings.Contains(l, `"op":"r"`):
+			rows = append(rows, l)
+			continue
+		case len(rows) > 0:
+			close := signals[len(signals)-1]
+			table, signals = append(table, rows...), signals[:len(signals)-1]
+			signals, rows = append(signals, close), nil
+		}
+		if strings.Contains(l, `"table":"debezium_signal"`) {
+			signals = append(signals, l)
+		} else {
+			table = append(table, l)
+		}
+	}
+	dir := t.TempDir()
+	write := func(name string, lines []string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		return p
+	}
+	tab, sig := write("customers.jsonl", table), write("signals.jsonl", signals)
+	_, want, _ := runCLI("certify", "--from", "debezium", "--notifications", notifications, sample)
+	code, out, errs := runCLI("certify", "--from", "debezium", "--table", "public.customers", "--notifications", notifications, sig, tab)
+	if code != exitOK || out != want {
+		t.Fatalf("two topics: code %d %q %q, want %q", code, out, errs, want)
+	}
+	bad := write("bad.jsonl", append(append([]string(nil), table...), "garbage"))
+	code, out, _ = runCLI("certify", "--from", "debezium", "--notifications", notifications, sig, bad)
+	if code != exitUnsupported || !strings.HasPrefix(out, "Unsupported: "+bad+" line "+fmt.Sprint(len(table)+1)) || strings.Contains(out, "Unsupported: Unsupported") || !strings.Contains(out, "field format") {
+		t.Errorf("a format problem: code %d %q", code, out)
+	}
+	again := write("again.jsonl", append(append([]string(nil), table...), table[0]))
+	code, out, _ = runCLI("certify", "--from", "debezium", "--notifications", notifications, sig, again)
+	if code != exitOK || !strings.Contains(out, "rests on: ") || !strings.Contains(out, "a consumer that applies each source position once: 1 redelivered") {
+		t.Errorf("a redelivery: code %d %q", code, out)
+	}
+	if code, _, _ := runCLI("certify", "--from", "debezium", "--redelivery", "twice", sig, tab); code != exitUsage {
+		t.Errorf("--redelivery twice: code %d", code)
+	}
+	if code, _, _ := runCLI("certify", sig, tab); code != exitUsage {
+		t.Errorf("two bundles: code %d", code)
+	}
+	var renamed []string
+	for _, l := range signals {
+		renamed = append(renamed, strings.ReplaceAll(l, `"debezium_signal"`, `"debezium_signals"`))
+	}
+	code, out, _ = runCLI("certify", "--from", "debezium", tab, write("signals2.jsonl", renamed))
+	if code != exitUnsupported || !strings.Contains(out, "--signal-table public.debezium_signals") {
+		t.Errorf("debezium_signals: code %d %q", code, out)
 	}
 }

@@ -54,7 +54,7 @@ func init() {
 		{"run", "FILE... [flags]", "check spec files and compare each verdict with its expectation", runSpecs},
 		{"merge", "DIR [flags]", "combine the shard results of one split search (check --shard) into its single-run report", runMerge},
 		{"reproduce", "[--quick] [--out DIR] [--specs DIR]", "run every spec (the paper's bounded and mutated runs) and write the results table", runReproduce},
-		{"certify", "BUNDLE [flags]", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
+		{"certify", "BUNDLE [flags] (--from debezium: FILE…, a topic a file)", "verify a recorded run's evidence bundle: Accept, Reject or Unsupported (a certified virtual cut)", runCertify},
 		{"record", "--db URL --table T --bundle FILE", "record a watermark backfill of a PostgreSQL table as an evidence bundle and Debezium events", runRecord},
 		{"list", "", "list protocols (with their properties), invariants and mutations", runList},
 		{"clean", "[--dir DIR] [--out DIR]", "remove what killed runs left: disk-tier directories, and reproduce's staging directories", runClean},

@@ -792,17 +792,22 @@ func (c *capture) signal(lsn pglogrepl.LSN, op string, oldV, newV [][]byte) (st 
 		c.pending = 0
 		st.close = c.cur
 	}
+	if st.close > 0 {
+		// Debezium sends a window's rows before the close row's own event,
+		// at the close's position: EventDispatcher.dispatchDataChangeEvent
+		// hands the signal row to the source signal channel, whose
+		// closeWindow (AbstractIncrementalSnapshotChangeEventSource) sends
+		// the buffered rows, before streamingReceiver.changeRecord queues it.
+		c.closeChunk(lsn)
+	}
 	if p > c.start {
 		c.event(op, c.sig, before, after, lsn, "false")
-	}
-	if st.close > 0 {
-		c.closeChunk(lsn)
 	}
 	return st, true, nil
 }
 
 // closeChunk emits the chunk's survivors at its high edge, in key order
-// (the rows were read in key order).
+// (the rows were read in key order); their events precede the close row's.
 func (c *capture) closeChunk(lsn pglogrepl.LSN) {
 	for i, k := range c.keys {
 		if !c.alive[i] {

@@ -1,0 +1,365 @@
+package certify
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// How a Debezium recording comes out of Kafka: the dumps of its topics, in
+// any of the common formats, and the order the evidence fixes.
+
+// DebeziumInput is one file of a recording: a dump of one or more topics.
+type DebeziumInput struct {
+	Name string
+	R    io.Reader
+}
+
+// dbzRecord is one Kafka record of a dump: its value, nil for a tombstone.
+type dbzRecord struct {
+	line      int
+	topic     string // kcat -J's topic and partition: "" when the dump does not say
+	partition int
+	value     []byte
+}
+
+// readDump reads a dump of Kafka records, one a line, in each of the common
+// formats: the value alone (kafka-console-consumer, kcat), key⇥value
+// (kafka-console-consumer --property print.key=true, kcat -K'\t'), kcat -J
+// envelopes; a tombstone is null, NULL (kcat -Z) or empty. A line of no
+// format is Unsupported naming it (never a Reject: the dump is not the run),
+// field the input's kind.
+func readDump(r io.Reader, name, field string, each func(dbzRecord) *Failure) (*Failure, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if len(bytes.TrimSpace(line)) > 0 || err == nil {
+			if rec, f := dumpRecord(line, n, name); f != nil {
+				f.Field = field
+				if field == "format" {
+					f.Line = int64(n)
+				}
+				return f, nil
+			} else if rec != nil {
+				if f := each(*rec); f != nil {
+					return f, nil
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
+	b := bytes.TrimSpace(line)
+	if len(b) == 0 {
+		return nil, nil
+	}
+	rec := &dbzRecord{line: n}
+	if json.Valid(b) {
+		var k struct {
+			Topic     *string         `json:"topic"`
+			Partition int             `json:"partition"`
+			Offset    *int64          `json:"offset"`
+			Payload   json.RawMessage `json:"payload"`
+		}
+		if b[0] == '{' && json.Unmarshal(b, &k) == nil && k.Topic != nil && k.Offset != nil {
+			// kcat -J: the value is the payload string, null for a tombstone
+			rec.topic, rec.partition = *k.Topic, k.Partition
+			var s *string
+			if k.Payload != nil && json.Unmarshal(k.Payload, &s) != nil {
+				return nil, dumpFail(name, n, "a kcat -J record whose payload is not a string or null")
+			}
+			if s != nil {
+				rec.value = []byte(*s)
+			}
+		} else {
+			rec.value = b
+		}
+	} else if tab := bytes.IndexByte(b, '\t'); tab >= 0 {
+		rec.value = bytes.TrimSpace(b[tab+1:])
+	} else if string(b) != "NULL" {
+		return nil, dumpFail(name, n, "neither a JSON value, a key⇥value line nor a kcat -J record")
+	}
+	switch v := bytes.TrimSpace(rec.value); string(v) {
+	case "", "null", "NULL":
+		rec.value = nil
+	default:
+		if !json.Valid(v) {
+			return nil, dumpFail(name, n, "the record's value is not JSON")
+		}
+	}
+	return rec, nil
+}
+
+func dumpFail(name string, n int, format string, a ...any) *Failure {
+	f := unsupported("line", "%s line %d: "+format, append([]any{name, n}, a...)...)
+	return f
+}
+
+// dbzEvent is one change event of the recording, parsed.
+type dbzEvent struct {
+	file, line int
+	stream     int // the topic (partition) it was delivered on, within its file
+	seq        int // its place in its stream's delivery order
+	env        dbzEnvelope
+	table      string // schema.table (PostgreSQL) or db.table (MySQL)
+	bare       string // the table's own name
+	pos        dbzPos
+	sum        [32]byte // its content, to tell a redelivery from another event at its position
+	read       bool     // an incremental-snapshot row: placed by its window's close
+	initial    bool     // a row of an initial snapshot
+	signal     bool     // a row of the signalling table
+	ours       bool     // a row of the captured table
+	redelivery bool
+	jsonCols   map[string]bool
+}
+
+// parse classifies one record: a change event, a notification, or
+// something that changes no row (counted in c.skipped).
+func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
+	if rec.value == nil {
+		c.skipped["tombstones"]++
+		return nil, nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(rec.value, &top) != nil {
+		return nil, c.failAt(file, rec.line, "line", "a record value that is not a JSON object")
+	}
+	var schema json.RawMessage
+	if p, ok := top["payload"]; ok && top["schema"] != nil {
+		schema = top["schema"]
+		if string(bytes.TrimSpace(p)) == "null" {
+			c.skipped["tombstones"]++
+			return nil, nil
+		}
+		top = nil
+		if json.Unmarshal(p, &top) != nil {
+			return nil, c.failAt(file, rec.line, "payload", "a payload that is not a JSON object")
+		}
+	}
+	has := func(names ...string) bool {
+		for _, n := range names {
+			if _, ok := top[n]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case len(top) == 1 && has("ts_ms"): // io.debezium.connector.common.Heartbeat
+		c.skipped["heartbeats"]++
+		return nil, nil
+	case has("status", "id") && !has("op"): // the transaction topic's BEGIN and END
+		c.skipped["transaction metadata records"]++
+		var end struct {
+			Status, ID string
+			Count      *int `json:"event_count"`
+		}
+		if json.Unmarshal(rec.value, &end) == nil && end.Status == "END" && end.Count != nil {
+			c.txEnd[end.ID] = *end.Count
+		}
+		return nil, nil
+	case has("aggregate_type"): // a notification on the same dump
+		c.notes2 = append(c.notes2, rec.value)
+		return nil, nil
+	}
+	e := &dbzEvent{file: file, line: rec.line}
+	p, _ := json.Marshal(top)
+	if err := json.Unmarshal(p, &e.env); err != nil {
+		return nil, c.failAt(file, rec.line, "line", "not a Debezium change event: %v", err)
+	}
+	env := &e.env
+	if env.Op == "m" { // a logical decoding message: no row
+		c.skipped[`"m" messages`]++
+		return nil, nil
+	}
+	if env.Op == "" && env.Source == nil && env.Before == nil && env.After == nil {
+		return nil, c.failAt(file, rec.line, "source", "not a Debezium change event (no op, before, after or source): a record unwrapped by ExtractNewRecordState cannot be placed in commit order")
+	}
+	if env.Source == nil {
+		return nil, c.failAt(file, rec.line, "source", "a change event without source: its table and commit position are unknown")
+	}
+	var connector string
+	json.Unmarshal(env.Source["connector"], &connector)
+	switch {
+	case connector != "postgresql" && connector != "mysql":
+		return nil, c.failAt(file, rec.line, "source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", connector)
+	case c.connector == "":
+		c.connector = connector
+	case connector != c.connector:
+		return nil, c.failAt(file, rec.line, "source.connector", "connector %q after %q: one recording is one connector's", connector, c.connector)
+	}
+	if json.Unmarshal(env.Source["table"], &e.bare) != nil || e.bare == "" {
+		return nil, c.failAt(file, rec.line, "source.table", "an event without source.table: it cannot be told to belong to the table or not")
+	}
+	e.table = fullName(env.Source)
+	var snap string
+	json.Unmarshal(env.Source["snapshot"], &snap)
+	if e.initial = env.Op == "r" && snap != "incremental"; e.initial {
+		return e, nil // an initial snapshot's row: no place in the commit order
+	}
+	e.read = env.Op == "r"
+	c.file, c.line = file, rec.line
+	var f *Failure
+	if e.pos, f = c.position(env.Source); f != nil {
+		return nil, f
+	}
+	e.sum = sha256.Sum256([]byte(env.Op + "\x00" + canonRow(env.Before) + "\x00" + canonRow(env.After) + "\x00" + e.table))
+	e.jsonCols = jsonColumns(schema)
+	topic := rec.topic
+	if topic == "" {
+		topic = "table " + e.table // Debezium writes each table to a topic of its own
+	}
+	key := fmt.Sprintf("%d\x00%s\x00%d", file, topic, rec.partition)
+	s, ok := c.streams[key]
+	if !ok {
+		s = len(c.streams)
+		c.streams[key] = s
+	}
+	e.stream = s
+	return e, nil
+}
+
+// fullName is the table's name as Debezium's collections name it:
+// schema.table for PostgreSQL, db.table for MySQL.
+func fullName(src map[string]json.RawMessage) string {
+	var db, schema, table string
+	json.Unmarshal(src["db"], &db)
+	json.Unmarshal(src["schema"], &schema)
+	json.Unmarshal(src["table"], &table)
+	if schema != "" {
+		return schema + "." + table
+	}
+	if db != "" {
+		return db + "." + table
+	}
+	return table
+}
+
+// matches says whether a table option or collection id (table,
+// schema.table, db.table or db.schema.table) names a table of full name
+// full in database db.
+func matches(name, full, db string) bool {
+	bare := full[strings.LastIndexByte(full, '.')+1:]
+	return name == full || name == bare || name == db+"."+full
+}
+
+// jsonColumns reads the after struct's io.debezium.data.Json columns from
+// an event's schema.
+func jsonColumns(schema json.RawMessage) map[string]bool {
+	type field struct {
+		Field  string  `json:"field"`
+		Name   string  `json:"name"`
+		Fields []field `json:"fields"`
+	}
+	var s field
+	if schema == nil || json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	var cols map[string]bool
+	for _, f := range s.Fields {
+		if f.Field != "after" && f.Field != "before" {
+			continue
+		}
+		for _, col := range f.Fields {
+			if col.Name == "io.debezium.data.Json" {
+				if cols == nil {
+					cols = map[string]bool{}
+				}
+				cols[col.Field] = true
+			}
+		}
+	}
+	return cols
+}
+
+// order puts the recording's events in the connector's commit order. Kafka
+// keeps order within a topic partition only, so the evidence is: each
+// stream (a topic of one file) in its delivery order, and every event's
+// source position. Streams are merged by position; events at one position
+// (a COPY, a multi-row statement) keep their stream's delivery order; a
+// window's snapshot rows carry their close's position (closeWindow runs
+// while the close row is dispatched, before its own event is queued:
+// EventDispatcher.dispatchDataChangeEvent,
+// AbstractIncrementalSnapshotChangeEventSource.closeWindow) and are placed
+// after it, whether delivered before it or after. Events of two streams at
+// one position are in no order the evidence fixes: Unsupported. An event at
+// a position its stream has passed is a redelivery if an event of the same
+// content was delivered there, else Unsupported.
+func (c *dbzConverter) order(evs []*dbzEvent) *Failure {
+	type streamState struct {
+		hi   dbzPos
+		n    int
+		seen map[dbzPos][][32]byte
+	}
+	st := map[int]*streamState{}
+	for _, e := range evs {
+		s := st[e.stream]
+		if s == nil {
+			s = &streamState{seen: map[dbzPos][][32]byte{}}
+			st[e.stream] = s
+		}
+		e.seq = s.n
+		s.n++
+		if s.n > 1 && !s.hi.less(e.pos) && slices.Contains(s.seen[e.pos], e.sum) {
+			e.redelivery, e.pos = true, s.hi // delivered where its stream had reached
+			continue
+		}
+		if s.n > 1 && e.pos.less(s.hi) {
+			return c.failAt(e.file, e.line, "source.sequence", "source position %v after %v in the same topic, and no redelivery of an event there: the topic's order is not the connector's commit order (a topic of several partitions, or two dumps joined)", e.pos, s.hi)
+		}
+		s.hi = e.pos
+		s.seen[e.pos] = append(s.seen[e.pos], e.sum)
+	}
+	slices.SortStableFunc(evs, func(a, b *dbzEvent) int {
+		if n := slices.Compare(a.pos[:], b.pos[:]); n != 0 {
+			return n
+		}
+		// at one position: the events that make the log, then the rows of
+		// the window closed there, then the redeliveries
+		rank := func(e *dbzEvent) int {
+			switch {
+			case e.redelivery:
+				return 2
+			case e.read:
+				return 1
+			}
+			return 0
+		}
+		if n := rank(a) - rank(b); n != 0 {
+			return n
+		}
+		if a.stream != b.stream {
+			return a.stream - b.stream
+		}
+		return a.seq - b.seq
+	})
+	for i := 1; i < len(evs); i++ {
+		a, b := evs[i-1], evs[i]
+		if a.pos == b.pos && a.stream != b.stream && !a.read && !b.read && !a.redelivery && !b.redelivery {
+			return c.failAt(b.file, b.line, "source.sequence", "events of two topics at one source position %v (%s line %d and line %d): their order is not evidenced", b.pos, c.inputs[a.file], a.line, b.line)
+		}
+	}
+	return nil
+}
+
+// failAt is an Unsupported failure naming the input line.
+func (c *dbzConverter) failAt(file, line int, field, format string, a ...any) *Failure {
+	f := unsupported(field, format, a...)
+	f.Line = int64(line)
+	if len(c.inputs) > 1 {
+		f.Detail = c.inputs[file] + ": " + f.Detail
+	}
+	return f
+}
