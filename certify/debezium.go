@@ -868,7 +868,7 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 		h.Units = append(h.Units, UnitSpec{Domain: ScopeSpec{Ranges: []RangeSpec{r}}, Lo: &lo, Hi: &hi})
 		scope = append(scope, r)
 	}
-	for _, ch := range closed {
+	for i, ch := range closed {
 		for _, row := range ch.rows {
 			if known && low != nil && c.cmp(row.k, *low) <= 0 || ch.end != nil && c.cmp(row.k, *ch.end) > 0 {
 				return nil, unsupported("chunk-bounds", "window %q delivered key %s outside the chunk bounds stated for it", ch.id, c.keyJSON(row.k))
@@ -883,7 +883,13 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 		if len(ch.rows) == 0 && ch.end == nil {
 			// an empty window with no stated end: a retried chunk (the
 			// chunk end does not move), a finished table or a failed read;
-			// only the first is followed by another window.
+			// only the first is followed by another window. Or a chunk
+			// whose rows the window's events all discarded: the end moved
+			// to a key the events do not show, so the next window's lower
+			// bound is unknown.
+			if i+1 < len(closed) {
+				known = false
+			}
 			continue
 		}
 		var r RangeSpec
@@ -895,10 +901,12 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 		case known && low == nil:
 		case known:
 			r.Gt = json.RawMessage(c.keyJSON(*low))
-		case low != nil && c.dups == 0 && untouched(low, first):
+		case (low != nil || c.start) && c.dups == 0 && untouched(low, first):
 			// (not after a restart: a chunk whose rows were lost with it
 			// would look like a gap)
-			r.Gt = json.RawMessage(c.keyJSON(*low))
+			if low != nil {
+				r.Gt = json.RawMessage(c.keyJSON(*low))
+			}
 		default:
 			r.Ge = json.RawMessage(c.keyJSON(*first))
 			switch {
@@ -906,6 +914,8 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 				c.notes = append(c.notes, fmt.Sprintf("keys strictly between %s and %s are not certified: events touch them and no evidence states which chunk read them", c.keyJSON(*low), c.keyJSON(*first)))
 			case !c.start:
 				c.notes = append(c.notes, fmt.Sprintf("keys below %s are not certified: the recording does not hold the snapshot's start (its execute-snapshot signal)", c.keyJSON(*first)))
+			default:
+				c.notes = append(c.notes, fmt.Sprintf("keys below %s are not certified: events touch them, an earlier window delivered no row, and no evidence states which chunk read them", c.keyJSON(*first)))
 			}
 		}
 		end := ch.end

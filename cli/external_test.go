@@ -83,14 +83,25 @@ func TestUserProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(dir, "go.sum"), string(sum))
-	write(t, filepath.Join(dir, "go.mod"), "module example.com/mycheck\n\ngo 1.26\n\nrequire github.com/cutcheck/cutcheck v0.0.0\n\nreplace github.com/cutcheck/cutcheck => "+repo+"\n")
+	// The user's module requires what this one does, at the same versions
+	// and Go version, so its pruned module graph needs no go.mod file this
+	// checkout's own build did not already fetch.
+	mod, err := os.ReadFile(filepath.Join(repo, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, rest, ok := strings.Cut(string(mod), "\n")
+	if !ok || own != "module github.com/cutcheck/cutcheck" {
+		t.Fatalf("go.mod starts %q", own)
+	}
+	write(t, filepath.Join(dir, "go.mod"), "module example.com/mycheck\n"+rest+"\nrequire github.com/cutcheck/cutcheck v0.0.0\n\nreplace github.com/cutcheck/cutcheck => "+repo+"\n")
 	write(t, filepath.Join(dir, "main.go"), userMain)
 	bin := filepath.Join(dir, "mycheck")
 	build := exec.Command(goTool, "build", "-o", bin, ".")
 	build.Dir = dir
 	// Everything the build needs is in this checkout and the module cache
 	// its own tests already filled.
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
