@@ -157,11 +157,14 @@ type Stats struct {
 // ones are omitted); Digest is the SHA-256 of "key\tvalue\n" lines in key
 // order, so two cuts can be compared without printing them.
 type Cut struct {
-	Scope    string            `json:"scope"`
-	Frontier int64             `json:"frontier"`
-	Present  int               `json:"present"`
-	Digest   string            `json:"digest"`
-	State    map[string]string `json:"-"`
+	Scope    string `json:"scope"`
+	Frontier int64  `json:"frontier"`
+	Present  int    `json:"present"`
+	Digest   string `json:"digest"`
+	// Omitted is, under Options.Require, the required keys the scope
+	// leaves out ("" when it covers them all).
+	Omitted string            `json:"omitted,omitempty"`
+	State   map[string]string `json:"-"`
 }
 
 // Result is the verifier's whole answer.
@@ -196,6 +199,9 @@ func (r *Result) Line() string {
 			} else {
 				s += "; this is the sub-scope only: the full certificate is " + r.Full.Line()
 			}
+		}
+		if r.Cut.Omitted != "" {
+			s += "; narrower than the required scope: " + r.Cut.Omitted + " is not certified"
 		}
 		if len(r.Assumes) > 0 {
 			s += "; rests on: " + strings.Join(r.Assumes, "; ")

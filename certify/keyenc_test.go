@@ -3,6 +3,7 @@ package certify
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -104,6 +105,45 @@ func TestEncodeKeyIsTheConvertersKey(t *testing.T) {
 			} else if c.integer || k.s != s {
 				t.Fatalf("%v: EncodeKey %q, the converter %q", parts, s, k.s)
 			}
+		}
+	}
+}
+
+// minusRanges against membership, key by key, on random range sets over a
+// few integers (unbounded ends included).
+func TestMinusRanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	kk := kindInteger
+	randSet := func() keySet {
+		var spec ScopeSpec
+		spec.Ranges = []RangeSpec{}
+		for range rng.IntN(4) {
+			var r RangeSpec
+			if rng.IntN(4) > 0 {
+				r.Ge = json.RawMessage(fmt.Sprint(rng.IntN(10)))
+			}
+			if rng.IntN(4) > 0 {
+				r.Lt = json.RawMessage(fmt.Sprint(rng.IntN(10)))
+			}
+			spec.Ranges = append(spec.Ranges, r)
+		}
+		s, err := kk.build(spec, "set")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for range 5000 {
+		a, b := randSet(), randSet()
+		d := a.minusRanges(&b)
+		for n := -2; n <= 12; n++ {
+			k := kk.fromString(fmt.Sprint(n))
+			if want := a.has(k) && !b.has(k); d.has(k) != want {
+				t.Fatalf("%s minus %s = %s: key %d in it %v, want %v", a.String(), b.String(), d.String(), n, d.has(k), want)
+			}
+		}
+		if s := a.minus(&b); (s == "") != (len(d.ivs) == 0) {
+			t.Fatalf("minus %q, ranges %s", s, d.String())
 		}
 	}
 }

@@ -292,6 +292,66 @@ func (s *keySet) subsetOf(t *keySet) (sub bool, witness string, ok bool) {
 	return true, "", true
 }
 
+// minus is s \ t, written as a scope ("" when s ⊆ t): what a required
+// scope s asks that a certified scope t leaves out.
+func (s *keySet) minus(t *keySet) string {
+	kk := s.kind
+	if !s.ranges {
+		out := keySet{kind: kk}
+		for _, k := range s.list {
+			if !t.has(k) {
+				out.list = append(out.list, k)
+			}
+		}
+		if len(out.list) == 0 {
+			return ""
+		}
+		return out.String()
+	}
+	if !t.ranges {
+		if len(s.ivs) == 0 {
+			return ""
+		}
+		return s.String() + " but the keys " + t.String()
+	}
+	out := s.minusRanges(t)
+	if len(out.ivs) == 0 {
+		return ""
+	}
+	return out.String()
+}
+
+// minusRanges is s \ t for two range sets.
+func (s *keySet) minusRanges(t *keySet) keySet {
+	kk := s.kind
+	out := keySet{kind: kk, ranges: true}
+	for _, iv := range s.ivs {
+		cur, left := iv, true // what is left of iv above the intervals of t so far
+		for _, o := range t.ivs {
+			if o.hasLo && cur.hasHi && kk.cmp(o.lo, cur.hi) >= 0 {
+				break // o starts above what is left
+			}
+			if o.hasHi && cur.hasLo && kk.cmp(o.hi, cur.lo) <= 0 {
+				continue // o ends at or below it
+			}
+			if kk.loCmp(o, cur) > 0 { // a gap below o
+				gap := cur
+				gap.hi, gap.hasHi = o.lo, true
+				out.ivs = append(out.ivs, gap)
+			}
+			if !o.hasHi || cur.hasHi && kk.cmp(o.hi, cur.hi) >= 0 {
+				left = false
+				break
+			}
+			cur.lo, cur.hasLo = o.hi, true
+		}
+		if left && !kk.empty(cur) {
+			out.ivs = append(out.ivs, cur)
+		}
+	}
+	return out
+}
+
 // equal reports whether two scopes are the same set, written in one form.
 func (s *keySet) equal(t *keySet) (eq bool, witness string) {
 	if s.ranges != t.ranges {

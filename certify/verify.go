@@ -17,6 +17,10 @@ type Options struct {
 	// Restrict narrows the claim to a sub-scope K' ⊆ scope(C) (§11.3 of 003):
 	// only keys of K' are checked and the cut is the cut on K'.
 	Restrict *ScopeSpec
+	// Require, if set, is the scope an Accept must cover: an Accept on a
+	// narrower scope names the keys it leaves out in Cut.Omitted (a
+	// stopped snapshot, keys no evidence places).
+	Require *ScopeSpec
 	// Segment, if set, is a continuation segment (§11.1) read after an
 	// Accept: the cut advances to the segment's end frontier (§11.4).
 	Segment io.Reader
@@ -82,6 +86,10 @@ func Verify(r io.Reader, opt Options) (*Result, error) {
 	res.Full = full
 	return res, nil
 }
+
+// ErrRequire is Verify's error for an Options.Require that does not
+// parse as a scope of the bundle's key kind.
+var ErrRequire = errors.New("certify: the required scope")
 
 func verify(r io.Reader, opt Options) (*Result, error) {
 	v := &verifier{opt: opt}
@@ -312,6 +320,13 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 	res.Cut = v.cut()
 	if err := v.spillFailed(); err != nil {
 		return nil, err
+	}
+	if v.opt.Require != nil {
+		req, err := v.scope.kind.build(*v.opt.Require, "the required scope")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrRequire, err)
+		}
+		res.Cut.Omitted = req.minus(&v.scope)
 	}
 	res.Assumes = append(v.assumptions(), res.Assumes...)
 	return res, nil

@@ -26,6 +26,7 @@ type certifyOpts struct {
 	chunkBounds, maxKey  string
 	jsonColumns          string
 	redelivery           string
+	require              string
 	mem, dir             string
 }
 
@@ -45,6 +46,7 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 	fs.StringVar(&o.maxKey, "max-key", "", "with --from debezium: the snapshot's maximum key (JSON; an array for several key columns)")
 	fs.StringVar(&o.jsonColumns, "json-columns", "", "with --from debezium: columns compared as parsed JSON (a,b), besides those the events' schema types io.debezium.data.Json")
 	fs.StringVar(&o.redelivery, "redelivery", "drop", "with --from debezium: a redelivered event (a position and content already delivered) is dropped (drop: the Accept rests on a consumer that applies each position once) or applied again where it came (apply)")
+	fs.StringVar(&o.require, "require-scope", "", "exit 1 if an Accept certifies less than this scope (all, or as --scope), naming the keys it leaves out")
 	fs.StringVar(&o.mem, "mem", "", "memory budget, e.g. 512MiB or 4GiB; past it per-key states and the emitted stream's backlog spill to --dir (default: 3/4 of the machine's memory)")
 	fs.StringVar(&o.dir, "dir", "", "directory for the spill files (default: the system's temporary directory; removed at the end)")
 	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
@@ -52,7 +54,8 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 }
 
 // runCertify answers whether a recorded run is a certified virtual cut.
-// Exit codes: 0 Accept, 1 Reject, 5 Unsupported, 2 usage, 3 I/O.
+// Exit codes: 0 Accept, 1 Reject (or an Accept narrower than
+// --require-scope), 5 Unsupported, 2 usage, 3 I/O.
 func runCertify(args []string, stdout, stderr io.Writer) int {
 	fs, o := certifyFlags()
 	if code := parse(fs, args, stdout, stderr); code >= 0 {
@@ -68,6 +71,17 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			return usageErr(stderr, "certify", "--scope: %v", err)
 		}
 		opt.Restrict = spec
+	}
+	switch o.require {
+	case "":
+	case "all":
+		opt.Require = &certify.ScopeSpec{Ranges: []certify.RangeSpec{{}}}
+	default:
+		spec, err := scopeFlag(o.require)
+		if err != nil {
+			return usageErr(stderr, "certify", "--require-scope: all, or %v", err)
+		}
+		opt.Require = spec
 	}
 	opt.Mem, opt.Dir = defaultBudget(), o.dir
 	if o.mem != "" {
@@ -144,6 +158,9 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		opt.Segment = seg
 	}
 	res, err := certify.Verify(in, opt)
+	if errors.Is(err, certify.ErrRequire) {
+		return usageErr(stderr, "certify", "--require-scope: %s", strings.TrimPrefix(err.Error(), certify.ErrRequire.Error()+": "))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 		return exitError
@@ -221,6 +238,9 @@ func report(res *certify.Result, asJSON bool, stdout, stderr io.Writer) int {
 	}
 	switch res.Verdict {
 	case certify.Accept:
+		if res.Cut != nil && res.Cut.Omitted != "" {
+			return exitViolated // an Accept narrower than --require-scope
+		}
 		return exitOK
 	case certify.Unsupported:
 		return exitUnsupported

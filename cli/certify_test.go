@@ -177,3 +177,47 @@ func TestCertifyDebeziumTopics(t *testing.T) {
 		t.Errorf("debezium_signals: code %d %q", code, out)
 	}
 }
+
+// Reference: issue "certify at production size", scope in the exit code. A
+// snapshot stopped after two windows is accepted on the keys it read; with
+// --require-scope the Accept exits 1 and names what it left out.
+func TestCertifyRequireScope(t *testing.T) {
+	b, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	stopped := filepath.Join(t.TempDir(), "stopped.jsonl")
+	os.WriteFile(stopped, []byte(strings.Join(lines[:11], "")), 0o644) // up to the second window's row
+	const scope = "on scope [−∞, 3) ∪ [4, 5) (3 keys present"
+	for _, c := range []struct {
+		require string
+		code    int
+		omitted string
+	}{
+		{"", exitOK, ""},
+		{"all", exitViolated, "[3, 4) ∪ [5, +∞)"},
+		{"range=..3", exitOK, ""},
+		{"range=2..9", exitViolated, "[3, 4) ∪ [5, 9)"},
+		{"keys=1,4,7", exitViolated, "{7}"},
+	} {
+		args := []string{"certify", "--from", "debezium", "--table", "customers", stopped}
+		if c.require != "" {
+			args = append(args, "--require-scope", c.require)
+		}
+		code, out, _ := runCLI(args...)
+		want := "narrower than the required scope: " + c.omitted + " is not certified"
+		if code != c.code || !strings.HasPrefix(out, "Accept") || !strings.Contains(out, scope) || strings.Contains(out, "narrower") != (c.omitted != "") || c.omitted != "" && !strings.Contains(out, want) {
+			t.Errorf("--require-scope %q: code %d, want %d; out %q", c.require, code, c.code, out)
+		}
+	}
+	// The whole recording covers every key.
+	if code, out, _ := runCLI("certify", "--from", "debezium", "--table", "customers", "--notifications", notifications, "--require-scope", "all", sample); code != exitOK || strings.Contains(out, "narrower") {
+		t.Errorf("whole: code %d out %q", code, out)
+	}
+	for _, bad := range []string{"range=a..3", "{bad", "range=1"} {
+		if code, _, errs := runCLI("certify", "--from", "debezium", "--table", "customers", "--require-scope", bad, stopped); code != exitUsage || !strings.Contains(errs, "--require-scope") {
+			t.Errorf("--require-scope %q: code %d err %q", bad, code, errs)
+		}
+	}
+}
