@@ -109,19 +109,31 @@ func TestOracleUnderOutsideWriter(t *testing.T) {
 	c.Exec(context.Background(), "CREATE TABLE "+tab+" (id bigint PRIMARY KEY, v integer, s text)")
 	c.Exec(context.Background(), "INSERT INTO "+tab+" SELECT g, 0, 'x' FROM generate_series(1, 200) g")
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
+	// The writer is connected and writing before the run starts: a run
+	// faster than a connection (as under the race detector) met no write.
+	w, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, writing := make(chan int, 1), make(chan struct{})
 	go func() {
-		w, err := pgx.Connect(ctx, url)
+		defer w.Close(context.Background())
 		n := 0
-		for err == nil && ctx.Err() == nil {
-			_, err = w.Exec(ctx, "UPDATE "+tab+" SET v = v + 1 WHERE id = $1", 1+n%200)
-			n++
-		}
-		if w != nil {
-			w.Close(context.Background())
+		for ctx.Err() == nil {
+			if _, err := w.Exec(ctx, "UPDATE "+tab+" SET v = v + 1 WHERE id = $1", 1+n%200); err != nil {
+				break
+			}
+			if n++; n == 10 {
+				close(writing)
+			}
 		}
 		done <- n
 	}()
+	select {
+	case <-writing:
+	case n := <-done:
+		t.Fatalf("the outside writer stopped after %d writes", n)
+	}
 	st, bundle, err := recordErr(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 20})
 	cancel()
 	writes := <-done
