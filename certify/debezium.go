@@ -41,6 +41,10 @@ type DebeziumOptions struct {
 	// consumer that applies each source position once); "apply", a stream
 	// entry applied again in delivery order, as an upsert sink applies it.
 	Redelivery string
+	// Dir is where the converter spools the events' row images and the
+	// bundle's log while it reads (the system temporary directory if
+	// empty); the spool is removed at the end.
+	Dir string
 }
 
 // Placeholder is what Debezium writes for a column it did not read
@@ -84,8 +88,9 @@ type Conversion struct {
 // Evidence the converter cannot place is an Unsupported failure naming the
 // line; err is for reading and writing only.
 //
-// The converter holds the recording in memory (the bundle lists the reads
-// before the log); the verifier itself streams.
+// The converter holds each event's place in the order in memory and spools
+// its row images and the bundle's log to DebeziumOptions.Dir (the bundle
+// lists the reads before the log); the verifier itself streams.
 func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (conv Conversion, f *Failure, err error) {
 	if opt.SignalTable == "" {
 		opt.SignalTable = "debezium_signal"
@@ -94,7 +99,12 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 		opt.Key = []string{"id"}
 	}
 	c := &dbzConverter{opt: opt, touched: map[string]dkey{}, skipped: map[string]int{}, streams: map[string]int{},
-		sink: map[string]string{}, txIDs: map[string]int{}, txEvents: map[string]int{}, txEnd: map[string]int{}}
+		sink: map[string]string{}, txIDs: map[string]int{}, txEvents: map[string]int{}, txEnd: map[string]int{},
+		names: map[string]string{}, schemas: map[string]map[string]bool{}}
+	if c.sp, err = openDbzSpool(opt.Dir); err != nil {
+		return conv, nil, err
+	}
+	defer c.sp.close()
 	var evs []*dbzEvent
 	for i, in := range ins {
 		c.inputs = append(c.inputs, in.Name)
@@ -105,6 +115,9 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 			}
 			return f
 		})
+		if c.spErr != nil {
+			return conv, nil, fmt.Errorf("certify: writing the spool: %w", c.spErr)
+		}
 		if f != nil || err != nil {
 			return conv, f, err
 		}
@@ -115,11 +128,15 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 	if f := c.order(evs); f != nil {
 		return conv, f, nil
 	}
-	for _, e := range evs {
+	for i, e := range evs {
 		c.file, c.line = e.file, e.line
+		if err := c.inflate(e); err != nil {
+			return conv, nil, err
+		}
 		if f := c.record(e); f != nil {
 			return conv, f, nil
 		}
+		evs[i] = nil // placed: its memory goes
 	}
 	c.line = 0
 	var inStream io.Reader
@@ -153,7 +170,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 // initial snapshots, which have no place in the commit order.
 func (c *dbzConverter) captured(evs []*dbzEvent) ([]*dbzEvent, *Failure) {
 	var names []string
-	db := func(e *dbzEvent) string { var s string; json.Unmarshal(e.env.Source["db"], &s); return s }
+	db := func(e *dbzEvent) string { return e.db }
 	for _, e := range evs {
 		if !slices.Contains(c.tables, e.table) {
 			c.tables = append(c.tables, e.table)
@@ -184,9 +201,7 @@ func (c *dbzConverter) captured(evs []*dbzEvent) ([]*dbzEvent, *Failure) {
 		case !e.ours:
 			c.skipped["rows of other tables' initial snapshots"]++
 		default:
-			var snap string
-			json.Unmarshal(e.env.Source["snapshot"], &snap)
-			return nil, c.failAt(e.file, e.line, "source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", snap)
+			return nil, c.failAt(e.file, e.line, "source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", e.snapshot)
 		}
 	}
 	return kept, nil
@@ -250,7 +265,10 @@ type dbzConverter struct {
 	line      int
 	notes     []string
 	assumes   []string
-	log       []string // bundle lines of the log, interleaved with delivered entries
+	spErr     error
+	sp        *dbzSpool                  // the row images and the bundle lines of the log, interleaved with delivered entries
+	names     map[string]string          // interned table and source names
+	schemas   map[string]map[string]bool // each distinct schema's JSON columns
 	pos       int64
 	connector string
 	table     string // the captured table's full name
@@ -315,7 +333,7 @@ func (c *dbzConverter) record(e *dbzEvent) *Failure {
 	}
 	c.touched[kj] = k
 	c.sink[kj] = v
-	c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
+	c.sp.line(fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
 	return nil
 }
 
@@ -382,7 +400,7 @@ func (c *dbzConverter) redelivered(e *dbzEvent) *Failure {
 	}
 	c.applied++
 	c.sink[kj] = v
-	c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
+	c.sp.line(fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
 	return nil
 }
 
@@ -418,7 +436,7 @@ func (c *dbzConverter) read(e *dbzEvent) *Failure {
 	}
 	ch.rows = append(ch.rows, dbzRow{k, v})
 	c.sink[c.keyJSON(k)] = v
-	c.log = append(c.log, fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, c.keyJSON(k), v, ch.hi))
+	c.sp.line(fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, c.keyJSON(k), v, ch.hi))
 	return nil
 }
 
@@ -474,10 +492,10 @@ func (c *dbzConverter) label(e *dbzEvent) (string, *Failure) {
 	switch {
 	case e.env.Transaction != nil && e.env.Transaction.ID != "":
 		id = e.env.Transaction.ID
-	case c.connector == "postgresql" && string(e.env.Source["txId"]) != "null":
-		id = string(bytes.TrimSpace(e.env.Source["txId"]))
+	case c.connector == "postgresql" && e.txID != "null":
+		id = e.txID
 	case c.connector == "mysql":
-		json.Unmarshal(e.env.Source["gtid"], &id)
+		id = e.gtid
 	}
 	if id == "" {
 		c.unlabeled = true
@@ -519,7 +537,7 @@ func (c *dbzConverter) logEvent(e *dbzEvent, row string) *Failure {
 		return f
 	}
 	c.pos++
-	c.log = append(c.log, fmt.Sprintf(`{"p":%d%s%s}`, c.pos, row, x))
+	c.sp.line(fmt.Sprintf(`{"p":%d%s%s}`, c.pos, row, x))
 	return nil
 }
 
@@ -992,9 +1010,8 @@ func (c *dbzConverter) write(w io.Writer, h *Header) error {
 			fmt.Fprintf(bw, `{"read":%d,"k":%s,"v":%s}`+"\n", unit, c.keyJSON(row.k), row.v)
 		}
 	}
-	for _, l := range c.log {
-		bw.WriteString(l)
-		bw.WriteByte('\n')
+	if err := c.sp.copyLog(bw); err != nil {
+		return err
 	}
 	return bw.Flush()
 }

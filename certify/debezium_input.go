@@ -73,7 +73,9 @@ func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
 			Offset    *int64          `json:"offset"`
 			Payload   json.RawMessage `json:"payload"`
 		}
-		if b[0] == '{' && json.Unmarshal(b, &k) == nil && k.Topic != nil && k.Offset != nil {
+		// (decoded only when it may be one: most lines are values)
+		if b[0] == '{' && bytes.Contains(b, []byte(`"topic"`)) && bytes.Contains(b, []byte(`"offset"`)) &&
+			json.Unmarshal(b, &k) == nil && k.Topic != nil && k.Offset != nil {
 			// kcat -J: the value is the payload string, null for a tombstone
 			rec.topic, rec.partition = *k.Topic, k.Partition
 			var s *string
@@ -85,6 +87,9 @@ func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
 			}
 		} else {
 			rec.value = b
+			if string(b) != "null" {
+				return rec, nil // valid JSON already
+			}
 		}
 	} else if tab := bytes.IndexByte(b, '\t'); tab >= 0 {
 		rec.value = bytes.TrimSpace(b[tab+1:])
@@ -123,6 +128,12 @@ type dbzEvent struct {
 	ours       bool     // a row of the captured table
 	redelivery bool
 	jsonCols   map[string]bool
+	// kept from the source block (shrink); the raw images until parse
+	// spools them, then their place in the spool
+	db, snapshot, txID, gtid string
+	before, after            json.RawMessage
+	imgAt                    int64
+	nb, na                   int32
 }
 
 // parse classifies one record: a change event, a notification, or
@@ -175,8 +186,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 		return nil, nil
 	}
 	e := &dbzEvent{file: file, line: rec.line}
-	p, _ := json.Marshal(top)
-	if err := json.Unmarshal(p, &e.env); err != nil {
+	if err := e.envelope(top); err != nil {
 		return nil, c.failAt(file, rec.line, "line", "not a Debezium change event: %v", err)
 	}
 	env := &e.env
@@ -203,11 +213,17 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 	if json.Unmarshal(env.Source["table"], &e.bare) != nil || e.bare == "" {
 		return nil, c.failAt(file, rec.line, "source.table", "an event without source.table: it cannot be told to belong to the table or not")
 	}
-	e.table = fullName(env.Source)
-	var snap string
-	json.Unmarshal(env.Source["snapshot"], &snap)
-	if e.initial = env.Op == "r" && snap != "incremental"; e.initial {
-		return e, nil // an initial snapshot's row: no place in the commit order
+	e.table = c.intern(fullName(env.Source))
+	e.bare = c.intern(e.bare)
+	json.Unmarshal(env.Source["db"], &e.db)
+	json.Unmarshal(env.Source["snapshot"], &e.snapshot)
+	e.db, e.snapshot = c.intern(e.db), c.intern(e.snapshot)
+	e.txID = string(bytes.TrimSpace(env.Source["txId"]))
+	json.Unmarshal(env.Source["gtid"], &e.gtid)
+	if e.initial = env.Op == "r" && e.snapshot != "incremental"; e.initial {
+		e.shrink()
+		e.before, e.after = nil, nil // never placed
+		return e, nil                // an initial snapshot's row: no place in the commit order
 	}
 	e.read = env.Op == "r"
 	c.file, c.line = file, rec.line
@@ -216,7 +232,14 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 		return nil, f
 	}
 	e.sum = sha256.Sum256([]byte(env.Op + "\x00" + canonRow(env.Before) + "\x00" + canonRow(env.After) + "\x00" + e.table))
-	e.jsonCols = jsonColumns(schema)
+	if len(schema) > 0 { // one map per distinct schema, not per event
+		cols, ok := c.schemas[string(schema)]
+		if !ok {
+			cols = jsonColumns(schema)
+			c.schemas[string(schema)] = cols
+		}
+		e.jsonCols = cols
+	}
 	topic := rec.topic
 	if topic == "" {
 		topic = "table " + e.table // Debezium writes each table to a topic of its own
@@ -228,7 +251,62 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 		c.streams[key] = s
 	}
 	e.stream = s
+	e.shrink()
+	at, err := c.sp.putImages(e.before, e.after)
+	if err != nil {
+		c.spErr = err
+		return nil, &Failure{} // stops the reading; FromDebeziumFiles answers spErr
+	}
+	e.imgAt, e.nb, e.na = at, int32(len(e.before)), int32(len(e.after))
+	e.before, e.after = nil, nil
 	return e, nil
+}
+
+// intern keeps one copy of a name many events carry.
+func (c *dbzConverter) intern(s string) string {
+	if t, ok := c.names[s]; ok {
+		return t
+	}
+	c.names[s] = s
+	return s
+}
+
+// envelope decodes a change event's members from the record's top level.
+// The row images are kept as they came (the raw members) and decoded
+// again only when the event is placed (inflate): a recording's events wait
+// in memory for the merge by position, and a decoded image is several
+// times its text.
+func (e *dbzEvent) envelope(top map[string]json.RawMessage) error {
+	env := &e.env
+	for _, m := range []struct {
+		name string
+		to   any
+	}{{"op", &env.Op}, {"transaction", &env.Transaction}, {"source", &env.Source}, {"before", &env.Before}, {"after", &env.After}} {
+		if raw, ok := top[m.name]; ok {
+			if err := json.Unmarshal(raw, m.to); err != nil {
+				return fmt.Errorf("member %q: %v", m.name, err)
+			}
+		}
+	}
+	e.before, e.after = top["before"], top["after"]
+	return nil
+}
+
+// shrink drops the decoded images and source once parse has read them.
+func (e *dbzEvent) shrink() {
+	e.env.Before, e.env.After, e.env.Source = nil, nil, nil
+}
+
+// inflate decodes an event's images again, from the spool, for record.
+func (c *dbzConverter) inflate(e *dbzEvent) error {
+	before, after, err := c.sp.images(e.imgAt, e.nb, e.na)
+	if err != nil {
+		return fmt.Errorf("certify: reading the spool: %w", err)
+	}
+	e.env.Before, e.env.After = nil, nil
+	json.Unmarshal(before, &e.env.Before)
+	json.Unmarshal(after, &e.env.After)
+	return nil
 }
 
 // fullName is the table's name as Debezium's collections name it:

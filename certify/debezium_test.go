@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -16,10 +17,11 @@ import (
 type dbzRec struct {
 	mysql   bool
 	lines   []string
-	commit  uint64 // PostgreSQL: the last commit LSN
-	lsn     uint64 // PostgreSQL: the last LSN
-	file    int    // MySQL binlog file index
-	pos     uint64 // MySQL binlog position
+	w       io.Writer // if set, lines go here instead
+	commit  uint64    // PostgreSQL: the last commit LSN
+	lsn     uint64    // PostgreSQL: the last LSN
+	file    int       // MySQL binlog file index
+	pos     uint64    // MySQL binlog position
 	lastSrc map[string]any
 	table   string
 }
@@ -49,6 +51,10 @@ func (r *dbzRec) pgSource(table, snapshot string, commit, lsn uint64) map[string
 
 func (r *dbzRec) emit(op string, before, after, src map[string]any) {
 	b, _ := json.Marshal(map[string]any{"before": before, "after": after, "source": src, "op": op, "ts_ms": 1764550009000, "transaction": nil})
+	if r.w != nil {
+		r.w.Write(append(b, '\n'))
+		return
+	}
 	r.lines = append(r.lines, string(b))
 }
 
@@ -713,5 +719,32 @@ func TestDebeziumHollowFirstWindow(t *testing.T) {
 	b, notes = convertOpt(t, r.String(), DebeziumOptions{ChunkBounds: raws("5", "8", "null"), MaxKey: json.RawMessage("8")})
 	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, +∞)" || len(notes) != 0 || res.Cut.State["5"] == "" {
 		t.Errorf("with bounds: scope %s notes %q state %v", res.Cut.Scope, notes, res.Cut.State)
+	}
+}
+
+// The converter's spool is removed when it answers, whatever the answer.
+func TestDebeziumSpoolRemoved(t *testing.T) {
+	in, err := os.ReadFile("testdata/debezium-customers.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, in string }{
+		{"accepted", string(in)},
+		{"unsupported", string(in) + "not json\n"},
+	} {
+		dir := t.TempDir()
+		var out bytes.Buffer
+		_, f, err := FromDebezium(strings.NewReader(tc.in), &out, DebeziumOptions{Table: "customers", Dir: dir})
+		if err != nil || (f == nil) != (tc.name == "accepted") {
+			t.Fatalf("%s: %v %v", tc.name, f, err)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("%s: left in Dir: %v", tc.name, left)
+		}
+	}
+	// A missing directory is an error, not a verdict.
+	_, f, err := FromDebezium(strings.NewReader(string(in)), io.Discard, DebeziumOptions{Table: "customers", Dir: "/nonexistent/dir"})
+	if err == nil || f != nil {
+		t.Errorf("missing Dir: %v %v", f, err)
 	}
 }

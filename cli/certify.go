@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +47,7 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 	fs.StringVar(&o.redelivery, "redelivery", "drop", "with --from debezium: a redelivered event (a position and content already delivered) is dropped (drop: the Accept rests on a consumer that applies each position once) or applied again where it came (apply)")
 	fs.StringVar(&o.require, "require-scope", "", "exit 1 if an Accept certifies less than this scope (all, or as --scope), naming the keys it leaves out")
 	fs.StringVar(&o.mem, "mem", "", "memory budget, e.g. 512MiB or 4GiB; past it per-key states and the emitted stream's backlog spill to --dir (default: 3/4 of the machine's memory)")
-	fs.StringVar(&o.dir, "dir", "", "directory for the spill files (default: the system's temporary directory; removed at the end)")
+	fs.StringVar(&o.dir, "dir", "", "directory for the spill files and, with --from debezium, the converter's spool and bundle (default: the system's temporary directory; removed at the end)")
 	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
 	return fs, o
 }
@@ -123,10 +122,19 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			defer closeR()
 			ins = append(ins, certify.DebeziumInput{Name: name, R: r})
 		}
-		var b bytes.Buffer
+		// the converted bundle goes to a file beside the spill, not memory
+		b, remove, err := certify.SpoolFile(o.dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			return exitError
+		}
+		defer remove()
 		var f *certify.Failure
-		conv, f, err = certify.FromDebeziumFiles(ins, &b, dopt)
+		conv, f, err = certify.FromDebeziumFiles(ins, b, dopt)
 		notes = conv.Notes
+		if err == nil && f == nil {
+			_, err = b.Seek(0, io.SeekStart)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 			return exitError
@@ -137,14 +145,17 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		if o.writeBundle != "" {
 			out, err := openOut("--write-bundle", o.writeBundle)
 			if err == nil {
-				err = out.write(func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err })
+				err = out.write(func(w io.Writer) error { _, err := io.Copy(w, b); return err })
+			}
+			if err == nil {
+				_, err = b.Seek(0, io.SeekStart)
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
 				return exitError
 			}
 		}
-		in = &b
+		in = b
 	default:
 		return usageErr(stderr, "certify", "--from %q: the formats are a bundle (default) and debezium", o.from)
 	}
@@ -177,7 +188,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 
 // debezium reads the converter's flags; code >= 0 is an exit.
 func (o *certifyOpts) debezium(stderr io.Writer) (certify.DebeziumOptions, int) {
-	opt := certify.DebeziumOptions{Table: o.table, SignalTable: o.signal, Redelivery: o.redelivery}
+	opt := certify.DebeziumOptions{Table: o.table, SignalTable: o.signal, Redelivery: o.redelivery, Dir: o.dir}
 	if o.redelivery != "drop" && o.redelivery != "apply" {
 		return opt, usageErr(stderr, "certify", "--redelivery %q: drop or apply", o.redelivery)
 	}
