@@ -22,6 +22,9 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	for _, p := range protocols.All() {
 		fmt.Fprintf(stdout, "  %-10s %s [%s]\n", p.Name, p.Doc, p.Cite)
 		fmt.Fprintf(stdout, "             defaults: %s\n", p.Defaults)
+		if len(p.Limits.Modes) > 0 {
+			fmt.Fprintf(stdout, "             modes:    %s (--mode, or \"mode\" in a spec)\n", strings.Join(p.Limits.Modes, ", "))
+		}
 		var always, sometimes []string
 		for _, q := range p.Properties(p.Defaults) {
 			name := q.Name

@@ -82,7 +82,9 @@ func TestHelpVersionList(t *testing.T) {
 	for _, want := range []string{"classic", "readonly", "parallel", "dump", "composite", "frontier-replay", "window-only-withholding", "sometimes:",
 		// every invariant with what its failure costs, shared or a protocol's own
 		"final-replay [final]", "no-duplicate-delivery [delivery] (opt-in)", "\n  final-replay               always     final ",
-		"\n  reread-terminates          always     claim     [§6.5 (open)] (reread)"} {
+		"\n  reread-terminates          always     claim     [§6.5 (open)] (reread)",
+		// the modes a protocol accepts
+		"modes:    trusted, uncertain (--mode", "modes:    mixed, tablesync (--mode"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list output lacks %q", want)
 		}

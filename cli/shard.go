@@ -61,8 +61,12 @@ func (s *shardFlags) parse() (explore.Shard, bool, error) {
 	return sh, false, s.writable()
 }
 
-// writable checks that a result can be written under --shard-dir.
+// writable checks that a result can be written under --shard-dir, made
+// if missing (a batch engine's fresh volume).
 func (s *shardFlags) writable() error {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("--shard-dir %s: %v", s.dir, err)
+	}
 	if fi, err := os.Stat(s.dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("--shard-dir %s is not a directory", s.dir)
 	}

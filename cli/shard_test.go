@@ -313,3 +313,18 @@ func TestShardDepthFlag(t *testing.T) {
 		t.Errorf("merging shards of depth 2 and auto: exit %d %q", code, stderr)
 	}
 }
+
+// A missing --shard-dir is made (a batch engine's fresh volume); a file
+// in its place is refused with exit 2.
+func TestShardDirMade(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	code, out, stderr := runCLI("check", "classic", "--keys", "1", "--chunks", "1", "--shard", "0/2", "--shard-dir", dir, "--progress", "0")
+	if code != exitOK || !strings.Contains(out, "shard result: "+dir) {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	if code, _, stderr := runCLI("check", "classic", "--keys", "1", "--chunks", "1", "--shard", "0/2", "--shard-dir", file); code != exitUsage || !strings.Contains(stderr, "--shard-dir") {
+		t.Errorf("a file as --shard-dir: exit %d %q", code, stderr)
+	}
+}
