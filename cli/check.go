@@ -122,6 +122,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if !slices.Contains(p.Faults, m.Fault) {
 			return usageErr(stderr, "check", "mutation %s does not apply to %s (it takes: %s)", m.Name(), p.Name, protocols.FaultList(p.Faults))
 		}
+		if err := p.Replaces(m.Fault); err != nil {
+			return usageErr(stderr, "check", "--mutation %s: %v", m.Name(), err)
+		}
 		if m.Mode != "" && fs.Changed("mode") && cfg.Mode != m.Mode {
 			return usageErr(stderr, "check", "mutation %s needs --mode %s", m.Name(), m.Mode)
 		}

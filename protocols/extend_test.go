@@ -74,3 +74,20 @@ func TestExtend(t *testing.T) {
 		}()
 	}
 }
+
+// A variant built with a fault in its Defaults keeps it: a mutation of
+// another fault on top is refused, the same one is not.
+func TestReplacesDefaultFault(t *testing.T) {
+	p := Classic(ClassicParts{})
+	if err := p.Replaces(EarlyRelease); err != nil {
+		t.Errorf("the published protocol: %v", err)
+	}
+	p.Name = "classic-early"
+	p.Defaults.Fault = EarlyRelease
+	if err := p.Replaces(EarlyRelease); err != nil {
+		t.Errorf("the same fault: %v", err)
+	}
+	if err := p.Replaces(NoDiscard); err == nil || !strings.Contains(err.Error(), "built with the fault early-release") {
+		t.Errorf("another fault: %v", err)
+	}
+}

@@ -121,6 +121,16 @@ type Protocol struct {
 	with   []string                               // opt-in properties checked by default (Extension.With)
 }
 
+// Replaces refuses a mutation's fault f on a protocol whose Defaults carry
+// another fault: a design expressed as a fault (a variant's choice), which
+// the mutation would silently replace.
+func (p *Protocol) Replaces(f Fault) error {
+	if d := p.Defaults.Fault; d != None && d != f {
+		return fmt.Errorf("%s is built with the fault %s (its defaults), which the mutation would replace", p.Name, d)
+	}
+	return nil
+}
+
 var registry []*Protocol
 
 // Register adds a protocol to those every command knows (check, run,

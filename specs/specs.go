@@ -344,6 +344,9 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 		if !slices.Contains(p.Faults, m.Fault) {
 			return cfg, p, &Error{s.Name, "mutation", fmt.Sprintf("%s does not apply to %s (it takes: %s)", m.Name(), p.Name, protocols.FaultList(p.Faults))}
 		}
+		if err := p.Replaces(m.Fault); err != nil {
+			return cfg, p, &Error{s.Name, "mutation", fmt.Sprintf("%s: %v", m.Name(), err)}
+		}
 		if m.Mode != "" && cfg.Mode != m.Mode {
 			return cfg, p, &Error{s.Name, "mode", fmt.Sprintf("mutation %s needs mode %q", m.Name(), m.Mode)}
 		}
