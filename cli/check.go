@@ -233,7 +233,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if opts.Shard.Count > 0 {
 		return finishShard(shardFile{Identity: rep.Identity, Model: what, ShardReport: explore.ShardReport{Shard: opts.Shard, Report: rep}}, searchDir(o.shard.dir, opts), "check", stdout, stderr)
 	}
-	fmt.Fprint(stdout, rep.Summary())
+	fmt.Fprint(stdout, withConsequence(rep.Summary(), rep, o.all))
 	uncheckedHint(stdout, rep)
 	if o.all {
 		worstFirst(rep.Violations)
@@ -355,4 +355,42 @@ func parseInitial(s string) (model.Store, error) {
 		st[k] = model.Value(v)
 	}
 	return st, nil
+}
+
+// withConsequence adds to the verdict line what the violations cost a
+// sink: a final loss names its invariants; a transient failure alone is
+// nothing lost at rest when --all checked every final invariant to the end,
+// and otherwise says that the search stopped at it.
+func withConsequence(summary string, rep explore.Report, all bool) string {
+	const line = "verdict:     violated\n"
+	if rep.Verdict != explore.Violated || !strings.HasPrefix(summary, line) {
+		return summary
+	}
+	vs := rep.Violations
+	if !all {
+		vs = []*explore.TraceReport{rep.Violation}
+	}
+	var final, other []string
+	for _, v := range vs {
+		switch {
+		case v == nil || v.Class == "":
+			return summary // a deadlock costs nothing to name
+		case v.Class == "final":
+			final = append(final, v.Property)
+		case !slices.Contains(other, v.Class):
+			other = append(other, v.Class)
+		}
+	}
+	note := ""
+	switch {
+	case len(final) > 0:
+		note = "final: " + strings.Join(final, ", ") + " — the sink is wrong at rest"
+	case all && !rep.Unfinished:
+		note = strings.Join(other, ", ") + " only: nothing lost at rest"
+	case all:
+		note = strings.Join(other, ", ") + "; the search stopped early: whether anything is lost at rest is undecided"
+	default:
+		note = strings.Join(other, ", ") + "; the search stopped at it: --all tells whether anything is lost at rest"
+	}
+	return "verdict:     violated (" + note + ")\n" + strings.TrimPrefix(summary, line)
 }

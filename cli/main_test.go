@@ -659,3 +659,25 @@ func TestVoice(t *testing.T) {
 		t.Errorf("spec with a non-opt-in \"with\": exit %d, %q", code, stderr)
 	}
 }
+
+// The verdict line says what a violation costs: a final loss names its
+// invariant; a transient failure alone is "nothing lost at rest" only when
+// --all checked the final invariants to the end.
+func TestVerdictConsequence(t *testing.T) {
+	bounds := []string{"--keys", "2", "--values", "2", "--events", "2", "--chunks", "1", "--txn", "1", "--progress", "0"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mutation", "early-release"}, "verdict:     violated (transient; the search stopped at it: --all tells whether anything is lost at rest)\n"},
+		{[]string{"--mutation", "early-release", "--all"}, "verdict:     violated (transient only: nothing lost at rest)\n"},
+		{[]string{"--mutation", "no-discard"}, "verdict:     violated (final: final-replay — the sink is wrong at rest)\n"},
+		{[]string{"--mutation", "no-discard", "--all"}, "verdict:     violated (final: final-replay — the sink is wrong at rest)\n"},
+		{nil, "verdict:     pass\n"},
+	} {
+		code, out, _ := runCLI(append(append([]string{"check", "classic"}, bounds...), tc.args...)...)
+		if want := map[bool]int{true: exitOK, false: exitViolated}[tc.args == nil]; code != want || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, want %d and %q in\n%s", tc.args, code, want, tc.want, out)
+		}
+	}
+}
