@@ -10,6 +10,7 @@ import (
 
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/mutations"
+	"github.com/cutcheck/cutcheck/protocols"
 	_ "github.com/cutcheck/cutcheck/protocols/open" // the §6.5 disciplines' specs
 )
 
@@ -287,5 +288,42 @@ func TestKillMatrixDeadlockOnce(t *testing.T) {
 	row := md[strings.Index(md, "| mut-lost-watermark-classic"):]
 	if strings.Count(md, "deadlock") != 2 || strings.Count(row, "✗") != 1 { // the column and the expectation, nothing more
 		t.Errorf("matrix:\n%s", md)
+	}
+}
+
+// A variant built with a fault of its own (a design expressed as a choice,
+// protocols.Config.Fault in its defaults) shows it in the table's bounds,
+// and the copy kill does not replace it with copy-dropped.
+func TestVariantFaultVisible(t *testing.T) {
+	p := protocols.Classic(protocols.ClassicParts{})
+	p.Name, p.Defaults.Fault = "classic-early-visible", protocols.EarlyRelease
+	protocols.Register(p)
+	two := 2
+	s := Spec{Name: "variant", Protocol: p.Name, Keys: &two, Values: &two, Events: &two, Expect: "pass"}
+	cfg, _, err := s.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := TableJSON([]Outcome{{Spec: s, Config: cfg}})
+	if !strings.Contains(rows[0].Bounds, "fault=early-release") {
+		t.Errorf("bounds %q hide the variant's fault", rows[0].Bounds)
+	}
+	ks, err := KillMatrix(context.Background(), []Outcome{{Spec: s, Config: cfg, Got: "pass", OK: true}}, explore.Options{Workers: 1}, nil, nil)
+	if err != nil || len(ks) != 0 {
+		t.Errorf("copy kill on a variant with its own fault: %v, %+v", err, ks)
+	}
+	s.Protocol = "classic" // the same spec on the published protocol gets its copy kill
+	if cfg, _, err = s.Config(); err != nil {
+		t.Fatal(err)
+	}
+	if ks, err := KillMatrix(context.Background(), []Outcome{{Spec: s, Config: cfg, Got: "pass", OK: true}}, explore.Options{Workers: 1}, nil, nil); err != nil || len(ks) != 1 || !ks[0].Killed {
+		t.Errorf("copy kill on classic: %v, %+v", err, ks)
+	}
+	mut := Spec{Name: "mutated", Protocol: "classic", Keys: &two, Values: &two, Events: &two, Mutation: "early-release", Expect: "pass"}
+	if cfg, _, err = mut.Config(); err != nil {
+		t.Fatal(err)
+	}
+	if rows := TableJSON([]Outcome{{Spec: mut, Config: cfg}}); strings.Contains(rows[0].Bounds, "fault=") {
+		t.Errorf("a mutated spec's bounds %q repeat its mutation", rows[0].Bounds)
 	}
 }

@@ -41,7 +41,9 @@ func TableJSON(out []Outcome) []Row {
 	for _, o := range out {
 		st := o.Report.Stats
 		cfg := o.Config
-		cfg.Fault = protocols.None
+		if o.Spec.Mutation != "" {
+			cfg.Fault = protocols.None // the Mutation column names it; a variant's own fault stays in Bounds
+		}
 		r := Row{Spec: o.Spec.Name, Protocol: o.Spec.Protocol, Bounds: cfg.String(), Mutation: o.Spec.Mutation,
 			Generated: st.Generated, Distinct: st.Distinct, Depth: st.Depth, Verdict: o.Got, Expected: o.Spec.Expect,
 			OK: o.OK, Why: o.Why, Seconds: o.Elapsed.Seconds(), Note: o.Spec.Note, Identity: o.Identity}
@@ -215,7 +217,9 @@ func copyKills(ctx context.Context, out []Outcome, opts explore.Options, onStart
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(p.Faults, protocols.CopyDropped) {
+		// A variant built with a fault of its own (Defaults.Fault) cannot
+		// take a second one: replacing it would kill another design.
+		if !slices.Contains(p.Faults, protocols.CopyDropped) || p.Replaces(protocols.CopyDropped) != nil {
 			continue
 		}
 		cfg := o.Config
