@@ -1,6 +1,9 @@
 package protocols
 
 import (
+	"fmt"
+	"reflect"
+
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
 )
@@ -56,6 +59,7 @@ func fillFromCapture[S, A any](rep *explore.Report, r *explore.Result[S, A], key
 	if err != nil {
 		return
 	}
+	own := ownFields[S]()
 	fill := func(tr *explore.TraceReport, v *explore.Violation[S, A]) {
 		for i := range tr.Steps {
 			if i >= len(v.Trace) {
@@ -63,7 +67,7 @@ func fillFromCapture[S, A any](rep *explore.Report, r *explore.Result[S, A], key
 			}
 			st := c(&v.Trace[i].State)
 			if tr.Steps[i].Fields == nil {
-				tr.Steps[i].Fields = CaptureFields(st, keys)
+				tr.Steps[i].Fields = append(CaptureFields(st, keys), own(&v.Trace[i].State)...)
 			}
 			if tr.Steps[i].View == nil {
 				tr.Steps[i].View = CaptureView(st, keys)
@@ -75,5 +79,30 @@ func fillFromCapture[S, A any](rep *explore.Report, r *explore.Result[S, A], key
 	}
 	for i, tr := range rep.Violations {
 		fill(tr, r.Violations[i])
+	}
+}
+
+// ownFields gives the state's fields beside its capture, each as %v, so
+// that a model without Fields still shows what its steps change in a
+// trace (only changed fields are printed, explore.TraceReport.Text).
+func ownFields[S any]() func(*S) []explore.Field {
+	t, ct := reflect.TypeFor[S](), reflect.TypeFor[model.Capture]()
+	var idx []int
+	if t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			if f := t.Field(i); f.Type != ct && f.Name != "_" {
+				idx = append(idx, i)
+			}
+		}
+	}
+	return func(s *S) []explore.Field {
+		if len(idx) == 0 {
+			return nil
+		}
+		v, out := reflect.ValueOf(s).Elem(), make([]explore.Field, len(idx))
+		for j, i := range idx {
+			out[j] = explore.Field{Name: t.Field(i).Name, Value: fmt.Sprint(v.Field(i))}
+		}
+		return out
 	}
 }

@@ -3,6 +3,7 @@ package protocols_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/explore"
@@ -74,5 +75,18 @@ func TestDefineMachine(t *testing.T) {
 	}
 	if _, ok := last.View.(protocols.View); !ok {
 		t.Errorf("view %T, want protocols.View", last.View)
+	}
+	// The state's own fields are shown beside the capture's, and the
+	// trace prints the step that changes one.
+	var dumped bool
+	for i, st := range rep.Violation.Steps {
+		for _, f := range st.Fields {
+			if f.Name == "Dumped" && f.Value == "true" && i > 0 {
+				dumped = true
+			}
+		}
+	}
+	if !dumped || !strings.Contains(rep.Violation.Text(false), "  Dumped: false → true\n") {
+		t.Errorf("the trace does not show the state's own fields:\n%s", rep.Violation.Text(false))
 	}
 }
