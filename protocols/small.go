@@ -14,7 +14,7 @@ import (
 // then be of fixed size, as a model.Capture and fixed arrays are), actions
 // described with their String method or %v and counted as one kind; from
 // the capture, every trace step's fields and picture (CaptureFields,
-// CaptureView) and, unless the model has its own Done, AtRest as the
+// CaptureView, and the state's other fields as %v) and, unless the model has its own Done, AtRest as the
 // states without successors that are expected. invariants.Standard gives
 // the shared properties in one call.
 func DefineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine[S, A]) *Protocol {
