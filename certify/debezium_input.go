@@ -182,7 +182,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 		}
 		return nil, nil
 	case has("aggregate_type"): // a notification on the same dump
-		c.notes2 = append(c.notes2, rec.value)
+		c.notes2 = append(c.notes2, bytes.Clone(rec.value)) // rec.value is the reader's buffer
 		return nil, nil
 	}
 	e := &dbzEvent{file: file, line: rec.line}

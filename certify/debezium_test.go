@@ -748,3 +748,28 @@ func TestDebeziumSpoolRemoved(t *testing.T) {
 		t.Errorf("missing Dir: %v %v", f, err)
 	}
 }
+
+// Notifications found among the events (both topics in one dump) are kept
+// whole while the rest of a long dump is read after them.
+func TestDebeziumNotificationsInLongDump(t *testing.T) {
+	r := pgRec()
+	r.execute()
+	r.open("c1")
+	r.update(cust(3, "carol"), cust(3, "carol2"))
+	r.close("c1")
+	r.read(cust(1, "alice"))
+	r.read(cust(2, "bob"))
+	r.open("c2")
+	r.close("c2")
+	r.read(cust(4, "dave"))
+	r.open("c3")
+	r.close("c3")
+	done := notification("TABLE_SCAN_COMPLETED", "scanned_collection", "public.customers", "status", "SUCCEEDED", "total_rows_scanned", "4")
+	full := notification("STARTED") + inProgress("3", "4") + inProgress("4", "4") + done + notification("COMPLETED")
+	want, _ := convertOpt(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(full)})
+	pad := strings.Repeat(`{"ts_ms": 1764550009000}`+"\n", 8000) // heartbeats: far more than a read buffer
+	got, _ := convertOpt(t, full+pad+r.String(), DebeziumOptions{})
+	if !bytes.Equal(got, want) {
+		t.Errorf("notifications in the dump give another bundle:\n%s\nwant\n%s", got, want)
+	}
+}
