@@ -765,8 +765,7 @@ func canonRow(row map[string]json.RawMessage) string {
 	if row == nil {
 		return "null"
 	}
-	b, _ := json.Marshal(row) // map keys are sorted; raw values are compacted
-	return string(b)
+	return canonJSON(row) // json.Marshal's: keys sorted, raw values compacted
 }
 
 // plan turns the windows into units. A chunk's domain is (previous end, end]

@@ -66,7 +66,7 @@ func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
 		return nil, nil
 	}
 	rec := &dbzRecord{line: n}
-	if json.Valid(b) {
+	if validJSON(b) {
 		var k struct {
 			Topic     *string         `json:"topic"`
 			Partition int             `json:"partition"`
@@ -100,7 +100,7 @@ func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
 	case "", "null", "NULL":
 		rec.value = nil
 	default:
-		if !json.Valid(v) {
+		if !validJSON(v) {
 			return nil, dumpFail(name, n, "the record's value is not JSON")
 		}
 	}
@@ -143,8 +143,8 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 		c.skipped["tombstones"]++
 		return nil, nil
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(rec.value, &top) != nil {
+	top, err := rawObject(rec.value) // aliases the reader's buffer: nothing raw outlives parse
+	if err != nil {
 		return nil, c.failAt(file, rec.line, "line", "a record value that is not a JSON object")
 	}
 	var schema json.RawMessage
@@ -154,8 +154,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 			c.skipped["tombstones"]++
 			return nil, nil
 		}
-		top = nil
-		if json.Unmarshal(p, &top) != nil {
+		if top, err = rawObject(p); err != nil {
 			return nil, c.failAt(file, rec.line, "payload", "a payload that is not a JSON object")
 		}
 	}
@@ -200,8 +199,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 	if env.Source == nil {
 		return nil, c.failAt(file, rec.line, "source", "a change event without source: its table and commit position are unknown")
 	}
-	var connector string
-	json.Unmarshal(env.Source["connector"], &connector)
+	connector := rawString(env.Source["connector"])
 	switch {
 	case connector != "postgresql" && connector != "mysql":
 		return nil, c.failAt(file, rec.line, "source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", connector)
@@ -210,16 +208,15 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 	case connector != c.connector:
 		return nil, c.failAt(file, rec.line, "source.connector", "connector %q after %q: one recording is one connector's", connector, c.connector)
 	}
-	if json.Unmarshal(env.Source["table"], &e.bare) != nil || e.bare == "" {
+	if e.bare = rawString(env.Source["table"]); e.bare == "" {
 		return nil, c.failAt(file, rec.line, "source.table", "an event without source.table: it cannot be told to belong to the table or not")
 	}
 	e.table = c.intern(fullName(env.Source))
 	e.bare = c.intern(e.bare)
-	json.Unmarshal(env.Source["db"], &e.db)
-	json.Unmarshal(env.Source["snapshot"], &e.snapshot)
+	e.db, e.snapshot = rawString(env.Source["db"]), rawString(env.Source["snapshot"])
 	e.db, e.snapshot = c.intern(e.db), c.intern(e.snapshot)
 	e.txID = string(bytes.TrimSpace(env.Source["txId"]))
-	json.Unmarshal(env.Source["gtid"], &e.gtid)
+	e.gtid = rawString(env.Source["gtid"])
 	if e.initial = env.Op == "r" && e.snapshot != "incremental"; e.initial {
 		e.shrink()
 		e.before, e.after = nil, nil // never placed
@@ -278,14 +275,28 @@ func (c *dbzConverter) intern(s string) string {
 // times its text.
 func (e *dbzEvent) envelope(top map[string]json.RawMessage) error {
 	env := &e.env
+	var err error
 	for _, m := range []struct {
 		name string
-		to   any
-	}{{"op", &env.Op}, {"transaction", &env.Transaction}, {"source", &env.Source}, {"before", &env.Before}, {"after", &env.After}} {
+		to   *map[string]json.RawMessage
+	}{{"source", &env.Source}, {"before", &env.Before}, {"after", &env.After}} {
 		if raw, ok := top[m.name]; ok {
-			if err := json.Unmarshal(raw, m.to); err != nil {
+			if *m.to, err = rawObject(raw); err != nil {
 				return fmt.Errorf("member %q: %v", m.name, err)
 			}
+		}
+	}
+	if raw, ok := top["op"]; ok && raw[0] == '"' {
+		env.Op, err = jsonText(raw)
+	} else if ok {
+		err = json.Unmarshal(raw, &env.Op)
+	}
+	if err != nil {
+		return fmt.Errorf("member \"op\": %v", err)
+	}
+	if raw, ok := top["transaction"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &env.Transaction); err != nil {
+			return fmt.Errorf("member \"transaction\": %v", err)
 		}
 	}
 	e.before, e.after = top["before"], top["after"]
@@ -303,19 +314,15 @@ func (c *dbzConverter) inflate(e *dbzEvent) error {
 	if err != nil {
 		return fmt.Errorf("certify: reading the spool: %w", err)
 	}
-	e.env.Before, e.env.After = nil, nil
-	json.Unmarshal(before, &e.env.Before)
-	json.Unmarshal(after, &e.env.After)
+	e.env.Before, _ = rawObject(before) // written by parse: valid, an object or null
+	e.env.After, _ = rawObject(after)
 	return nil
 }
 
 // fullName is the table's name as Debezium's collections name it:
 // schema.table for PostgreSQL, db.table for MySQL.
 func fullName(src map[string]json.RawMessage) string {
-	var db, schema, table string
-	json.Unmarshal(src["db"], &db)
-	json.Unmarshal(src["schema"], &schema)
-	json.Unmarshal(src["table"], &table)
+	db, schema, table := rawString(src["db"]), rawString(src["schema"]), rawString(src["table"])
 	if schema != "" {
 		return schema + "." + table
 	}

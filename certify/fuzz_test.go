@@ -2,6 +2,8 @@ package certify
 
 import (
 	"bytes"
+	"encoding/json"
+	"maps"
 	"os"
 	"testing"
 )
@@ -50,6 +52,43 @@ func FuzzDebezium(f *testing.F) {
 		}
 		if res.Failure != nil && res.Failure.Obligation == "S1" {
 			t.Fatalf("the converter wrote a bundle that does not parse: %s\n%s", res.Line(), out.Bytes())
+		}
+	})
+}
+
+// rawObject, validJSON and canonJSON answer as encoding/json does.
+func FuzzRawObject(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[true,null],"a":"x"}`, ` null `, `{}`, `[1]`, `{"a\u0041":"\u00e9"}`, `{"a":1e5,"b":-0.5E-3}`, `{"x":{"y":{}}} x`,
+		`{"k":"<&>"}`, `{"k": [1, 2]}`, "{\"\xff\":1}", `{"a":"\x"}`, `{"a":01}`, `{"a":"` + "\u2028" + `"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want map[string]json.RawMessage
+		wantErr := json.Unmarshal(b, &want)
+		got, err := rawObject(b)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%q: error %v, encoding/json %v", b, err, wantErr)
+		}
+		if validJSON(b) != json.Valid(b) {
+			t.Fatalf("%q: valid %v", b, validJSON(b))
+		}
+		if err != nil {
+			return
+		}
+		if (got == nil) != (want == nil) || !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+			t.Fatalf("%q: %q, encoding/json %q", b, got, want)
+		}
+		if got != nil {
+			w, _ := json.Marshal(want)
+			if c := canonJSON(got); c != string(w) {
+				t.Fatalf("%q: canonical %s, encoding/json %s", b, c, w)
+			}
+		}
+		for k, v := range got {
+			var s string
+			if json.Unmarshal(v, &s) == nil && rawString(v) != s {
+				t.Fatalf("%q member %q: %q, encoding/json %q", b, k, rawString(v), s)
+			}
 		}
 	})
 }

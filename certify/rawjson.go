@@ -1,0 +1,325 @@
+package certify
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"unicode/utf8"
+)
+
+// A Debezium record is an envelope of objects whose members the converter
+// reads raw (row images, the source block). encoding/json reads such a
+// record three times (validation, the top level, then each member again)
+// and spent about two thirds of the converter's time; the functions here
+// read it once, with encoding/json's answers (FuzzRawObject compares them).
+
+var errJSON = errors.New("invalid JSON")
+
+// rawObject is json.Unmarshal(b, &m) for a map[string]json.RawMessage m:
+// nil for null, an error for anything but an object or null, the last of
+// repeated members. The values alias b.
+func rawObject(b []byte) (map[string]json.RawMessage, error) {
+	j := jsonScan{b: b}
+	j.space()
+	if j.literal("null") {
+		j.space()
+		if j.i != len(b) {
+			return nil, errJSON
+		}
+		return nil, nil
+	}
+	if j.i == len(b) || b[j.i] != '{' {
+		if !validJSON(b) {
+			return nil, errJSON
+		}
+		return nil, errors.New("not a JSON object")
+	}
+	j.i++
+	m := map[string]json.RawMessage{}
+	j.space()
+	if !j.eat('}') {
+		for {
+			j.space()
+			start := j.i
+			if !j.str() {
+				return nil, errJSON
+			}
+			name, err := jsonText(b[start:j.i])
+			if err != nil {
+				return nil, err
+			}
+			j.space()
+			if !j.eat(':') {
+				return nil, errJSON
+			}
+			j.space()
+			start = j.i
+			if !j.value(2) {
+				return nil, errJSON
+			}
+			m[name] = b[start:j.i:j.i]
+			j.space()
+			if j.eat(',') {
+				continue
+			}
+			if j.eat('}') {
+				break
+			}
+			return nil, errJSON
+		}
+	}
+	j.space()
+	if j.i != len(b) {
+		return nil, errJSON
+	}
+	return m, nil
+}
+
+// validJSON is json.Valid.
+func validJSON(b []byte) bool {
+	j := jsonScan{b: b}
+	j.space()
+	if !j.value(1) {
+		return false
+	}
+	j.space()
+	return j.i == len(b)
+}
+
+// jsonText is json.Unmarshal(raw, &s) for a valid string token raw, without
+// reflection when the text needs no decoding.
+func jsonText(raw []byte) (string, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' {
+		plain := true
+		for _, c := range raw[1 : n-1] {
+			if c == '\\' || c >= utf8.RuneSelf {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(raw[1 : n-1]), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+// rawString is json.Unmarshal(raw, &s) ignoring its error, as the source
+// block's optional members are read: "" for a missing member or null.
+func rawString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	s, _ := jsonText(raw)
+	return s
+}
+
+// canonJSON is json.Marshal(row) for a row image read by rawObject: the
+// members in name order, each value compacted. Names and values that
+// json.Marshal would escape or compact take its path.
+func canonJSON(row map[string]json.RawMessage) string {
+	names := slices.Sorted(maps.Keys(row))
+	n := 2
+	for _, k := range names {
+		if len(row[k]) == 0 || !marshalsAsIs(k, false) || !marshalsAsIs(string(row[k]), true) {
+			b, _ := json.Marshal(row)
+			return string(b)
+		}
+		n += len(k) + 4 + len(row[k])
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, k := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+		b = append(b, row[k]...)
+	}
+	return string(append(b, '}'))
+}
+
+// marshalsAsIs says json.Marshal writes s unchanged: a name (inside its
+// quotes) of printable ASCII other than a quote or backslash, or a value
+// with no space outside its strings; neither with the characters Marshal
+// escapes for HTML (<, >, &) or any byte beyond ASCII (U+2028, U+2029 and
+// invalid UTF-8 are rewritten).
+func marshalsAsIs(s string, value bool) bool {
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '<', c == '>', c == '&':
+			return false
+		case !value && (c < 0x20 || c == '"' || c == '\\'):
+			return false
+		case value && c == '\\':
+			i++ // an escape: the next byte is not a quote that ends the string
+		case value && c == '"':
+			in = !in
+		case value && !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// jsonScan validates JSON text as encoding/json's scanner does, nesting
+// included (at most 10000 levels).
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (j *jsonScan) space() {
+	for j.i < len(j.b) {
+		switch j.b[j.i] {
+		case ' ', '\t', '\n', '\r':
+			j.i++
+		default:
+			return
+		}
+	}
+}
+
+func (j *jsonScan) eat(c byte) bool {
+	if j.i < len(j.b) && j.b[j.i] == c {
+		j.i++
+		return true
+	}
+	return false
+}
+
+func (j *jsonScan) literal(w string) bool {
+	if len(j.b)-j.i >= len(w) && string(j.b[j.i:j.i+len(w)]) == w {
+		j.i += len(w)
+		return true
+	}
+	return false
+}
+
+func (j *jsonScan) value(depth int) bool {
+	if j.i >= len(j.b) {
+		return false
+	}
+	switch c := j.b[j.i]; c {
+	case '"':
+		return j.str()
+	case '{', '[':
+		if depth > 10000 {
+			return false
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		j.i++
+		j.space()
+		if j.eat(closer) {
+			return true
+		}
+		for {
+			j.space()
+			if c == '{' {
+				if !j.str() {
+					return false
+				}
+				j.space()
+				if !j.eat(':') {
+					return false
+				}
+				j.space()
+			}
+			if !j.value(depth + 1) {
+				return false
+			}
+			j.space()
+			if j.eat(',') {
+				continue
+			}
+			return j.eat(closer)
+		}
+	case 't':
+		return j.literal("true")
+	case 'f':
+		return j.literal("false")
+	case 'n':
+		return j.literal("null")
+	}
+	return j.number()
+}
+
+func (j *jsonScan) str() bool {
+	if !j.eat('"') {
+		return false
+	}
+	for j.i < len(j.b) {
+		c := j.b[j.i]
+		j.i++
+		switch {
+		case c == '"':
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if j.i >= len(j.b) {
+				return false
+			}
+			e := j.b[j.i]
+			j.i++
+			switch e {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(j.b)-j.i < 4 {
+					return false
+				}
+				for _, h := range j.b[j.i : j.i+4] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				j.i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func (j *jsonScan) digits() bool {
+	start := j.i
+	for j.i < len(j.b) && '0' <= j.b[j.i] && j.b[j.i] <= '9' {
+		j.i++
+	}
+	return j.i > start
+}
+
+func (j *jsonScan) number() bool {
+	j.eat('-')
+	switch {
+	case j.eat('0'):
+	case j.i < len(j.b) && '1' <= j.b[j.i] && j.b[j.i] <= '9':
+		j.digits()
+	default:
+		return false
+	}
+	if j.eat('.') && !j.digits() {
+		return false
+	}
+	if j.eat('e') || j.eat('E') {
+		if !j.eat('+') {
+			j.eat('-')
+		}
+		return j.digits()
+	}
+	return true
+}
