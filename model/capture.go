@@ -44,6 +44,25 @@ type Capture struct {
 	// never tell two states apart and cost no states; the
 	// no-duplicate-delivery and exact-tags checks read what a step added.
 	Dup, Inexact KeySet
+	// Rule is the sink's merge rule; nil is last-writer-wins, under which
+	// the sink holds Out, the replay of the stream (Def. 6.1). It is the
+	// search's, not the state's: AppendTo writes only whether it is set,
+	// and a model's Decode target gets it back from the search
+	// (protocols.Config.Sink).
+	Rule *SinkRule
+	// Sink is what the sink holds under a Rule: each key's value and the
+	// tag of the entry it took last. It may differ from Out, so it is then
+	// part of the state (encoded) and the search stays exact.
+	Sink Replayed
+}
+
+// Held is what the sink holds: Out under last-writer-wins, Sink under a
+// Rule. The replay and cut claims judge it; the stream claims judge Out.
+func (c *Capture) Held() *Replayed {
+	if c.Rule != nil {
+		return &c.Sink
+	}
+	return &c.Out
 }
 
 // UnitClosed reports whether unit i has closed.
@@ -63,7 +82,7 @@ func (c *Capture) Emit(k Key, v Value, tag Coord) bool {
 		c.Dup = c.Dup.With(k)
 	}
 	c.Delivered = c.Delivered.With(k)
-	return c.emit(k, v, tag)
+	return c.emit(k, v, tag, false)
 }
 
 // EmitCopy folds one copied row into Out: a value read from the source,
@@ -74,16 +93,21 @@ func (c *Capture) EmitCopy(k Key, v Value, tag Coord) bool {
 	if tag != c.Out.Tag[k] {
 		c.Delivered = c.Delivered.Without(k)
 	}
-	return c.emit(k, v, tag)
+	return c.emit(k, v, tag, true)
 }
 
 // emit marks an inexact entry (its value is not σ_tag(k), or its tag is past
-// the log) and folds it into Out.
-func (c *Capture) emit(k Key, v Value, tag Coord) bool {
+// the log), hands it to the sink's Rule if there is one, and folds it into
+// Out.
+func (c *Capture) emit(k Key, v Value, tag Coord, copied bool) bool {
 	if tag > c.Log.Len() || v != c.Log.Sigma(tag, k) {
 		c.Inexact = c.Inexact.With(k)
 	}
-	return c.Out.Apply(Entry{k, v, tag})
+	e := Entry{k, v, tag}
+	if c.Rule != nil && c.Rule.Take(c.Sink.Val[k], c.Sink.Tag[k], e, copied) {
+		c.Sink.Val[k], c.Sink.Tag[k] = v, tag
+	}
+	return c.Out.Apply(e)
 }
 
 // FinalPlan is the recorded plan with its frontier set to the consumer position.
@@ -100,15 +124,21 @@ func (c *Capture) FinalPlan() Plan {
 // is a third shorter to encode, hash, queue and decode. It is on the
 // explorer's hot path (every successor is encoded): it grows buf once and
 // writes a per-key field as one 8-byte word, the next field overwriting
-// what lies past the width (hence 8 bytes of slack).
+// what lies past the width (hence 8 bytes of slack). Under a Rule the
+// width's high bit is set and Sink follows: a last-writer-wins capture is
+// encoded as it always was.
 func (c *Capture) AppendTo(buf []byte) []byte {
 	w := c.width()
 	n, units := int(c.Log.N), int(c.Plan.N)
 	at := len(buf)
 	size := 1 + w + 1 + 3*n + 3 + (6+w)*units + 3*w + 5
+	if c.Rule != nil {
+		size += 2 * w
+	}
 	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
 	b[0] = byte(w)
+
 	putWord(b[1:], word((*[MaxKeys]Value)(&c.Log.Init)))
 	o := 1 + w
 	b[o] = c.Log.N
@@ -132,8 +162,16 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 		partial = 1
 	}
 	b[o], b[o+1], b[o+2], b[o+3], b[o+4] = byte(c.Pos), byte(c.Start), c.Closed, partial, byte(c.Delivered)
+	if c.Rule != nil {
+		b[0] |= sinkFlag
+		putWord(b[o+5:], word((*[MaxKeys]Value)(&c.Sink.Val)))
+		putWord(b[o+5+w:], word(&c.Sink.Tag))
+	}
 	return buf[:at+size]
 }
+
+// sinkFlag marks an encoding with Sink (the width byte is at most MaxKeys).
+const sinkFlag = 0x80
 
 // width is how many keys' fields AppendTo writes: the scope's, unless a
 // key beyond it holds a value, a coordinate or a recorded unit's refresh
@@ -143,7 +181,8 @@ func (c *Capture) width() int {
 	if w == MaxKeys {
 		return w
 	}
-	held := word((*[MaxKeys]Value)(&c.Log.Init)) | word((*[MaxKeys]Value)(&c.Out.Val)) | word(&c.Out.Tag) | word(&c.ReadAt)
+	held := word((*[MaxKeys]Value)(&c.Log.Init)) | word((*[MaxKeys]Value)(&c.Out.Val)) | word(&c.Out.Tag) | word(&c.ReadAt) |
+		word((*[MaxKeys]Value)(&c.Sink.Val)) | word(&c.Sink.Tag)
 	for i := range c.Plan.N {
 		held |= word((*[MaxKeys]Value)(&c.Plan.Units[i].Refresh))
 	}
@@ -190,14 +229,18 @@ var _ [8 - MaxKeys]struct{}
 
 // DecodeFrom reads what AppendTo wrote into c, which must be the zero
 // Capture (a model's Decode target is), and returns the rest of b; ok is
-// false if b is too short. It writes in place: a capture is some 200 bytes,
+// false if b is too short. It reads Sink if AppendTo wrote it, but not the
+// Rule, which the search sets again. It writes in place: a capture is some 200 bytes,
 // and decoding is on the explorer's hot path.
 func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
-	if len(b) < 1 || int(b[0]) > MaxKeys || len(b) < int(b[0])+2 {
+	if len(b) < 1 || int(b[0]&^sinkFlag) > MaxKeys || len(b) < int(b[0]&^sinkFlag)+2 {
 		return nil, false
 	}
-	w := int(b[0])
+	w, sink := int(b[0]&^sinkFlag), b[0]&sinkFlag != 0
 	head, unitLen, tail := w+2, 6+w, 3*w+5
+	if sink {
+		tail += 2 * w
+	}
 	setWord((*[MaxKeys]Value)(&c.Log.Init), getWord(b[1:], w))
 	n := int(b[1+w])
 	if n > MaxLog || len(b) < head+3*n+3 {
@@ -228,5 +271,11 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	b = b[3*w:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
 	c.Delivered = KeySet(b[4])
-	return b[5:], true
+	b = b[5:]
+	if sink {
+		setWord((*[MaxKeys]Value)(&c.Sink.Val), getWord(b, w))
+		setWord(&c.Sink.Tag, getWord(b[w:], w))
+		b = b[2*w:]
+	}
+	return b, true
 }
