@@ -11,11 +11,6 @@ type Extra[S, A any] struct {
 	// Done, when set and the model has no Done of its own (Doner), says
 	// which states without successors are expected.
 	Done func(*S) bool
-	// Decoded, when set, completes every state the model's Decode fills:
-	// it sets again what the encoding leaves out because the whole search
-	// shares it (a rule the states point to). It needs the model's own
-	// Codec; without one it is not called.
-	Decoded func(*S)
 }
 
 // Extend returns m with x added: a shipped model checked for one more
@@ -23,28 +18,7 @@ type Extra[S, A any] struct {
 // optional part of m (codec, descriptions, fields, view, grade, symmetry,
 // shard key, ...) is m's.
 func Extend[S, A any](m Machine[S, A], x Extra[S, A]) Machine[S, A] {
-	e := &extended[S, A]{Machine: m, x: x}
-	if c, ok := part[Codec[S]](m); ok && x.Decoded != nil {
-		return &completed[S, A]{e, c}
-	}
-	return e
-}
-
-// completed is an extended model whose decoded states Extra.Decoded
-// completes.
-type completed[S, A any] struct {
-	*extended[S, A]
-	c Codec[S]
-}
-
-func (x *completed[S, A]) Encode(s *S, buf []byte) []byte { return x.c.Encode(s, buf) }
-
-func (x *completed[S, A]) Decode(b []byte, s *S) error {
-	if err := x.c.Decode(b, s); err != nil {
-		return err
-	}
-	x.x.Decoded(s)
-	return nil
+	return &extended[S, A]{Machine: m, x: x}
 }
 
 type extended[S, A any] struct {

@@ -44,22 +44,23 @@ type Capture struct {
 	// never tell two states apart and cost no states; the
 	// no-duplicate-delivery and exact-tags checks read what a step added.
 	Dup, Inexact KeySet
-	// Rule is the sink's merge rule; nil is last-writer-wins, under which
-	// the sink holds Out, the replay of the stream (Def. 6.1). It is the
-	// search's, not the state's: AppendTo writes only whether it is set,
-	// and a model's Decode target gets it back from the search
-	// (protocols.Config.Sink).
-	Rule *SinkRule
-	// Sink is what the sink holds under a Rule: each key's value and the
-	// tag of the entry it took last. It may differ from Out, so it is then
-	// part of the state (encoded) and the search stays exact.
+	// Rule is the number of the sink's merge rule (SinkRule.ID); 0 is
+	// last-writer-wins, under which the sink holds Out, the replay of the
+	// stream (Def. 6.1).
+	Rule uint8
+	// Sink is what the sink holds under another Rule: each key's value and
+	// the tag of the entry it took last. It may differ from Out, so it is
+	// then part of the state (encoded) and the search stays exact.
 	Sink Replayed
 }
+
+// SinkRule is the sink's merge rule, LastWriterWins when Rule is 0.
+func (c *Capture) SinkRule() *SinkRule { return rules[c.Rule] }
 
 // Held is what the sink holds: Out under last-writer-wins, Sink under a
 // Rule. The replay and cut claims judge it; the stream claims judge Out.
 func (c *Capture) Held() *Replayed {
-	if c.Rule != nil {
+	if c.Rule != 0 {
 		return &c.Sink
 	}
 	return &c.Out
@@ -104,7 +105,7 @@ func (c *Capture) emit(k Key, v Value, tag Coord, copied bool) bool {
 		c.Inexact = c.Inexact.With(k)
 	}
 	e := Entry{k, v, tag}
-	if c.Rule != nil && c.Rule.Take(c.Sink.Val[k], c.Sink.Tag[k], e, copied) {
+	if c.Rule != 0 && rules[c.Rule].Take(c.Sink.Val[k], c.Sink.Tag[k], e, copied) {
 		c.Sink.Val[k], c.Sink.Tag[k] = v, tag
 	}
 	return c.Out.Apply(e)
@@ -125,15 +126,15 @@ func (c *Capture) FinalPlan() Plan {
 // explorer's hot path (every successor is encoded): it grows buf once and
 // writes a per-key field as one 8-byte word, the next field overwriting
 // what lies past the width (hence 8 bytes of slack). Under a Rule the
-// width's high bit is set and Sink follows: a last-writer-wins capture is
-// encoded as it always was.
+// width's high bit is set and the rule and Sink follow: a last-writer-wins
+// capture is encoded as it always was.
 func (c *Capture) AppendTo(buf []byte) []byte {
 	w := c.width()
 	n, units := int(c.Log.N), int(c.Plan.N)
 	at := len(buf)
 	size := 1 + w + 1 + 3*n + 3 + (6+w)*units + 3*w + 5
-	if c.Rule != nil {
-		size += 2 * w
+	if c.Rule != 0 {
+		size += 1 + 2*w
 	}
 	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
@@ -162,10 +163,11 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 		partial = 1
 	}
 	b[o], b[o+1], b[o+2], b[o+3], b[o+4] = byte(c.Pos), byte(c.Start), c.Closed, partial, byte(c.Delivered)
-	if c.Rule != nil {
+	if c.Rule != 0 {
 		b[0] |= sinkFlag
-		putWord(b[o+5:], word((*[MaxKeys]Value)(&c.Sink.Val)))
-		putWord(b[o+5+w:], word(&c.Sink.Tag))
+		b[o+5] = c.Rule
+		putWord(b[o+6:], word((*[MaxKeys]Value)(&c.Sink.Val)))
+		putWord(b[o+6+w:], word(&c.Sink.Tag))
 	}
 	return buf[:at+size]
 }
@@ -229,8 +231,7 @@ var _ [8 - MaxKeys]struct{}
 
 // DecodeFrom reads what AppendTo wrote into c, which must be the zero
 // Capture (a model's Decode target is), and returns the rest of b; ok is
-// false if b is too short. It reads Sink if AppendTo wrote it, but not the
-// Rule, which the search sets again. It writes in place: a capture is some 200 bytes,
+// false if b is too short. It writes in place: a capture is some 200 bytes,
 // and decoding is on the explorer's hot path.
 func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	if len(b) < 1 || int(b[0]&^sinkFlag) > MaxKeys || len(b) < int(b[0]&^sinkFlag)+2 {
@@ -239,7 +240,7 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	w, sink := int(b[0]&^sinkFlag), b[0]&sinkFlag != 0
 	head, unitLen, tail := w+2, 6+w, 3*w+5
 	if sink {
-		tail += 2 * w
+		tail += 1 + 2*w
 	}
 	setWord((*[MaxKeys]Value)(&c.Log.Init), getWord(b[1:], w))
 	n := int(b[1+w])
@@ -273,9 +274,13 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	c.Delivered = KeySet(b[4])
 	b = b[5:]
 	if sink {
-		setWord((*[MaxKeys]Value)(&c.Sink.Val), getWord(b, w))
-		setWord(&c.Sink.Tag, getWord(b[w:], w))
-		b = b[2*w:]
+		if int(b[0]) >= len(rules) {
+			return nil, false // a rule this program has not made
+		}
+		c.Rule = b[0]
+		setWord((*[MaxKeys]Value)(&c.Sink.Val), getWord(b[1:], w))
+		setWord(&c.Sink.Tag, getWord(b[1+w:], w))
+		b = b[1+2*w:]
 	}
 	return b, true
 }

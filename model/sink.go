@@ -13,6 +13,10 @@ import (
 // (Thm 3, Thm 5), no duplicate delivery and exact tags — judge the emitted
 // stream (Capture.Out) whatever the rule; the replay and cut claims judge
 // what the sink holds (Capture.Held).
+//
+// A capture names its rule by number (Capture.Rule), so a state stays a
+// fixed-size value: a rule of one's own is made by NewSinkRule, which
+// numbers it, before any search uses it (at init, as protocols.Register).
 type SinkRule struct {
 	// Name is the rule's name in flags, spec files and search identities.
 	Name string
@@ -24,6 +28,29 @@ type SinkRule struct {
 	// ValueBlind declares that Take compares values only with Absent, so
 	// value renaming (--symmetry) still applies; every shipped rule is.
 	ValueBlind bool
+	id         uint8 // its number: its index in rules
+}
+
+// rules are the rules made so far, by number; 0 is last-writer-wins.
+var rules = []*SinkRule{LastWriterWins}
+
+// NewSinkRule makes a rule and numbers it (at most 255 rules in all).
+func NewSinkRule(name string, valueBlind bool, take func(val Value, tag Coord, e Entry, copied bool) bool) *SinkRule {
+	if len(rules) > 255 {
+		panic("model.NewSinkRule: more than 255 sink rules")
+	}
+	r := &SinkRule{Name: name, Take: take, ValueBlind: valueBlind, id: uint8(len(rules))}
+	rules = append(rules, r)
+	return r
+}
+
+// ID is the rule's number, what Capture.Rule holds; 0 for last-writer-wins
+// (and nil). A rule not made by NewSinkRule has none: ok is false.
+func (r *SinkRule) ID() (id uint8, ok bool) {
+	if r.IsLastWriterWins() {
+		return 0, true
+	}
+	return r.id, r.id != 0 && rules[r.id] == r
 }
 
 func (r *SinkRule) String() string {
@@ -48,17 +75,17 @@ var (
 	// the entry the sink holds for its key (§6.5 version-max, with the tag
 	// as the version): the sink never steps back, whatever order the
 	// stream has.
-	VersionMax = &SinkRule{Name: "version-max", ValueBlind: true,
-		Take: func(_ Value, tag Coord, e Entry, _ bool) bool { return e.Tag >= tag }}
+	VersionMax = NewSinkRule("version-max", true,
+		func(_ Value, tag Coord, e Entry, _ bool) bool { return e.Tag >= tag })
 	// InsertIgnore applies a copied row only when the sink holds no row for
 	// its key (INSERT … ON CONFLICT DO NOTHING), so a copy never overwrites
 	// a streamed row; log events apply as usual.
-	InsertIgnore = &SinkRule{Name: "insert-ignore", ValueBlind: true,
-		Take: func(v Value, _ Coord, _ Entry, copied bool) bool { return !copied || v == Absent }}
+	InsertIgnore = NewSinkRule("insert-ignore", true,
+		func(v Value, _ Coord, _ Entry, copied bool) bool { return !copied || v == Absent })
 	// UpsertOnly never applies a delete (value Absent): a sink that cannot
 	// delete, as an upsert-only table or a soft-delete-less index.
-	UpsertOnly = &SinkRule{Name: "upsert-only", ValueBlind: true,
-		Take: func(_ Value, _ Coord, e Entry, _ bool) bool { return e.Val != Absent }}
+	UpsertOnly = NewSinkRule("upsert-only", true,
+		func(_ Value, _ Coord, e Entry, _ bool) bool { return e.Val != Absent })
 )
 
 // SinkRules lists the shipped rules, the default first.

@@ -95,7 +95,7 @@ func (c *Capture) mapValues(f func(Value) Value) {
 	for k := range c.Out.Val {
 		c.Out.Val[k] = f(c.Out.Val[k])
 	}
-	if c.Rule != nil { // the sink's values, encoded only under a rule
+	if c.Rule != 0 { // the sink's values, encoded only under a rule
 		for k := range c.Sink.Val {
 			c.Sink.Val[k] = f(c.Sink.Val[k])
 		}

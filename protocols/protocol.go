@@ -302,8 +302,8 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		if len(opts.Only) == 0 && len(p.with) > 0 {
 			opts.With = append(slices.Clip(opts.With), p.with...)
 		}
-		m, err := withSink(build(cfg), cfg.Sink)
-		if err != nil {
+		m := build(cfg)
+		if err := checkSink(m, cfg.Sink); err != nil {
 			return explore.Report{}, fmt.Errorf("%s: %w", p.Name, err)
 		}
 		r, err := explore.Run(ctx, m, opts)

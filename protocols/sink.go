@@ -21,25 +21,26 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-// withSink returns m with rule set again on every state its Decode fills
-// (the encoding marks only that a rule is set), after checking that m's
-// initial states carry it (InitialCaptures gives it to them). Under
-// last-writer-wins m is returned as it is.
-func withSink[S, A any](m explore.Machine[S, A], rule *model.SinkRule) (explore.Machine[S, A], error) {
+// checkSink refuses a rule the search cannot carry — one not made by
+// model.NewSinkRule — and a model whose initial states do not carry it
+// (InitialCaptures gives it to them), rather than check the default in
+// its place.
+func checkSink[S, A any](m explore.Machine[S, A], rule *model.SinkRule) error {
 	if rule.IsLastWriterWins() {
-		return m, nil
+		return nil
 	}
-	if rule.Take == nil {
-		return nil, fmt.Errorf("sink rule %q has no Take", rule.Name)
+	id, ok := rule.ID()
+	if !ok || rule.Take == nil {
+		return fmt.Errorf("sink rule %q was not made by model.NewSinkRule", rule.Name)
 	}
 	capOf, err := model.CaptureOf[S]()
 	if err != nil {
-		return nil, fmt.Errorf("sink rule %s: %w", rule.Name, err)
+		return fmt.Errorf("sink rule %s: %w", rule.Name, err)
 	}
 	for _, s := range m.Init() {
-		if capOf(&s).Rule != rule {
-			return nil, fmt.Errorf("sink rule %s: the model's initial states do not carry it (build them with InitialCaptures)", rule.Name)
+		if capOf(&s).Rule != id {
+			return fmt.Errorf("sink rule %s: the model's initial states do not carry it (build them with InitialCaptures)", rule.Name)
 		}
 	}
-	return explore.Extend(m, explore.Extra[S, A]{Decoded: func(s *S) { capOf(s).Rule = rule }}), nil
+	return nil
 }

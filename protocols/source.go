@@ -228,9 +228,7 @@ func InitialCaptures(cfg *Config) []model.Capture {
 	for i, b0 := range stores {
 		out[i].Plan.Keys = uint8(cfg.Keys)
 		out[i].Log.Init = b0
-		if !cfg.Sink.IsLastWriterWins() {
-			out[i].Rule = cfg.Sink
-		}
+		out[i].Rule, _ = cfg.Sink.ID() // a rule without one is refused before the search (sink.go)
 	}
 	return out
 }
