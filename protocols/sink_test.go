@@ -122,12 +122,17 @@ func TestSinkRules(t *testing.T) {
 	}
 }
 
+// Users' rules, made once (rules are numbered for the whole program).
+var (
+	takeAll  = model.NewSinkRule("take-all", true, func(model.Value, model.Coord, model.Entry, bool) bool { return true })
+	keepOnes = model.NewSinkRule("keep-ones", false, func(v model.Value, _ model.Coord, _ model.Entry, _ bool) bool { return v != 1 })
+)
+
 // Reference: §6, Def. 6.1. The default is the search as it was: naming
 // last-writer-wins changes nothing, and a user's rule that takes every
 // entry (a Sink kept and encoded beside the replay, always equal to it)
 // explores exactly as many states to the same verdicts.
 func TestSinkDefaultUnchanged(t *testing.T) {
-	always := model.NewSinkRule("take-all", true, func(model.Value, model.Coord, model.Entry, bool) bool { return true })
 	for _, name := range []string{"classic", "readonly", "parallel", "dump", "composite"} {
 		p, err := Lookup(name)
 		if err != nil {
@@ -137,7 +142,7 @@ func TestSinkDefaultUnchanged(t *testing.T) {
 			cfg := p.Defaults
 			cfg.Keys, cfg.Values, cfg.Events, cfg.Chunks, cfg.Fault = 2, 2, 3, 1, f
 			want, base := sinkFailures(t, p, cfg)
-			for _, rule := range []*model.SinkRule{model.LastWriterWins, always} {
+			for _, rule := range []*model.SinkRule{model.LastWriterWins, takeAll} {
 				cfg.Sink = rule
 				got, r := sinkFailures(t, p, cfg)
 				if got != want || r.Stats.Distinct != base.Stats.Distinct || r.Stats.Generated != base.Stats.Generated {
@@ -192,14 +197,13 @@ func TestSinkSymmetry(t *testing.T) {
 	}
 	cfg := p.Defaults
 	cfg.Keys, cfg.Values, cfg.Events, cfg.Chunks = 2, 2, 2, 1
-	keepOnes := func(v model.Value, _ model.Coord, _ model.Entry, _ bool) bool { return v != 1 }
-	cfg.Sink = model.NewSinkRule("keep-ones", false, keepOnes)
+	cfg.Sink = keepOnes
 	if _, err := p.Check(context.Background(), cfg, explore.Options{Symmetry: true}); err == nil || !strings.Contains(err.Error(), "keep-ones") {
 		t.Errorf("a value-seeing rule under symmetry: err %v", err)
 	}
 	// A rule not made by NewSinkRule has no number a state can carry: refused,
 	// not checked as the default.
-	cfg.Sink = &model.SinkRule{Name: "literal", Take: keepOnes, ValueBlind: true}
+	cfg.Sink = &model.SinkRule{Name: "literal", Take: keepOnes.Take, ValueBlind: true}
 	if _, err := p.Check(context.Background(), cfg, explore.Options{}); err == nil || !strings.Contains(err.Error(), `"literal" was not made by model.NewSinkRule`) {
 		t.Errorf("a rule literal: err %v", err)
 	}
@@ -219,6 +223,32 @@ func TestSinkSymmetry(t *testing.T) {
 		}
 		if r.Verdict != explore.Violated || v == nil || v.Property != "final-replay" {
 			t.Errorf("upsert-only, symmetry %v, check-symmetry %v: %s", opts.Symmetry, opts.CheckSymmetry, r.VerdictName)
+		}
+	}
+}
+
+// Reference: §6.2, §6.3 (Def. 6.4), Prop 3's kind of loss. Insert-ignore
+// keeps a copy from overwriting a streamed row, but a streamed delete
+// leaves no row: a late copy then inserts the deleted row again. The
+// failures of insert-ignore in TestSinkRules are such resurrections.
+func TestInsertIgnoreResurrects(t *testing.T) {
+	for _, tt := range []struct {
+		protocol string
+		fault    Fault
+	}{{"parallel", ReaderBeforeBackfill}, {"classic", NoDiscard}} {
+		p, err := Lookup(tt.protocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := p.Defaults
+		cfg.Keys, cfg.Values, cfg.Events, cfg.Chunks, cfg.Fault, cfg.Sink = 2, 2, 3, 1, tt.fault, model.InsertIgnore
+		r, err := p.Check(context.Background(), cfg, explore.Options{Only: []string{"final-replay"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustViolate(t, r, "final-replay")
+		if !strings.HasSuffix(r.Violation.Reason, "sink holds 1, source holds ⊥") {
+			t.Errorf("%s %s: %s, want a resurrected row", tt.protocol, tt.fault, r.Violation.Reason)
 		}
 	}
 }
