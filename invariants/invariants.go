@@ -66,7 +66,7 @@ var (
 	FinalReplay = Invariant{"final-replay", "Thm 1, Cor 2",
 		"at rest (every unit closed, the consumer at the end of a log that ends at a transaction boundary) the sink replays to the source", explore.Always, Final, false}
 	FrontierReplay = Invariant{"frontier-replay", "Thm 1, Thm 2/4, Cor 4",
-		"once every unit has closed and the consumer is at or past the latest high edge, the emitted stream replays to σ at the consumer's position", explore.Always, Transient, false}
+		"once every unit has closed and the consumer is at or past the latest high edge, the sink (the emitted stream's replay, under the default rule) holds σ at the consumer's position", explore.Always, Transient, false}
 	ClosedUnitCut = Invariant{"closed-unit-cut", "Lemma 4.3, 6.1, 6.3",
 		"every key of a closed unit replays to σ at the point the stream has reached for it", explore.Always, Transient, false}
 	Monotonic = Invariant{"per-key-monotonicity", "Thm 3, Thm 5",

@@ -139,7 +139,6 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
 	b[0] = byte(w)
-
 	putWord(b[1:], word((*[MaxKeys]Value)(&c.Log.Init)))
 	o := 1 + w
 	b[o] = c.Log.N
