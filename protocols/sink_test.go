@@ -61,7 +61,8 @@ func sinkFailures(t *testing.T, p *Protocol, cfg Config) (string, explore.Report
 //     row and resurrects it, so final-replay still fails.
 //   - classic early-release emits survivors tagged hi before the window's
 //     events: last-writer-wins lets the later event win (transient only);
-//     version-max rejects that event (tag below hi), a lost update at rest;
+//     version-max rejects that event (tag below hi): a loss at rest (a
+//     lost update, or a resurrection when the event is a delete);
 //     insert-ignore takes the event as usual (as the default).
 //   - classic and readonly no-discard: a survivor that an in-window update
 //     should have discarded overwrites it; version-max takes it (tag hi is
