@@ -23,6 +23,7 @@ type checkOpts struct {
 	engine                            engineFlags
 	keys, values, events, chunks, txn int
 	mode, mutation, initial, history  string
+	sink                              string
 	onset                             int
 	noops, wholeServer                bool
 	jsonOut, traceJSON, html          string
@@ -44,6 +45,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.IntVar(&o.txn, "txn", 0, "row events per transaction T (default: the protocol's)")
 	fs.StringVar(&o.mode, "mode", "", "protocol mode (dump: trusted or uncertain; composite: mixed or tablesync)")
 	fs.StringVar(&o.mutation, "mutation", "", "inject a named mutation (see 'cutcheck list')")
+	fs.StringVar(&o.sink, "sink", "", "the sink's merge rule: last-writer-wins (the replay of §6), version-max, insert-ignore or upsert-only (default: the protocol's)")
 	fs.BoolVar(&o.noops, "noops", false, "the source also commits no-op writes: an update to the current value, a delete of an absent key")
 	fs.StringVar(&o.history, "history", "", "fix the source's first transactions, separated by ';', e.g. 'k0=1; k1=2 k0=⊥' (0 or ⊥ deletes)")
 	fs.IntVar(&o.onset, "onset", 0, "with early-common-onset: claim exactly this c*, at the end of the run (Prop 2)")
@@ -92,6 +94,13 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg.NoOps = o.noops
 	cfg.WholeServer = o.wholeServer
+	if fs.Changed("sink") {
+		r, err := model.LookupSink(o.sink)
+		if err != nil {
+			return usageErr(stderr, "check", "--sink: %v", err)
+		}
+		cfg.Sink = r
+	}
 	if o.initial == "any" {
 		cfg.InitialAny = true
 	} else if o.initial != "" {

@@ -44,6 +44,26 @@ type Capture struct {
 	// never tell two states apart and cost no states; the
 	// no-duplicate-delivery and exact-tags checks read what a step added.
 	Dup, Inexact KeySet
+	// Rule is the number of the sink's merge rule (SinkRule.ID); 0 is
+	// last-writer-wins, under which the sink holds Out, the replay of the
+	// stream (Def. 6.1).
+	Rule uint8
+	// Sink is what the sink holds under another Rule: each key's value and
+	// the tag of the entry it took last. It may differ from Out, so it is
+	// then part of the state (encoded) and the search stays exact.
+	Sink Replayed
+}
+
+// SinkRule is the sink's merge rule, LastWriterWins when Rule is 0.
+func (c *Capture) SinkRule() *SinkRule { return rules[c.Rule] }
+
+// Held is what the sink holds: Out under last-writer-wins, Sink under a
+// Rule. The replay and cut claims judge it; the stream claims judge Out.
+func (c *Capture) Held() *Replayed {
+	if c.Rule != 0 {
+		return &c.Sink
+	}
+	return &c.Out
 }
 
 // UnitClosed reports whether unit i has closed.
@@ -63,7 +83,7 @@ func (c *Capture) Emit(k Key, v Value, tag Coord) bool {
 		c.Dup = c.Dup.With(k)
 	}
 	c.Delivered = c.Delivered.With(k)
-	return c.emit(k, v, tag)
+	return c.emit(k, v, tag, false)
 }
 
 // EmitCopy folds one copied row into Out: a value read from the source,
@@ -74,16 +94,21 @@ func (c *Capture) EmitCopy(k Key, v Value, tag Coord) bool {
 	if tag != c.Out.Tag[k] {
 		c.Delivered = c.Delivered.Without(k)
 	}
-	return c.emit(k, v, tag)
+	return c.emit(k, v, tag, true)
 }
 
 // emit marks an inexact entry (its value is not σ_tag(k), or its tag is past
-// the log) and folds it into Out.
-func (c *Capture) emit(k Key, v Value, tag Coord) bool {
+// the log), hands it to the sink's Rule if there is one, and folds it into
+// Out.
+func (c *Capture) emit(k Key, v Value, tag Coord, copied bool) bool {
 	if tag > c.Log.Len() || v != c.Log.Sigma(tag, k) {
 		c.Inexact = c.Inexact.With(k)
 	}
-	return c.Out.Apply(Entry{k, v, tag})
+	e := Entry{k, v, tag}
+	if c.Rule != 0 && rules[c.Rule].Take(c.Sink.Val[k], c.Sink.Tag[k], e, copied) {
+		c.Sink.Val[k], c.Sink.Tag[k] = v, tag
+	}
+	return c.Out.Apply(e)
 }
 
 // FinalPlan is the recorded plan with its frontier set to the consumer position.
@@ -100,12 +125,17 @@ func (c *Capture) FinalPlan() Plan {
 // is a third shorter to encode, hash, queue and decode. It is on the
 // explorer's hot path (every successor is encoded): it grows buf once and
 // writes a per-key field as one 8-byte word, the next field overwriting
-// what lies past the width (hence 8 bytes of slack).
+// what lies past the width (hence 8 bytes of slack). Under a Rule the
+// width's high bit is set and the rule and Sink follow: a last-writer-wins
+// capture is encoded as it always was.
 func (c *Capture) AppendTo(buf []byte) []byte {
 	w := c.width()
 	n, units := int(c.Log.N), int(c.Plan.N)
 	at := len(buf)
 	size := 1 + w + 1 + 3*n + 3 + (6+w)*units + 3*w + 5
+	if c.Rule != 0 {
+		size += 1 + 2*w
+	}
 	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
 	b[0] = byte(w)
@@ -132,8 +162,17 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 		partial = 1
 	}
 	b[o], b[o+1], b[o+2], b[o+3], b[o+4] = byte(c.Pos), byte(c.Start), c.Closed, partial, byte(c.Delivered)
+	if c.Rule != 0 {
+		b[0] |= sinkFlag
+		b[o+5] = c.Rule
+		putWord(b[o+6:], word((*[MaxKeys]Value)(&c.Sink.Val)))
+		putWord(b[o+6+w:], word(&c.Sink.Tag))
+	}
 	return buf[:at+size]
 }
+
+// sinkFlag marks an encoding with Sink (the width byte is at most MaxKeys).
+const sinkFlag = 0x80
 
 // width is how many keys' fields AppendTo writes: the scope's, unless a
 // key beyond it holds a value, a coordinate or a recorded unit's refresh
@@ -143,7 +182,8 @@ func (c *Capture) width() int {
 	if w == MaxKeys {
 		return w
 	}
-	held := word((*[MaxKeys]Value)(&c.Log.Init)) | word((*[MaxKeys]Value)(&c.Out.Val)) | word(&c.Out.Tag) | word(&c.ReadAt)
+	held := word((*[MaxKeys]Value)(&c.Log.Init)) | word((*[MaxKeys]Value)(&c.Out.Val)) | word(&c.Out.Tag) | word(&c.ReadAt) |
+		word((*[MaxKeys]Value)(&c.Sink.Val)) | word(&c.Sink.Tag)
 	for i := range c.Plan.N {
 		held |= word((*[MaxKeys]Value)(&c.Plan.Units[i].Refresh))
 	}
@@ -193,11 +233,14 @@ var _ [8 - MaxKeys]struct{}
 // false if b is too short. It writes in place: a capture is some 200 bytes,
 // and decoding is on the explorer's hot path.
 func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
-	if len(b) < 1 || int(b[0]) > MaxKeys || len(b) < int(b[0])+2 {
+	if len(b) < 1 || int(b[0]&^sinkFlag) > MaxKeys || len(b) < int(b[0]&^sinkFlag)+2 {
 		return nil, false
 	}
-	w := int(b[0])
+	w, sink := int(b[0]&^sinkFlag), b[0]&sinkFlag != 0
 	head, unitLen, tail := w+2, 6+w, 3*w+5
+	if sink {
+		tail += 1 + 2*w
+	}
 	setWord((*[MaxKeys]Value)(&c.Log.Init), getWord(b[1:], w))
 	n := int(b[1+w])
 	if n > MaxLog || len(b) < head+3*n+3 {
@@ -228,5 +271,15 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	b = b[3*w:]
 	c.Pos, c.Start, c.Closed, c.Partial = Coord(b[0]), Coord(b[1]), b[2], b[3] == 1
 	c.Delivered = KeySet(b[4])
-	return b[5:], true
+	b = b[5:]
+	if sink {
+		if int(b[0]) >= len(rules) {
+			return nil, false // a rule this program has not made
+		}
+		c.Rule = b[0]
+		setWord((*[MaxKeys]Value)(&c.Sink.Val), getWord(b[1:], w))
+		setWord(&c.Sink.Tag, getWord(b[1+w:], w))
+		b = b[1+2*w:]
+	}
+	return b, true
 }

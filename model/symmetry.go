@@ -60,7 +60,8 @@ func (n *Namer) Renaming() Renaming {
 
 // RenameValues renames every value c holds by r: the initial store, the
 // images of the row events (not the markers), the refreshes of the
-// recorded units, and the replayed values.
+// recorded units, and the replayed values (and the sink's, under a
+// SinkRule).
 func (c *Capture) RenameValues(r *Renaming) {
 	c.mapValues(func(v Value) Value { return r[v] })
 }
@@ -93,5 +94,10 @@ func (c *Capture) mapValues(f func(Value) Value) {
 	}
 	for k := range c.Out.Val {
 		c.Out.Val[k] = f(c.Out.Val[k])
+	}
+	if c.Rule != 0 { // the sink's values, encoded only under a rule
+		for k := range c.Sink.Val {
+			c.Sink.Val[k] = f(c.Sink.Val[k])
+		}
 	}
 }

@@ -50,7 +50,11 @@ type Config struct {
 	// also write key K, one key outside the captured scope that no unit
 	// owns, and every capture must skip its events.
 	WholeServer bool
-	Fault       Fault // a mutation of the protocol or of its claim; None = the protocol as published
+	// Sink is the merge rule at the sink (model.SinkRule; nil is
+	// last-writer-wins, the replay of §6, Def. 6.1): a one-line choice on
+	// any protocol, e.g. p.Defaults.Sink = model.VersionMax (sink.go).
+	Sink  *model.SinkRule
+	Fault Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {
@@ -75,6 +79,9 @@ func (c Config) String() string {
 	}
 	if c.WholeServer {
 		s += " whole-server"
+	}
+	if !c.Sink.IsLastWriterWins() {
+		s += " sink=" + c.Sink.Name
 	}
 	if c.Fault != None {
 		s += " fault=" + c.Fault.String()
@@ -289,10 +296,16 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		if opts.Symmetry && cfg.History.N > 0 {
 			return explore.Report{}, ErrHistorySymmetry
 		}
+		if opts.Symmetry && !cfg.Sink.IsLastWriterWins() && !cfg.Sink.ValueBlind {
+			return explore.Report{}, &SymmetryError{p.Name, "Sink (rule " + cfg.Sink.Name + ")"}
+		}
 		if len(opts.Only) == 0 && len(p.with) > 0 {
 			opts.With = append(slices.Clip(opts.With), p.with...)
 		}
 		m := build(cfg)
+		if err := checkSink(m, cfg.Sink); err != nil {
+			return explore.Report{}, fmt.Errorf("%s: %w", p.Name, err)
+		}
 		r, err := explore.Run(ctx, m, opts)
 		if err != nil {
 			return explore.Report{}, err

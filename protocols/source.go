@@ -208,7 +208,8 @@ func (cfg *Config) sourceKeys() int {
 
 // InitialCaptures are the captures a run starts from, one per base store b0
 // (§2.1): every store over the keys and values when cfg.InitialAny, else
-// cfg.Initial alone; the log is empty and the scope is the keys.
+// cfg.Initial alone; the log is empty and the scope is the keys. Each
+// carries the sink rule cfg.Sink.
 func InitialCaptures(cfg *Config) []model.Capture {
 	stores := []model.Store{cfg.Initial}
 	if cfg.InitialAny {
@@ -227,6 +228,7 @@ func InitialCaptures(cfg *Config) []model.Capture {
 	for i, b0 := range stores {
 		out[i].Plan.Keys = uint8(cfg.Keys)
 		out[i].Log.Init = b0
+		out[i].Rule, _ = cfg.Sink.ID() // a rule without one is refused before the search (sink.go)
 	}
 	return out
 }

@@ -80,6 +80,13 @@ func CaptureFields(c *model.Capture, keys int) []explore.Field {
 		explore.Field{Name: "replay", Value: "{" + strings.Join(out, " ") + "}"},
 		explore.Field{Name: "σ", Value: StoreString(c.Log.State(c.Pos), keys)},
 	)
+	if c.Rule != 0 { // what the sink holds under its rule, beside the stream's replay
+		var held []string
+		for k := model.Key(0); k < model.Key(keys); k++ {
+			held = append(held, fmt.Sprintf("%v=%v@%d", k, c.Sink.Val[k], c.Sink.Tag[k]))
+		}
+		f = append(f, explore.Field{Name: "sink (" + c.SinkRule().Name + ")", Value: "{" + strings.Join(held, " ") + "}"})
+	}
 	return f
 }
 

@@ -11,13 +11,12 @@ import (
 // Identify returns opts with the search identity's fields of checking p
 // under cfg (explore.Options.Identity): the build, the protocol (its
 // registered name and the version it declares for its parts), every
-// bound, the mode, the initial store, the no-op writes, the fixed history,
-// the fixed onset and the mutation. With the options'
 // bound, the mode, the initial store, the source's no-op writes and
-// whole-server log, and the mutation. With the options'
-// own (deadlock checking, the properties checked, symmetry, the depth
-// limit, the shard split), opts.SearchIdentity() is the identity every
-// file a later run reads back carries.
+// whole-server log, the fixed history, the fixed onset, the mutation, and
+// a sink rule other than the default. With the options' own (deadlock
+// checking, the properties checked, symmetry, the depth limit, the shard
+// split), opts.SearchIdentity() is the identity every file a later run
+// reads back carries.
 func Identify(p *protocols.Protocol, cfg protocols.Config, opts explore.Options) explore.Options {
 	initial := "empty"
 	switch {
@@ -49,6 +48,9 @@ func Identify(p *protocols.Protocol, cfg protocols.Config, opts explore.Options)
 		With("onset", onset).
 		With("whole-server", fmt.Sprint(cfg.WholeServer)).
 		With("mutation", cfg.Fault.String())
+	if !cfg.Sink.IsLastWriterWins() { // absent under the default, so earlier identities stand
+		opts.Identity = opts.Identity.With("sink", cfg.Sink.Name)
+	}
 	return opts
 }
 

@@ -47,6 +47,7 @@ type Spec struct {
 	// Whole: the log is the whole server's, events outside the scope too (protocols.Config.WholeServer).
 	Whole    bool     `json:"whole-server,omitempty"`
 	Mutation string   `json:"mutation,omitempty"`
+	Sink     string   `json:"sink,omitempty"`     // the sink's merge rule (model.SinkRule by name); omitted: the protocol's
 	Expect   string   `json:"expect"`             // "pass", "deadlock", or the invariant that must fail (checked alone)
 	Only     []string `json:"only,omitempty"`     // check only these invariants (with an invariant expected, it must be one of them)
 	With     []string `json:"with,omitempty"`     // also check these opt-in invariants (e.g. no-duplicate-delivery)
@@ -307,6 +308,13 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 	}
 	cfg.NoOps = s.NoOps
 	cfg.WholeServer = s.Whole
+	if s.Sink != "" {
+		r, err := model.LookupSink(s.Sink)
+		if err != nil {
+			return cfg, p, &Error{s.Name, "sink", err.Error()}
+		}
+		cfg.Sink = r
+	}
 	var initial []int
 	if s.Initial != nil {
 		initial, cfg.InitialAny = s.Initial.Values, s.Initial.Any
