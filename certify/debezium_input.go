@@ -121,17 +121,16 @@ type dbzEvent struct {
 	table      string // schema.table (PostgreSQL) or db.table (MySQL)
 	bare       string // the table's own name
 	pos        dbzPos
-	sum        [32]byte // its content, to tell a redelivery from another event at its position
+	sum        [16]byte // its content (SHA-256, halved), to tell a redelivery from another event at its position
 	read       bool     // an incremental-snapshot row: placed by its window's close
 	initial    bool     // a row of an initial snapshot
 	signal     bool     // a row of the signalling table
 	ours       bool     // a row of the captured table
 	redelivery bool
 	jsonCols   map[string]bool
-	// kept from the source block (shrink); the raw images until parse
-	// spools them, then their place in the spool
+	// kept from the source block (shrink); the row images' place in the
+	// spool
 	db, snapshot, txID, gtid string
-	before, after            json.RawMessage
 	imgAt                    int64
 	nb, na                   int32
 }
@@ -185,7 +184,8 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 		return nil, nil
 	}
 	e := &dbzEvent{file: file, line: rec.line}
-	if err := e.envelope(top); err != nil {
+	before, after, err := e.envelope(top)
+	if err != nil {
 		return nil, c.failAt(file, rec.line, "line", "not a Debezium change event: %v", err)
 	}
 	env := &e.env
@@ -219,8 +219,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 	e.gtid = rawString(env.Source["gtid"])
 	if e.initial = env.Op == "r" && e.snapshot != "incremental"; e.initial {
 		e.shrink()
-		e.before, e.after = nil, nil // never placed
-		return e, nil                // an initial snapshot's row: no place in the commit order
+		return e, nil // an initial snapshot's row: no place in the commit order
 	}
 	e.read = env.Op == "r"
 	c.file, c.line = file, rec.line
@@ -228,7 +227,8 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 	if e.pos, f = c.position(env.Source); f != nil {
 		return nil, f
 	}
-	e.sum = sha256.Sum256([]byte(env.Op + "\x00" + canonRow(env.Before) + "\x00" + canonRow(env.After) + "\x00" + e.table))
+	sum := sha256.Sum256([]byte(env.Op + "\x00" + canonRow(env.Before) + "\x00" + canonRow(env.After) + "\x00" + e.table))
+	e.sum = [16]byte(sum[:16])
 	if len(schema) > 0 { // one map per distinct schema, not per event
 		cols, ok := c.schemas[string(schema)]
 		if !ok {
@@ -249,13 +249,12 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 	}
 	e.stream = s
 	e.shrink()
-	at, err := c.sp.putImages(e.before, e.after)
+	at, err := c.sp.putImages(before, after)
 	if err != nil {
 		c.spErr = err
 		return nil, &Failure{} // stops the reading; FromDebeziumFiles answers spErr
 	}
-	e.imgAt, e.nb, e.na = at, int32(len(e.before)), int32(len(e.after))
-	e.before, e.after = nil, nil
+	e.imgAt, e.nb, e.na = at, int32(len(before)), int32(len(after))
 	return e, nil
 }
 
@@ -273,16 +272,15 @@ func (c *dbzConverter) intern(s string) string {
 // again only when the event is placed (inflate): a recording's events wait
 // in memory for the merge by position, and a decoded image is several
 // times its text.
-func (e *dbzEvent) envelope(top map[string]json.RawMessage) error {
+func (e *dbzEvent) envelope(top map[string]json.RawMessage) (before, after json.RawMessage, err error) {
 	env := &e.env
-	var err error
 	for _, m := range []struct {
 		name string
 		to   *map[string]json.RawMessage
 	}{{"source", &env.Source}, {"before", &env.Before}, {"after", &env.After}} {
 		if raw, ok := top[m.name]; ok {
 			if *m.to, err = rawObject(raw); err != nil {
-				return fmt.Errorf("member %q: %v", m.name, err)
+				return nil, nil, fmt.Errorf("member %q: %v", m.name, err)
 			}
 		}
 	}
@@ -292,15 +290,14 @@ func (e *dbzEvent) envelope(top map[string]json.RawMessage) error {
 		err = json.Unmarshal(raw, &env.Op)
 	}
 	if err != nil {
-		return fmt.Errorf("member \"op\": %v", err)
+		return nil, nil, fmt.Errorf("member \"op\": %v", err)
 	}
 	if raw, ok := top["transaction"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &env.Transaction); err != nil {
-			return fmt.Errorf("member \"transaction\": %v", err)
+			return nil, nil, fmt.Errorf("member \"transaction\": %v", err)
 		}
 	}
-	e.before, e.after = top["before"], top["after"]
-	return nil
+	return top["before"], top["after"], nil
 }
 
 // shrink drops the decoded images and source once parse has read them.
@@ -383,21 +380,36 @@ func jsonColumns(schema json.RawMessage) map[string]bool {
 // a position its stream has passed is a redelivery if an event of the same
 // content was delivered there, else Unsupported.
 func (c *dbzConverter) order(evs []*dbzEvent) *Failure {
+	type placed struct {
+		pos dbzPos
+		sum [16]byte
+	}
 	type streamState struct {
 		hi   dbzPos
 		n    int
-		seen map[dbzPos][][32]byte
+		seen []placed // the events placed so far, in position order
+	}
+	// redelivered says whether an event with e's content was placed at e's
+	// position before.
+	redelivered := func(s *streamState, e *dbzEvent) bool {
+		i, _ := slices.BinarySearchFunc(s.seen, e.pos, func(p placed, pos dbzPos) int { return slices.Compare(p.pos[:], pos[:]) })
+		for ; i < len(s.seen) && s.seen[i].pos == e.pos; i++ {
+			if s.seen[i].sum == e.sum {
+				return true
+			}
+		}
+		return false
 	}
 	st := map[int]*streamState{}
 	for _, e := range evs {
 		s := st[e.stream]
 		if s == nil {
-			s = &streamState{seen: map[dbzPos][][32]byte{}}
+			s = &streamState{}
 			st[e.stream] = s
 		}
 		e.seq = s.n
 		s.n++
-		if s.n > 1 && !s.hi.less(e.pos) && slices.Contains(s.seen[e.pos], e.sum) {
+		if s.n > 1 && !s.hi.less(e.pos) && redelivered(s, e) {
 			e.redelivery, e.pos = true, s.hi // delivered where its stream had reached
 			continue
 		}
@@ -405,7 +417,7 @@ func (c *dbzConverter) order(evs []*dbzEvent) *Failure {
 			return c.failAt(e.file, e.line, "source.sequence", "source position %v after %v in the same topic, and no redelivery of an event there: the topic's order is not the connector's commit order (a topic of several partitions, or two dumps joined)", e.pos, s.hi)
 		}
 		s.hi = e.pos
-		s.seen[e.pos] = append(s.seen[e.pos], e.sum)
+		s.seen = append(s.seen, placed{e.pos, e.sum})
 	}
 	slices.SortStableFunc(evs, func(a, b *dbzEvent) int {
 		if n := slices.Compare(a.pos[:], b.pos[:]); n != 0 {
