@@ -199,9 +199,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if o.all && (opts.Shard.Count > 0 || opts.Simulate != nil || opts.Checkpoint != "") {
 		return usageErr(stderr, "check", "--all is for one whole search: not with --shard, --simulate or --resume")
 	}
-	discipline, exportable := bundleDiscipline(p.Name, cfg.Mode)
-	if o.bundle != "" && !exportable {
-		return usageErr(stderr, "check", "--bundle: %s runs (mode %q) have no evidence-bundle form", p.Name, cfg.Mode)
+	discipline, noBundle := p.Discipline(cfg.Mode)
+	if o.bundle != "" && noBundle != nil {
+		return usageErr(stderr, "check", "--bundle: %v", noBundle)
 	}
 	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
 	if err != nil {
