@@ -241,12 +241,12 @@ var variantsOnce sync.Once
 // whose state holds no model.Capture that declares a discipline anyway.
 func registerVariants() {
 	variantsOnce.Do(func() {
-		protocols.Register(protocols.Extend(protocols.Classic(protocols.ClassicParts{}), protocols.Extension{Name: "classic-renamed"}))
+		mustRegister(protocols.Extend(protocols.Classic(protocols.ClassicParts{}), protocols.Extension{Name: "classic-renamed"}))
 		p := protocols.Classic(protocols.ClassicParts{Discard: func(protocols.MergeEvent) bool { return false }})
 		p.Name = "classic-keeps-all"
-		protocols.Register(p)
+		mustRegister(p)
 		one := protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}
-		protocols.Register(protocols.Define(&protocols.Protocol{
+		mustRegister(protocols.Define(&protocols.Protocol{
 			Name:        "steps-declared",
 			Defaults:    one,
 			Limits:      protocols.Limits{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1},

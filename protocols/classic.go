@@ -190,7 +190,7 @@ func Classic(parts ClassicParts) *Protocol {
 	}, parts.model))
 }
 
-func init() { Register(Classic(ClassicParts{})) }
+func init() { mustRegister(Classic(ClassicParts{})) }
 
 // Init: the base store (every store with initial=any), the empty log and a
 // consumer that has not consumed anything, its start still open.

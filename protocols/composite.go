@@ -886,4 +886,4 @@ func Composite(parts CompositeParts) *Protocol {
 	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) }))
 }
 
-func init() { Register(Composite(CompositeParts{})) }
+func init() { mustRegister(Composite(CompositeParts{})) }

@@ -805,4 +805,4 @@ func Dump(parts DumpParts) *Protocol {
 	}, func(cfg Config) explore.Model[dumpState, dumpAction] { return parts.model(cfg) }))
 }
 
-func init() { Register(Dump(DumpParts{})) }
+func init() { mustRegister(Dump(DumpParts{})) }

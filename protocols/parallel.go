@@ -71,7 +71,7 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-func init() { Register(Parallel(ParallelParts{})) }
+func init() { mustRegister(Parallel(ParallelParts{})) }
 
 // ParallelParts are the decision points of the parallel-chunk capture (§7.5)
 // a variant may change; each nil or zero field takes the design as published.

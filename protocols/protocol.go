@@ -174,19 +174,27 @@ var registry []*Protocol
 // Register adds a protocol to those every command knows (check, run,
 // reproduce, list), as a user's main does before calling cli.Main. Build p
 // with Define, or take a shipped one (e.g. Parallel) and change its parts.
-// Register panics on a nameless protocol, a name already taken, or one
-// without Check and Properties: these are mistakes in the program, not in
-// its input.
-func Register(p *Protocol) {
+// It refuses, with an error naming the protocol, a bad name (empty, or
+// with a space or slash), a name already taken, and a protocol without
+// Check and Properties.
+func Register(p *Protocol) error {
 	switch {
 	case p.Name == "" || strings.ContainsAny(p.Name, " \t/"):
-		panic(fmt.Sprintf("protocols.Register: bad protocol name %q", p.Name))
+		return fmt.Errorf("protocols.Register: bad protocol name %q", p.Name)
 	case lookup(p.Name) != nil:
-		panic(fmt.Sprintf("protocols.Register: protocol %q is already registered", p.Name))
+		return fmt.Errorf("protocols.Register: protocol %q is already registered", p.Name)
 	case p.Check == nil || p.Properties == nil:
-		panic(fmt.Sprintf("protocols.Register: protocol %q has no model (build it with Define)", p.Name))
+		return fmt.Errorf("protocols.Register: protocol %q has no model (build it with Define)", p.Name)
 	}
 	registry = append(registry, p)
+	return nil
+}
+
+// mustRegister registers a shipped protocol, which cannot be refused.
+func mustRegister(p *Protocol) {
+	if err := Register(p); err != nil {
+		panic(err)
+	}
 }
 
 // order is the order the shipped protocols are listed in, as in §7.

@@ -249,7 +249,7 @@ func Readonly(parts ReadonlyParts) *Protocol {
 	}, parts.model))
 }
 
-func init() { Register(Readonly(ReadonlyParts{})) }
+func init() { mustRegister(Readonly(ReadonlyParts{})) }
 
 // Init: the base store (every store with initial=any), the empty log and a
 // consumer that has consumed nothing, its start still open.
