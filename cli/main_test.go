@@ -422,6 +422,7 @@ func TestExitCodes(t *testing.T) {
 	small := []string{"--keys", "2", "--values", "1", "--events", "2", "--progress", "0"}
 	pass := writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","keys":2,"values":1,"events":2,"chunks":1,"expect":"pass"}`})
 	wrong := writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","keys":1,"values":1,"events":1,"chunks":1,"expect":"closed-unit-cut"}`})
+	violated := writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","keys":2,"values":1,"events":2,"chunks":2,"mutation":"early-release","expect":"pass"}`})
 	specFile := filepath.Join(pass, "a.json")
 	bundle := filepath.Join("..", "certify", "testdata")
 	tests := []struct {
@@ -449,6 +450,10 @@ func TestExitCodes(t *testing.T) {
 		{"check past the action limit", []string{"check", "parallel", "--keys", "8", "--values", "8", "--events", "24", "--chunks", "4", "--txn", "3"}, exitUsage},
 		{"check --dir a file", append([]string{"check", "classic", "--dir", file}, tiny...), exitUsage},
 		{"check --json a directory", append([]string{"check", "classic", "--json", dir}, tiny...), exitUsage},
+		{"check --bundle without a discipline", append([]string{"check", "composite", "--mode", "tablesync", "--bundle", filepath.Join(dir, "b")}, tiny...), exitUsage},
+		{"check shard pass", append([]string{"check", "classic", "--shard", "0/1", "--shard-dir", filepath.Join(dir, "shards")}, tiny...), exitOK},
+		{"check shard holds a violation", append([]string{"check", "classic", "--mutation", "early-release", "--shard", "0/1", "--shard-dir", filepath.Join(dir, "shards")}, small...), exitViolated},
+		{"run shard holds a violation", []string{"run", filepath.Join(violated, "a.json"), "--shard", "0/1", "--shard-dir", filepath.Join(dir, "shards"), "--progress", "0"}, exitViolated},
 
 		{"run pass", []string{"run", specFile, "--progress", "0"}, exitOK},
 		{"run verdict differs", []string{"run", filepath.Join(wrong, "a.json"), "--progress", "0"}, exitViolated},

@@ -134,7 +134,9 @@ func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, resume 
 
 // finishShard writes a finished shard's result and says where. An
 // incomplete shard writes nothing: a result is written only by a shard
-// that finished, so every file a merge finds is a whole shard.
+// that finished, so every file a merge finds is a whole shard. A shard
+// that holds a violation exits 1, as check does (run's too: the shard's
+// own verdict; merge judges the spec), its result written all the same.
 func finishShard(f shardFile, dir, cmd string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, f.Report.Summary())
 	if sp := f.Report.ShardSplit; sp != nil {
@@ -151,6 +153,9 @@ func finishShard(f shardFile, dir, cmd string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	fmt.Fprintf(stdout, "shard result: %s (combine all %d with 'cutcheck merge %s')\n", path, f.Shard.Count, dir)
+	if f.Report.Verdict == explore.Violated {
+		return exitViolated
+	}
 	return exitOK
 }
 
