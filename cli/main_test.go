@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -683,6 +684,31 @@ func TestVerdictConsequence(t *testing.T) {
 		code, out, _ := runCLI(append(append([]string{"check", "classic"}, bounds...), tc.args...)...)
 		if want := map[bool]int{true: exitOK, false: exitViolated}[tc.args == nil]; code != want || !strings.Contains(out, tc.want) {
 			t.Errorf("%v: exit %d, want %d and %q in\n%s", tc.args, code, want, tc.want, out)
+		}
+	}
+}
+
+// A closed-unit-cut counterexample's picture judges the failing key where
+// the invariant does, σ at max(position, hi) of its unit: there the key is
+// crossed and the point marked, though σ at the consumer's position agrees
+// with the replay.
+// Reference: Lemma 4.3, Lemma 6.1
+func TestHTMLClosedUnitCut(t *testing.T) {
+	html := filepath.Join(t.TempDir(), "cut.html")
+	code, out, stderr := runCLI("check", "classic", "--mutation", "early-release", "--keys", "2", "--values", "1", "--events", "2", "--progress", "0", "--html", html)
+	m := regexp.MustCompile(`violated: closed-unit-cut .*\n  key k(\d+) of closed unit \d+: replayed \S+, expected σ_(\d+) = (\S+)\n`).FindStringSubmatch(out)
+	if code != exitViolated || m == nil {
+		t.Fatalf("exit %d, want a closed-unit-cut counterexample\n%s%s", code, out, stderr)
+	}
+	key, at, sigma := m[1], m[2], m[3]
+	page := string(must(os.ReadFile(html)))
+	for _, want := range []string{
+		`class="wrong-key" data-key="` + key + `" data-at="` + at + `"`,
+		"k" + key + "=" + sigma + " ✗",
+		`class="judged" data-pos="` + at + `"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %s", want)
 		}
 	}
 }
