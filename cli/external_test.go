@@ -133,6 +133,9 @@ func TestUserProgram(t *testing.T) {
 	if out := run(exitOK, "list"); !strings.Contains(out, "parallel-gate-low") || !strings.Contains(out, "parallel ") {
 		t.Errorf("list does not show the user's protocol beside the shipped ones:\n%s", out)
 	}
+	if out := run(exitUsage, "frob"); !strings.Contains(out, `mycheck: unknown command "frob" (run 'mycheck help' for the list)`) {
+		t.Errorf("the program does not name itself:\n%s", out)
+	}
 	// check: the variant reads a window event through the gate after the
 	// merged block, so a closed chunk's key replays to a value from the
 	// wrong time — a transient failure, with its picture.

@@ -712,3 +712,39 @@ func TestHTMLClosedUnitCut(t *testing.T) {
 		}
 	}
 }
+
+// Main names the running binary in usage text and errors, so a user's own
+// program names itself; the shipped binary, named cutcheck, says exactly
+// what run does.
+func TestProgramName(t *testing.T) {
+	args, name := os.Args, progName
+	t.Cleanup(func() { os.Args, progName = args, name })
+	main := func(bin string, a ...string) (int, string, string) {
+		os.Args, progName = []string{bin}, name
+		var out, errb bytes.Buffer
+		code := Main(a, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	for _, a := range [][]string{{"frob"}, {"help"}, {"help", "check"}, {"check", "classic", "--keys", "99"}} {
+		code, out, errs := main("/usr/local/bin/cutcheck", a...)
+		progName = name
+		wcode, wout, werrs := runCLI(a...)
+		if code != wcode || out != wout || errs != werrs {
+			t.Errorf("cutcheck %v: Main and run differ:\n%d %s%s\n%d %s%s", a, code, out, errs, wcode, wout, werrs)
+		}
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frob"}, `mycheck: unknown command "frob" (run 'mycheck help' for the list)`},
+		{[]string{"help"}, "\n  mycheck check "},
+		{[]string{"check", "classic", "--keys", "99"}, "mycheck check: classic: keys: 99 is out of range 1..8 (run 'mycheck help check')"},
+	}
+	for _, tt := range tests {
+		_, out, errs := main(filepath.Join("bin", "mycheck"), tt.args...)
+		if !strings.Contains(out+errs, tt.want) || strings.Contains(out+errs, "'cutcheck") {
+			t.Errorf("mycheck %v: want %q, and no 'cutcheck …' hint:\n%s%s", tt.args, tt.want, out, errs)
+		}
+	}
+}
