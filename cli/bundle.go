@@ -10,25 +10,6 @@ import (
 	"github.com/cutcheck/cutcheck/protocols"
 )
 
-// bundleDiscipline is the emission discipline (§6) a shipped protocol's
-// runs are certified under, as the certify cross-check uses it; ok is false
-// for a protocol or mode whose runs the evidence format cannot express.
-func bundleDiscipline(protocol, mode string) (string, bool) {
-	switch {
-	case protocol == "classic", protocol == "readonly":
-		return certify.WindowDiscard, true
-	case protocol == "parallel":
-		return certify.RangeMerge, true
-	case protocol == "dump" && mode == protocols.DumpTrusted:
-		return certify.PointSplice, true
-	case protocol == "dump" && mode == protocols.DumpUncertain:
-		return certify.WindowDiscard, true
-	case protocol == "composite" && mode == protocols.CompositeMixed:
-		return certify.WindowDiscard, true
-	}
-	return "", false
-}
-
 // runOf rebuilds the run a counterexample recorded from its states' views:
 // the last state's log, plan, start and position (the frontier), the base
 // store from the first state, and the emitted stream from the replays step

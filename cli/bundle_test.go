@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cutcheck/cutcheck/certify"
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
+	"github.com/cutcheck/cutcheck/protocols"
 	"github.com/cutcheck/cutcheck/specs"
 )
 
@@ -90,9 +92,13 @@ func TestMutationBundles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, ok := bundleDiscipline(s.Protocol, cfg.Mode)
+		p, err := protocols.Lookup(s.Protocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, noBundle := p.Discipline(cfg.Mode)
 		want, listed := bundleClauses[s.Name]
-		if !ok {
+		if noBundle != nil {
 			if listed {
 				t.Errorf("%s: listed, but %s %s has no bundle form", s.Name, s.Protocol, cfg.Mode)
 			}
@@ -224,5 +230,85 @@ func TestCertifyWording(t *testing.T) {
 	os.WriteFile(seg, []byte(`{"format":"cutcheck-segment","version":1,"from":2,"to":4}`+"\n"+`{"p":3,"k":0,"v":5}`+"\n"+`{"p":4,"k":1,"v":null}`+"\n"), 0o644)
 	if code, out, _ := runCLI("certify", "--advance", seg, bundle); code != exitViolated || !strings.HasPrefix(out, "Reject: ContSeg") {
 		t.Fatalf("--advance, a segment contradicting the log: exit %d %s", code, out)
+	}
+}
+
+var variantsOnce sync.Once
+
+// registerVariants registers classic under other names, as a user's
+// program does: classic-renamed through Extend, classic-keeps-all as a
+// variant whose merge rule never discards; and steps-declared, a model
+// whose state holds no model.Capture that declares a discipline anyway.
+func registerVariants() {
+	variantsOnce.Do(func() {
+		mustRegister(protocols.Extend(protocols.Classic(protocols.ClassicParts{}), protocols.Extension{Name: "classic-renamed"}))
+		p := protocols.Classic(protocols.ClassicParts{Discard: func(protocols.MergeEvent) bool { return false }})
+		p.Name = "classic-keeps-all"
+		mustRegister(p)
+		one := protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}
+		mustRegister(protocols.Define(&protocols.Protocol{
+			Name:        "steps-declared",
+			Defaults:    one,
+			Limits:      protocols.Limits{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1},
+			Disciplines: map[string]string{"": protocols.WindowDiscard},
+		}, func(protocols.Config) explore.Model[stepsState, int] { return steps{} }))
+	})
+}
+
+// A variant keeps the discipline of the protocol it is built from, whatever
+// its name: its counterexample, written with --bundle, is a bundle certify
+// judges, and rejects for the emission clause (Def. 6.2).
+// Reference: §6.2, Def. 6.2
+func TestVariantBundles(t *testing.T) {
+	registerVariants()
+	bounds := []string{"--keys", "2", "--values", "2", "--events", "2", "--chunks", "2", "--txn", "1", "--progress", "0", "--only", "frontier-replay"}
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"extended, with a mutation", []string{"classic-renamed", "--mutation", "no-discard"}},
+		{"renamed, with a merge rule that keeps all", []string{"classic-keeps-all"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bundle := filepath.Join(t.TempDir(), "run.bundle")
+			args := append(append(append([]string{"check"}, tt.args...), bounds...), "--bundle", bundle)
+			if code, out, errs := runCLI(args...); code != exitViolated {
+				t.Fatalf("check: exit %d, want %d\n%s%s", code, exitViolated, out, errs)
+			}
+			code, out, errs := runCLI("certify", bundle)
+			if code != exitViolated || !strings.HasPrefix(out, "Reject") || !strings.Contains(out, "emission") {
+				t.Fatalf("certify: exit %d, want a Reject naming the emission\n%s%s", code, out, errs)
+			}
+		})
+	}
+}
+
+// A protocol with no evidence-bundle form is refused before anything runs,
+// in one line saying why — not blaming its mode.
+func TestBundleRefused(t *testing.T) {
+	registerSteps()
+	registerVariants()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"steps-without-symmetry"}, "steps-without-symmetry declares no emission discipline"},
+		{[]string{"steps-declared"}, "steps-declared's state holds no model.Capture"},
+		{[]string{"composite", "--mode", protocols.CompositeTablesync}, `composite declares no emission discipline for mode "tablesync"`},
+	}
+	for _, tt := range tests {
+		args := append(append([]string{"check"}, tt.args...), "--bundle", filepath.Join(t.TempDir(), "b"))
+		code, out, errs := runCLI(args...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and one line with %q", tt.args, code, out, errs, exitUsage, tt.want)
+		}
+	}
+}
+
+// protocols names the disciplines as certify does.
+func TestDisciplineNames(t *testing.T) {
+	if protocols.WindowDiscard != certify.WindowDiscard || protocols.RangeMerge != certify.RangeMerge || protocols.PointSplice != certify.PointSplice {
+		t.Fatal("protocols and certify name the disciplines differently")
 	}
 }

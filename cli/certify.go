@@ -125,7 +125,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		// the converted bundle goes to a file beside the spill, not memory
 		b, remove, err := certify.SpoolFile(o.dir)
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
 			return exitError
 		}
 		defer remove()
@@ -136,7 +136,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			_, err = b.Seek(0, io.SeekStart)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
 			return exitError
 		}
 		if f != nil {
@@ -151,7 +151,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 				_, err = b.Seek(0, io.SeekStart)
 			}
 			if err != nil {
-				fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+				fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
 				return exitError
 			}
 		}
@@ -162,7 +162,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 	if o.advance != "" {
 		seg, err := os.Open(o.advance)
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
 			return exitError
 		}
 		defer seg.Close()
@@ -173,7 +173,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "certify", "--require-scope: %s", strings.TrimPrefix(err.Error(), certify.ErrRequire.Error()+": "))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+		fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
 		return exitError
 	}
 	if res.Verdict == certify.Accept {
@@ -181,7 +181,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 	}
 	code := report(res, o.json, stdout, stderr)
 	for _, n := range notes { // what the converter left out of the scope, and why
-		fmt.Fprintf(stderr, "cutcheck certify: %s\n", n)
+		fmt.Fprintf(stderr, "%s certify: %s\n", progName, n)
 	}
 	return code
 }
@@ -221,7 +221,7 @@ func (o *certifyOpts) debezium(stderr io.Writer) (certify.DebeziumOptions, int) 
 		}
 		f, err := os.Open(in.name)
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
 			return opt, exitError
 		}
 		*in.to = f
@@ -240,7 +240,7 @@ func report(res *certify.Result, asJSON bool, stdout, stderr io.Writer) int {
 	if asJSON {
 		b, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck certify: %v\n", err)
+			fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
 			return exitError
 		}
 		fmt.Fprintf(stdout, "%s\n", b)

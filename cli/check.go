@@ -44,7 +44,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.IntVar(&o.chunks, "chunks", 0, "units/chunks C (default: the protocol's)")
 	fs.IntVar(&o.txn, "txn", 0, "row events per transaction T (default: the protocol's)")
 	fs.StringVar(&o.mode, "mode", "", "protocol mode (dump: trusted or uncertain; composite: mixed or tablesync)")
-	fs.StringVar(&o.mutation, "mutation", "", "inject a named mutation (see 'cutcheck list')")
+	fs.StringVar(&o.mutation, "mutation", "", "inject a named mutation (see '"+progName+" list')")
 	fs.StringVar(&o.sink, "sink", "", "the sink's merge rule: last-writer-wins (the replay of §6), version-max, insert-ignore or upsert-only (default: the protocol's)")
 	fs.BoolVar(&o.noops, "noops", false, "the source also commits no-op writes: an update to the current value, a delete of an absent key")
 	fs.StringVar(&o.history, "history", "", "fix the source's first transactions, separated by ';', e.g. 'k0=1; k1=2 k0=⊥' (0 or ⊥ deletes)")
@@ -54,9 +54,9 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.StringVar(&o.jsonOut, "json", "", "write the machine-readable result to this file")
 	fs.StringVar(&o.traceJSON, "trace-json", "", "write the counterexample trace as JSON to this file")
 	fs.StringVar(&o.html, "html", "", "write the counterexample as a self-contained HTML picture to this file")
-	fs.StringVar(&o.bundle, "bundle", "", "write the counterexample's run as an evidence bundle to this file (for cutcheck certify)")
+	fs.StringVar(&o.bundle, "bundle", "", "write the counterexample's run as an evidence bundle to this file (for "+progName+" certify)")
 	fs.BoolVar(&o.fullStates, "full-states", false, "print whole states in traces instead of what changed")
-	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from 'cutcheck list'); sometimes-properties are always reported")
+	fs.StringSliceVar(&o.only, "only", nil, "check only these invariants (comma-separated names from '"+progName+" list'); sometimes-properties are always reported")
 	fs.StringSliceVar(&o.with, "with", nil, "also check these opt-in invariants (e.g. no-duplicate-delivery, for exactly-once sinks)")
 	fs.BoolVar(&o.all, "all", false, "explore once and report every invariant, opt-in ones too, with its shortest counterexample, worst class first (as TLC's -continue)")
 	o.engine.register(fs)
@@ -199,9 +199,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if o.all && (opts.Shard.Count > 0 || opts.Simulate != nil || opts.Checkpoint != "") {
 		return usageErr(stderr, "check", "--all is for one whole search: not with --shard, --simulate or --resume")
 	}
-	discipline, exportable := bundleDiscipline(p.Name, cfg.Mode)
-	if o.bundle != "" && !exportable {
-		return usageErr(stderr, "check", "--bundle: %s runs (mode %q) have no evidence-bundle form", p.Name, cfg.Mode)
+	discipline, noBundle := p.Discipline(cfg.Mode)
+	if o.bundle != "" && noBundle != nil {
+		return usageErr(stderr, "check", "--bundle: %v", noBundle)
 	}
 	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
 	if err != nil {
@@ -251,12 +251,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "\nCounterexample (%d steps):\n%s", len(rep.Violation.Steps)-1, rep.Violation.Text(o.fullStates))
 	}
 	if err := outs.write(rep, p.Name+" "+cfg.String()); err != nil {
-		fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
+		fmt.Fprintf(stderr, "%s check: %v\n", progName, err)
 		return exitError
 	}
 	if rep.Violation != nil {
 		if err := bundle.write(func(w io.Writer) error { return writeBundle(w, rep.Violation, discipline) }); err != nil {
-			fmt.Fprintf(stderr, "cutcheck check: %v\n", err)
+			fmt.Fprintf(stderr, "%s check: %v\n", progName, err)
 			return exitError
 		}
 	}

@@ -60,7 +60,7 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "removed %s (%s), left by process %d, which is no longer running\n", o.Path, size(o.Bytes), o.PID)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
+		fmt.Fprintf(stderr, "%s clean: %v\n", progName, err)
 		return exitError
 	}
 	// record's spool files and partial outputs of processes that are gone
@@ -69,7 +69,7 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "removed %s (%s), left by process %d, which is no longer running\n", l.Path, size(l.Bytes), l.PID)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
+		fmt.Fprintf(stderr, "%s clean: %v\n", progName, err)
 		return exitError
 	}
 	outs, err := staleOutputs(o.outputs)
@@ -77,7 +77,7 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, line)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck clean: %v\n", pathErr(err))
+		fmt.Fprintf(stderr, "%s clean: %v\n", progName, pathErr(err))
 		return exitError
 	}
 	var sets []string
@@ -87,7 +87,7 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, line)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
+			fmt.Fprintf(stderr, "%s clean: %v\n", progName, err)
 			return exitError
 		}
 	}
@@ -103,10 +103,10 @@ func runClean(args []string, stdout, stderr io.Writer) int {
 func removeOrphans(dir string, stderr io.Writer) {
 	removed, err := explore.RemoveOrphans(dir)
 	for _, o := range removed {
-		fmt.Fprintf(stderr, "cutcheck: removed %s (%s), left by process %d, which is no longer running\n", o.Path, size(o.Bytes), o.PID)
+		fmt.Fprintf(stderr, "%s: removed %s (%s), left by process %d, which is no longer running\n", progName, o.Path, size(o.Bytes), o.PID)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck: cleaning up after killed runs: %v\n", err)
+		fmt.Fprintf(stderr, "%s: cleaning up after killed runs: %v\n", progName, err)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -36,9 +37,24 @@ const (
 
 var version = "0.1.0"
 
+// progName is the program's name in usage text, hints and error messages:
+// the running binary's, set by Main, so that a user's own program (Main
+// with protocols of its own) names itself; "cutcheck" when run is called
+// directly, as the tests do. The version banners keep "cutcheck", whose
+// version they give.
+var progName = "cutcheck"
+
 // Main runs the command line args (without the program name) and returns the
-// process's exit code.
-func Main(args []string, stdout, stderr io.Writer) int { return run(args, stdout, stderr) }
+// process's exit code. Its messages name the running binary
+// (filepath.Base(os.Args[0])): cutcheck's own, and a user's program its own.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(os.Args) > 0 {
+		if name := strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe"); name != "" && name != "." && name != string(filepath.Separator) {
+			progName = name
+		}
+	}
+	return run(args, stdout, stderr)
+}
 
 // command is one subcommand.
 type command struct {
@@ -78,17 +94,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return c.run(args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "cutcheck: unknown command %q (run 'cutcheck help' for the list)\n", name)
+	fmt.Fprintf(stderr, "%s: unknown command %q (run '%s help' for the list)\n", progName, name, progName)
 	return exitUsage
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "cutcheck — a model checker for change-data-capture capture protocols (Generalized DBLog)\n\nUsage:\n")
+	fmt.Fprintf(w, "%s — a model checker for change-data-capture capture protocols (Generalized DBLog)\n\nUsage:\n", progName)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  cutcheck %-10s %-36s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  %s %-10s %-36s %s\n", progName, c.name, c.args, c.summary)
 	}
 	fmt.Fprintf(w, "\nExit codes: 0 success (certify: Accept), 1 property violated or verdict differs from\nexpectation (certify: Reject), 2 usage error, 3 internal or I/O error, 4 interrupted or\nstopped at a limit, 5 certify: Unsupported.\n")
-	fmt.Fprintf(w, "Run 'cutcheck help <command>' for a command's flags.\n")
+	fmt.Fprintf(w, "Run '%s help <command>' for a command's flags.\n", progName)
 }
 
 // interrupted returns a context cancelled by Ctrl-C or SIGTERM; tests
@@ -115,7 +131,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			fmt.Fprintf(stdout, "Usage: cutcheck %s %s\n\n%s.\n", c.name, c.args, capitalize(c.summary))
+			fmt.Fprintf(stdout, "Usage: %s %s %s\n\n%s.\n", progName, c.name, c.args, capitalize(c.summary))
 			if n := helpNotes[c.name]; n != "" {
 				fmt.Fprintf(stdout, "\n%s\n", n)
 			}
@@ -125,7 +141,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 	}
-	fmt.Fprintf(stderr, "cutcheck help: unknown command %q (run 'cutcheck help' for the list)\n", args[0])
+	fmt.Fprintf(stderr, "%s help: unknown command %q (run '%s help' for the list)\n", progName, args[0], progName)
 	return exitUsage
 }
 
@@ -165,7 +181,7 @@ func parse(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Flags of cutcheck %s:\n%s", fs.Name(), fs.FlagUsages())
+			fmt.Fprintf(stdout, "Flags of %s %s:\n%s", progName, fs.Name(), fs.FlagUsages())
 			return exitOK
 		}
 		return usageErr(stderr, fs.Name(), "%v", err)
@@ -174,6 +190,6 @@ func parse(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) int {
 }
 
 func usageErr(stderr io.Writer, cmd, format string, a ...any) int {
-	fmt.Fprintf(stderr, "cutcheck %s: %s (run 'cutcheck help %s')\n", cmd, fmt.Sprintf(format, a...), cmd)
+	fmt.Fprintf(stderr, "%s %s: %s (run '%s help %s')\n", progName, cmd, fmt.Sprintf(format, a...), progName, cmd)
 	return exitUsage
 }

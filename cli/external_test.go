@@ -19,6 +19,8 @@ const userMain = `// Command mycheck is cutcheck plus one variant of the paralle
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 
 	"github.com/cutcheck/cutcheck/cli"
@@ -34,26 +36,31 @@ func main() {
 	})
 	p.Name = "parallel-gate-low"
 	p.Doc = "parallel chunks whose live gate compares with the low offset"
-	protocols.Register(p)
-	// Flink CDC #592: the snapshot row overrides an in-window update.
-	protocols.Register(protocols.Extend(protocols.Classic(protocols.ClassicParts{
-		Discard: func(e protocols.MergeEvent) bool { return e.Op != protocols.OpUpdate },
-	}), protocols.Extension{Name: "classic-592"}))
-	// The live reader started exactly at the minimum high, not anywhere up to it.
-	protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{
-		ReaderStartAt: func(p model.Plan) model.Coord { return protocols.MinHigh(&p) },
-	}), protocols.Extension{Name: "parallel-exact-start"}))
-	// FLINK-35128: the start offset is not recomputed when a table (chunk 2) is added.
-	protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{
-		ReaderStart: func(p model.Plan) model.Coord { return p.Units[0].Hi },
-	}), protocols.Extension{Name: "flink-35128"}))
-	// Flink CDC #2885: the gate also passes the event at the high offset.
-	protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{
-		Gate: func(plan model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi },
-	}), protocols.Extension{Name: "parallel-2885"}))
-	// The live reader started once every high is recorded, and never held.
-	protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{Concurrent: true, Unheld: true}),
-		protocols.Extension{Name: "parallel-unheld"}))
+	if err := errors.Join(
+		protocols.Register(p),
+		// Flink CDC #592: the snapshot row overrides an in-window update.
+		protocols.Register(protocols.Extend(protocols.Classic(protocols.ClassicParts{
+			Discard: func(e protocols.MergeEvent) bool { return e.Op != protocols.OpUpdate },
+		}), protocols.Extension{Name: "classic-592"})),
+		// The live reader started exactly at the minimum high, not anywhere up to it.
+		protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{
+			ReaderStartAt: func(p model.Plan) model.Coord { return protocols.MinHigh(&p) },
+		}), protocols.Extension{Name: "parallel-exact-start"})),
+		// FLINK-35128: the start offset is not recomputed when a table (chunk 2) is added.
+		protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{
+			ReaderStart: func(p model.Plan) model.Coord { return p.Units[0].Hi },
+		}), protocols.Extension{Name: "flink-35128"})),
+		// Flink CDC #2885: the gate also passes the event at the high offset.
+		protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{
+			Gate: func(plan model.Plan, o int, pos model.Coord) bool { return pos >= plan.Units[o].Hi },
+		}), protocols.Extension{Name: "parallel-2885"})),
+		// The live reader started once every high is recorded, and never held.
+		protocols.Register(protocols.Extend(protocols.Parallel(protocols.ParallelParts{Concurrent: true, Unheld: true}),
+			protocols.Extension{Name: "parallel-unheld"})),
+	); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }
 `
@@ -125,6 +132,9 @@ func TestUserProgram(t *testing.T) {
 
 	if out := run(exitOK, "list"); !strings.Contains(out, "parallel-gate-low") || !strings.Contains(out, "parallel ") {
 		t.Errorf("list does not show the user's protocol beside the shipped ones:\n%s", out)
+	}
+	if out := run(exitUsage, "frob"); !strings.Contains(out, `mycheck: unknown command "frob" (run 'mycheck help' for the list)`) {
+		t.Errorf("the program does not name itself:\n%s", out)
 	}
 	// check: the variant reads a window event through the gate after the
 	// merged block, so a closed chunk's key replays to a value from the

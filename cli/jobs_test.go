@@ -38,10 +38,14 @@ func yamlCommands(text string) [][]string {
 	return out
 }
 
-// execCommand returns the arguments of a script's "exec cutcheck ..." line,
-// continuation lines joined.
+// execCommand returns the arguments of a script's "exec cutcheck ..." or
+// "cutcheck ..." line, continuation lines joined, without a trailing
+// "|| status=$?".
 func execCommand(text string) []string {
 	i := strings.Index(text, "\nexec cutcheck ")
+	if i < 0 {
+		i = strings.Index(text, "\ncutcheck ")
+	}
 	if i < 0 {
 		return nil
 	}
@@ -53,7 +57,8 @@ func execCommand(text string) []string {
 			break
 		}
 	}
-	return strings.Fields(strings.ReplaceAll(strings.TrimPrefix(line.String(), "exec "), `"`, ""))
+	cmd, _, _ := strings.Cut(strings.TrimPrefix(line.String(), "exec "), " || ")
+	return strings.Fields(strings.ReplaceAll(cmd, `"`, ""))
 }
 
 // localArgs turns a job's command into a local one: a tiny spec for the
@@ -85,15 +90,21 @@ func localArgs(t *testing.T, cmd []string, volume, dir string) []string {
 
 // runShards runs n shards of cmd, index i in the environment variable
 // env, as the batch engine would (in this process, one after the other:
-// TestShardsAsProcesses runs shards as processes).
-func runShards(t *testing.T, cmd []string, n int, env string) {
+// TestShardsAsProcesses runs shards as processes), and returns how many
+// exited 1, holding a violation; any other exit but 0 fails the test.
+func runShards(t *testing.T, cmd []string, n int, env string) (violated int) {
 	t.Helper()
 	for i := range n {
 		t.Setenv(env, fmt.Sprint(i))
-		if code, out, stderr := runCLI(cmd...); code != exitOK {
+		code, out, stderr := runCLI(cmd...)
+		switch {
+		case code == exitViolated && strings.Contains(out, "verdict:     violated"):
+			violated++
+		case code != exitOK:
 			t.Fatalf("shard %d: exit %d\n%s%s", i, code, out, stderr)
 		}
 	}
+	return violated
 }
 
 // Reference: issue 21, finding 11. The batch definitions' own commands,
@@ -117,8 +128,8 @@ func TestBatchJobs(t *testing.T) {
 			t.Errorf("%s manifest: %d images, %d with imagePullPolicy IfNotPresent", name, c, p)
 		}
 	}
-	if !regexp.MustCompile(`completionMode: Indexed\s+completions: 8\s`).MatchString(k8s) || !strings.Contains(k8s, "values: [2]") {
-		t.Error("the shards' Job is not an Indexed Job of 8 completions failing an index on exit 2")
+	if !regexp.MustCompile(`completionMode: Indexed\s+completions: 8\s`).MatchString(k8s) || !regexp.MustCompile(`action: FailIndex.*\n(.*\n){3}\s+values: \[1, 2\]\n`).MatchString(k8s) {
+		t.Error("the shards' Job is not an Indexed Job of 8 completions failing an index, without a retry, on exit 1 (a violation) and 2")
 	}
 	shardCmd, mergeCmd := yamlCommands(k8s), yamlCommands(k8sMerge)
 	if len(shardCmd) != 1 || len(mergeCmd) != 1 {
@@ -147,10 +158,28 @@ func TestBatchJobs(t *testing.T) {
 			if code, out, stderr := runCLI(old...); code != exitOK {
 				t.Fatalf("earlier search: exit %d\n%s%s", code, out, stderr)
 			}
-			runShards(t, shard, 8, job.env)
+			if n := runShards(t, shard, 8, job.env); n != 0 {
+				t.Fatalf("%d shards of a passing spec exited 1", n)
+			}
 			code, out, _ := runCLI(merge...)
 			if code != exitOK || !strings.Contains(out, "merged 8 shards") || !strings.Contains(out, "spec classic-1: pass, as expected") {
 				t.Fatalf("merge %q: exit %d\n%s", merge, code, out)
+			}
+			// A mutated spec, on a volume of its own: the shards that hold
+			// its violation exit 1, their results written, and the merge
+			// judges the spec.
+			mdir := t.TempDir()
+			mutShard, mutMerge := localArgs(t, job.shard, job.volume, mdir), localArgs(t, job.merge, job.volume, mdir)
+			for _, args := range [][]string{mutShard, mutMerge} {
+				for i, a := range args {
+					args[i] = strings.ReplaceAll(a, "classic-1.json", "mut-late-start-classic.json")
+				}
+			}
+			if n := runShards(t, mutShard, 8, job.env); n == 0 || n == 8 {
+				t.Errorf("%d of 8 shards of a mutated spec exited 1; want some, not all", n)
+			}
+			if code, out, _ := runCLI(mutMerge...); code != exitOK || !strings.Contains(out, "merged 8 shards") || !strings.Contains(out, "as expected") {
+				t.Fatalf("merge %q: exit %d\n%s", mutMerge, code, out)
 			}
 			results, _ := filepath.Glob(filepath.Join(dir, "*", "shard-3-of-8.json"))
 			if len(results) != 2 {
@@ -167,7 +196,10 @@ func TestBatchJobs(t *testing.T) {
 	}
 
 	// The Kubernetes driver, against a kubectl that reports the shards'
-	// Job as failed, then as complete.
+	// Job as failed (an index that found a violation fails too) or
+	// complete, and the merge Job as failed or complete: the merge runs
+	// once the shards' Job has ended either way, and its end is the
+	// driver's.
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash for the Kubernetes driver")
 	}
@@ -177,16 +209,24 @@ echo "$*" >> "$KUBECTL_LOG"
 case "$*" in
   *jsonpath=*failedIndexes*) echo 3 ;;
   "get job/cutcheck-shards "*) echo "$SHARDS_STATE " ;;
-  "get job/cutcheck-merge "*) echo "Complete " ;;
+  "get job/cutcheck-merge "*) echo "$MERGE_STATE " ;;
 esac
 `
 	if err := os.WriteFile(filepath.Join(bin, "kubectl"), []byte(kubectl), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, state := range []string{"Failed", "Complete"} {
-		log := filepath.Join(bin, state+".log")
+	for _, tt := range []struct {
+		shards, merge string
+		ok            bool
+		say           string
+	}{
+		{"Failed", "Complete", true, "job cutcheck-shards failed (failed indexes: 3)"},
+		{"Complete", "Complete", true, ""},
+		{"Failed", "Failed", false, "job cutcheck-merge failed"},
+	} {
+		log := filepath.Join(t.TempDir(), "kubectl.log")
 		c := exec.Command("bash", filepath.Join(jobsDir, "kubernetes-run.sh"))
-		c.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECTL_LOG="+log, "SHARDS_STATE="+state)
+		c.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECTL_LOG="+log, "SHARDS_STATE="+tt.shards, "MERGE_STATE="+tt.merge)
 		done := make(chan struct{})
 		var out []byte
 		var err error
@@ -195,19 +235,45 @@ esac
 		case <-done:
 		case <-time.After(30 * time.Second):
 			c.Process.Kill()
-			t.Fatalf("shards %s: the driver is still waiting", state)
+			t.Fatalf("shards %s, merge %s: the driver is still waiting", tt.shards, tt.merge)
 		}
 		calls, _ := os.ReadFile(log)
 		merged := strings.Contains(string(calls), "apply -f "+filepath.Join(jobsDir, "kubernetes-merge-job.yaml"))
-		switch state {
-		case "Failed":
-			if err == nil || merged || !strings.Contains(string(out), "job cutcheck-shards failed (failed indexes: 3)") {
-				t.Errorf("failed shards: %v, merge applied %v\n%s", err, merged, out)
-			}
-		case "Complete":
-			if err != nil || !merged || !strings.Contains(string(calls), "logs job/cutcheck-merge") {
-				t.Errorf("completed shards: %v, merge applied %v\n%s%s", err, merged, out, calls)
-			}
+		if (err == nil) != tt.ok || !merged || !strings.Contains(string(calls), "logs job/cutcheck-merge") || !strings.Contains(string(out), tt.say) {
+			t.Errorf("shards %s, merge %s: %v (want success %v), merge applied %v, want the merge's log and %q\n%s%s", tt.shards, tt.merge, err, tt.ok, merged, tt.say, out, calls)
+		}
+	}
+}
+
+// The Slurm task script ends COMPLETED (exit 0) when its shard finished,
+// with a violation (exit 1) or without, and passes any other exit on, so
+// that sacct shows only the tasks that did not finish as failed.
+func TestSlurmTaskExit(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash for the Slurm script")
+	}
+	bin, work := t.TempDir(), t.TempDir()
+	fake := "#!/bin/sh\nexit $FAKE_EXIT\n"
+	if err := os.WriteFile(filepath.Join(bin, "cutcheck"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join(jobsDir, "slurm-array.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for exit, want := range map[int]int{0: 0, 1: 0, 2: 2, 3: 3, 4: 4} {
+		c := exec.Command("bash", script)
+		c.Dir = work
+		c.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), fmt.Sprintf("FAKE_EXIT=%d", exit), "SLURM_ARRAY_TASK_ID=5")
+		out, err := c.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != want || (exit == 1) != strings.Contains(string(out), "shard 5 holds a violation") {
+			t.Errorf("cutcheck exit %d: the script exits %d, want %d\n%s", exit, code, want, out)
 		}
 	}
 }

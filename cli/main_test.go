@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -422,6 +423,7 @@ func TestExitCodes(t *testing.T) {
 	small := []string{"--keys", "2", "--values", "1", "--events", "2", "--progress", "0"}
 	pass := writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","keys":2,"values":1,"events":2,"chunks":1,"expect":"pass"}`})
 	wrong := writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","keys":1,"values":1,"events":1,"chunks":1,"expect":"closed-unit-cut"}`})
+	violated := writeSpecs(t, map[string]string{"a.json": `{"protocol":"classic","keys":2,"values":1,"events":2,"chunks":2,"mutation":"early-release","expect":"pass"}`})
 	specFile := filepath.Join(pass, "a.json")
 	bundle := filepath.Join("..", "certify", "testdata")
 	tests := []struct {
@@ -449,6 +451,10 @@ func TestExitCodes(t *testing.T) {
 		{"check past the action limit", []string{"check", "parallel", "--keys", "8", "--values", "8", "--events", "24", "--chunks", "4", "--txn", "3"}, exitUsage},
 		{"check --dir a file", append([]string{"check", "classic", "--dir", file}, tiny...), exitUsage},
 		{"check --json a directory", append([]string{"check", "classic", "--json", dir}, tiny...), exitUsage},
+		{"check --bundle without a discipline", append([]string{"check", "composite", "--mode", "tablesync", "--bundle", filepath.Join(dir, "b")}, tiny...), exitUsage},
+		{"check shard pass", append([]string{"check", "classic", "--shard", "0/1", "--shard-dir", filepath.Join(dir, "shards")}, tiny...), exitOK},
+		{"check shard holds a violation", append([]string{"check", "classic", "--mutation", "early-release", "--shard", "0/1", "--shard-dir", filepath.Join(dir, "shards")}, small...), exitViolated},
+		{"run shard holds a violation", []string{"run", filepath.Join(violated, "a.json"), "--shard", "0/1", "--shard-dir", filepath.Join(dir, "shards"), "--progress", "0"}, exitViolated},
 
 		{"run pass", []string{"run", specFile, "--progress", "0"}, exitOK},
 		{"run verdict differs", []string{"run", filepath.Join(wrong, "a.json"), "--progress", "0"}, exitViolated},
@@ -678,6 +684,67 @@ func TestVerdictConsequence(t *testing.T) {
 		code, out, _ := runCLI(append(append([]string{"check", "classic"}, bounds...), tc.args...)...)
 		if want := map[bool]int{true: exitOK, false: exitViolated}[tc.args == nil]; code != want || !strings.Contains(out, tc.want) {
 			t.Errorf("%v: exit %d, want %d and %q in\n%s", tc.args, code, want, tc.want, out)
+		}
+	}
+}
+
+// A closed-unit-cut counterexample's picture judges the failing key where
+// the invariant does, σ at max(position, hi) of its unit: there the key is
+// crossed and the point marked, though σ at the consumer's position agrees
+// with the replay.
+// Reference: Lemma 4.3, Lemma 6.1
+func TestHTMLClosedUnitCut(t *testing.T) {
+	html := filepath.Join(t.TempDir(), "cut.html")
+	code, out, stderr := runCLI("check", "classic", "--mutation", "early-release", "--keys", "2", "--values", "1", "--events", "2", "--progress", "0", "--html", html)
+	m := regexp.MustCompile(`violated: closed-unit-cut .*\n  key k(\d+) of closed unit \d+: replayed \S+, expected σ_(\d+) = (\S+)\n`).FindStringSubmatch(out)
+	if code != exitViolated || m == nil {
+		t.Fatalf("exit %d, want a closed-unit-cut counterexample\n%s%s", code, out, stderr)
+	}
+	key, at, sigma := m[1], m[2], m[3]
+	page := string(must(os.ReadFile(html)))
+	for _, want := range []string{
+		`class="wrong-key" data-key="` + key + `" data-at="` + at + `"`,
+		"k" + key + "=" + sigma + " ✗",
+		`class="judged" data-pos="` + at + `"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %s", want)
+		}
+	}
+}
+
+// Main names the running binary in usage text and errors, so a user's own
+// program names itself; the shipped binary, named cutcheck, says exactly
+// what run does.
+func TestProgramName(t *testing.T) {
+	args, name := os.Args, progName
+	t.Cleanup(func() { os.Args, progName = args, name })
+	main := func(bin string, a ...string) (int, string, string) {
+		os.Args, progName = []string{bin}, name
+		var out, errb bytes.Buffer
+		code := Main(a, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	for _, a := range [][]string{{"frob"}, {"help"}, {"help", "check"}, {"check", "classic", "--keys", "99"}} {
+		code, out, errs := main("/usr/local/bin/cutcheck", a...)
+		progName = name
+		wcode, wout, werrs := runCLI(a...)
+		if code != wcode || out != wout || errs != werrs {
+			t.Errorf("cutcheck %v: Main and run differ:\n%d %s%s\n%d %s%s", a, code, out, errs, wcode, wout, werrs)
+		}
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frob"}, `mycheck: unknown command "frob" (run 'mycheck help' for the list)`},
+		{[]string{"help"}, "\n  mycheck check "},
+		{[]string{"check", "classic", "--keys", "99"}, "mycheck check: classic: keys: 99 is out of range 1..8 (run 'mycheck help check')"},
+	}
+	for _, tt := range tests {
+		_, out, errs := main(filepath.Join("bin", "mycheck"), tt.args...)
+		if !strings.Contains(out+errs, tt.want) || strings.Contains(out+errs, "'cutcheck") {
+			t.Errorf("mycheck %v: want %q, and no 'cutcheck …' hint:\n%s%s", tt.args, tt.want, out, errs)
 		}
 	}
 }

@@ -150,7 +150,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		if w.PID == 0 {
 			who = "a prepared transaction"
 		}
-		fmt.Fprintf(stderr, "cutcheck record: waiting for transaction %s (%s, open for %s) to end before reading a chunk (--wait %s)\n", w.Xid, who, w.Age.Round(time.Second), o.opt.Wait)
+		fmt.Fprintf(stderr, "%s record: waiting for transaction %s (%s, open for %s) to end before reading a chunk (--wait %s)\n", progName, w.Xid, who, w.Age.Round(time.Second), o.opt.Wait)
 	}
 	var st record.Stats
 	var recErr error // the recording's own error, which write would wrap
@@ -185,19 +185,19 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		var re *record.Error
 		switch {
 		case ctx.Err() != nil || errors.Is(err, context.Canceled):
-			fmt.Fprintln(stderr, "cutcheck record: interrupted; the slot, the publication and the signal rows were removed, no file was written")
+			fmt.Fprintln(stderr, progName+" record: interrupted; the slot, the publication and the signal rows were removed, no file was written")
 			return exitIncomplete
 		case errors.As(err, &re) && re.Stuck:
-			fmt.Fprintf(stderr, "cutcheck record: %s; the slot, the publication and the signal rows were removed\n", re.Msg)
+			fmt.Fprintf(stderr, "%s record: %s; the slot, the publication and the signal rows were removed\n", progName, re.Msg)
 			return exitIncomplete
 		case errors.As(err, &re) && re.Usage:
-			fmt.Fprintf(stderr, "cutcheck record: %s\n", re.Msg)
+			fmt.Fprintf(stderr, "%s record: %s\n", progName, re.Msg)
 			return exitUsage
 		case errors.As(err, &re) && re.Oracle:
-			fmt.Fprintf(stderr, "cutcheck record: %s; the files were written as recorded, and do not describe the table\n", re.Msg)
+			fmt.Fprintf(stderr, "%s record: %s; the files were written as recorded, and do not describe the table\n", progName, re.Msg)
 			return exitViolated
 		}
-		fmt.Fprintf(stderr, "cutcheck record: %s\n", strings.Join(strings.Fields(err.Error()), " "))
+		fmt.Fprintf(stderr, "%s record: %s\n", progName, strings.Join(strings.Fields(err.Error()), " "))
 		return exitError
 	}
 	secs := st.Elapsed.Seconds()
@@ -236,7 +236,7 @@ func cleanDB(url, signalTable string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		var re *record.Error
-		fmt.Fprintf(stderr, "cutcheck clean: %v\n", err)
+		fmt.Fprintf(stderr, "%s clean: %v\n", progName, err)
 		if errors.As(err, &re) && re.Usage {
 			return exitUsage
 		}

@@ -52,7 +52,7 @@ func (r *resumeFlag) apply(opts *explore.Options, dir string, stdout io.Writer) 
 // of another search, or one a live run holds, is a usage error (exit 2);
 // anything else, a damaged checkpoint included, exit 3.
 func searchErr(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "cutcheck %s: %v\n", cmd, err)
+	fmt.Fprintf(stderr, "%s %s: %v\n", progName, cmd, err)
 	var me *explore.MismatchError
 	if errors.As(err, &me) || errors.Is(err, explore.ErrInUse) {
 		return exitUsage

@@ -29,7 +29,7 @@ type shardFlags struct {
 }
 
 func (s *shardFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&s.spec, "shard", "", "run one shard of an N-way split search: i/N (0 ≤ i < N), or auto/N to take i from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); merge/N combines the N results of the search the other flags name (as 'cutcheck merge' does)")
+	fs.StringVar(&s.spec, "shard", "", "run one shard of an N-way split search: i/N (0 ≤ i < N), or auto/N to take i from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); merge/N combines the N results of the search the other flags name (as '"+progName+" merge' does)")
 	fs.StringVar(&s.dir, "shard-dir", ".", "directory under which a shard writes its result, to IDENTITY/shard-I-of-N.json, IDENTITY naming the search")
 	fs.StringVar(&s.depth, "shard-depth", "auto", "row transactions in the shard key (states split by the base store and their first d transactions), or auto: the depth that keeps undetermined states, explored by every shard, under 5% and the shards within 1.5× of each other in a sample of the search's first states")
 }
@@ -110,7 +110,7 @@ func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, resume 
 	}
 	cfg, p, err := s.Config()
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck run: %v\n", err)
+		fmt.Fprintf(stderr, "%s run: %v\n", progName, err)
 		return exitUsage
 	}
 	opts = specs.Identify(p, cfg, s.Options(opts))
@@ -134,7 +134,9 @@ func runSpecShard(s specs.Spec, opts explore.Options, flags *shardFlags, resume 
 
 // finishShard writes a finished shard's result and says where. An
 // incomplete shard writes nothing: a result is written only by a shard
-// that finished, so every file a merge finds is a whole shard.
+// that finished, so every file a merge finds is a whole shard. A shard
+// that holds a violation exits 1, as check does (run's too: the shard's
+// own verdict; merge judges the spec), its result written all the same.
 func finishShard(f shardFile, dir, cmd string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, f.Report.Summary())
 	if sp := f.Report.ShardSplit; sp != nil {
@@ -142,15 +144,18 @@ func finishShard(f shardFile, dir, cmd string, stdout, stderr io.Writer) int {
 		f.Shard.Depth = sp.Depth
 	}
 	if f.Report.Verdict == explore.Incomplete {
-		fmt.Fprintf(stderr, "cutcheck %s: shard %v did not finish; no result written (run it again, with --dir and --resume to continue from its checkpoint)\n", cmd, f.Shard)
+		fmt.Fprintf(stderr, "%s %s: shard %v did not finish; no result written (run it again, with --dir and --resume to continue from its checkpoint)\n", progName, cmd, f.Shard)
 		return exitIncomplete
 	}
 	path, err := writeShard(dir, f)
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck %s: writing the shard result: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "%s %s: writing the shard result: %v\n", progName, cmd, err)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "shard result: %s (combine all %d with 'cutcheck merge %s')\n", path, f.Shard.Count, dir)
+	fmt.Fprintf(stdout, "shard result: %s (combine all %d with '%s merge %s')\n", path, f.Shard.Count, progName, dir)
+	if f.Report.Verdict == explore.Violated {
+		return exitViolated
+	}
 	return exitOK
 }
 
@@ -369,7 +374,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 func mergeSearch(cmd, dir string, identity explore.Identity, o *mergeOpts, stdout, stderr io.Writer) int {
 	first, parts, err := readShards(dir, identity)
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "%s %s: %v\n", progName, cmd, err)
 		return exitUsage
 	}
 	outs, err := openOutputs(o.jsonOut, o.traceJSON, o.html)
@@ -379,7 +384,7 @@ func mergeSearch(cmd, dir string, identity explore.Identity, o *mergeOpts, stdou
 	defer outs.discard()
 	rep, balance, err := explore.Merge(parts)
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck %s: %s: %v\n", cmd, dir, err)
+		fmt.Fprintf(stderr, "%s %s: %s: %v\n", progName, cmd, dir, err)
 		return exitUsage
 	}
 	rep.Identity = first.Identity
@@ -399,7 +404,7 @@ func mergeSearch(cmd, dir string, identity explore.Identity, o *mergeOpts, stdou
 		fmt.Fprintf(stdout, "\nCounterexample (%d steps):\n%s", len(rep.Violation.Steps)-1, rep.Violation.Text(o.fullStates))
 	}
 	if err := outs.write(rep, first.Model); err != nil {
-		fmt.Fprintf(stderr, "cutcheck %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "%s %s: %v\n", progName, cmd, err)
 		return exitError
 	}
 	if spec := first.Spec; spec != nil {

@@ -68,9 +68,25 @@ func splitRun(t *testing.T, path string, n int, ok, procs bool, extra ...string)
 		wg.Go(func() { codes[i], outs[i] = call(args...) })
 	}
 	wg.Wait()
+	violated := 0
 	for i := range n {
-		if codes[i] != exitOK {
-			t.Fatalf("shard %d/%d: exit %d\n%s", i, n, codes[i], outs[i])
+		// A shard exits 1 exactly when its result, written all the same,
+		// holds a violation.
+		names, _ := filepath.Glob(filepath.Join(dir, "*", fmt.Sprintf("shard-%d-of-%d.json", i, n)))
+		if len(names) != 1 {
+			t.Fatalf("shard %d/%d: exit %d, results %v\n%s", i, n, codes[i], names, outs[i])
+		}
+		f, err := readShard(names[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exitOK
+		if f.Report.Violation != nil {
+			want = exitViolated
+			violated++
+		}
+		if codes[i] != want {
+			t.Fatalf("shard %d/%d: exit %d, want %d (verdict %s)\n%s", i, n, codes[i], want, f.Report.VerdictName, outs[i])
 		}
 	}
 	merged := filepath.Join(dir, "merged.json")
@@ -84,6 +100,9 @@ func splitRun(t *testing.T, path string, n int, ok, procs bool, extra ...string)
 	var got explore.Report
 	if err := json.Unmarshal(must(os.ReadFile(merged)), &got); err != nil {
 		t.Fatal(err)
+	}
+	if (violated > 0) != (got.Violation != nil) {
+		t.Errorf("%d of %d shards exited 1; the merged verdict is %s", violated, n, got.VerdictName)
 	}
 	return got, out
 }

@@ -50,12 +50,12 @@ func runSpecs(args []string, stdout, stderr io.Writer) int {
 	for _, file := range fs.Args() {
 		data, err := readSpecFile(file)
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck run: %s: %v\n", file, err)
+			fmt.Fprintf(stderr, "%s run: %s: %v\n", progName, file, err)
 			return exitUsage // a bad spec file: nothing has run
 		}
 		s, err := specs.Parse(file, data)
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck run: %v\n", err)
+			fmt.Fprintf(stderr, "%s run: %v\n", progName, err)
 			return exitUsage
 		}
 		list = append(list, s)
@@ -123,7 +123,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 	}
 	list, err := loadSpecs(o.specsDir)
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck reproduce: %v\n", err)
+		fmt.Fprintf(stderr, "%s reproduce: %v\n", progName, err)
 		return exitUsage
 	}
 	if o.quick {
@@ -153,7 +153,7 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		var cleaned []string
 		res, cleaned, err = openResults(o.out)
 		for _, line := range cleaned {
-			fmt.Fprintf(stderr, "cutcheck reproduce: %s\n", line)
+			fmt.Fprintf(stderr, "%s reproduce: %s\n", progName, line)
 		}
 		if err != nil {
 			return usageErr(stderr, "reproduce", "%v", err)
@@ -186,10 +186,10 @@ func runReproduce(args []string, stdout, stderr io.Writer) int {
 		})
 		switch {
 		case ctx.Err() != nil:
-			fmt.Fprintf(stderr, "cutcheck reproduce: interrupted; the kill matrix has %d of %d rows\n", len(matrix), n)
+			fmt.Fprintf(stderr, "%s reproduce: interrupted; the kill matrix has %d of %d rows\n", progName, len(matrix), n)
 			code, complete = exitIncomplete, false
 		case err != nil:
-			fmt.Fprintf(stderr, "cutcheck reproduce: %v\n", err)
+			fmt.Fprintf(stderr, "%s reproduce: %v\n", progName, err)
 			code, complete = exitError, false
 		default:
 			fmt.Fprintf(stdout, "\n%s", specs.MatrixMarkdown(matrix))
@@ -281,7 +281,7 @@ func saveResults(res *resultsSet, complete bool, out []specs.Outcome, matrix []s
 		}
 		if err != nil {
 			res.undo()
-			fmt.Fprintf(stderr, "cutcheck reproduce: writing the results: %v\n", err)
+			fmt.Fprintf(stderr, "%s reproduce: writing the results: %v\n", progName, err)
 			return exitError
 		}
 		fmt.Fprintf(stdout, "\nresults written to %s\n", res.out)
@@ -289,7 +289,7 @@ func saveResults(res *resultsSet, complete bool, out []specs.Outcome, matrix []s
 	}
 	if len(out) == 0 {
 		res.undo()
-		fmt.Fprintf(stderr, "cutcheck reproduce: no spec finished; %s was left as it was\n", res.out)
+		fmt.Fprintf(stderr, "%s reproduce: no spec finished; %s was left as it was\n", progName, res.out)
 		return exitOK
 	}
 	note := fmt.Sprintf("**Partial results**: the run stopped after %d of %d specs", len(out), total)
@@ -309,10 +309,10 @@ func saveResults(res *resultsSet, complete bool, out []specs.Outcome, matrix []s
 		res.undo()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "cutcheck reproduce: writing the partial results: %v; %s was left as it was\n", err, res.out)
+		fmt.Fprintf(stderr, "%s reproduce: writing the partial results: %v; %s was left as it was\n", progName, err, res.out)
 		return exitError
 	}
-	fmt.Fprintf(stderr, "cutcheck reproduce: %s was left as it was; what finished is in %s\n", res.out, dst)
+	fmt.Fprintf(stderr, "%s reproduce: %s was left as it was; what finished is in %s\n", progName, res.out, dst)
 	return exitOK
 }
 
@@ -345,7 +345,7 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, runnin
 		running(s.Name)
 		o, err := specs.Run(ctx, s, opts)
 		if err != nil {
-			fmt.Fprintf(stderr, "cutcheck: %v\n", err)
+			fmt.Fprintf(stderr, "%s: %v\n", progName, err)
 			if errors.Is(err, explore.ErrNoSymmetry) {
 				return out, exitUsage // the spec asks for a reduction its protocol has not
 			}
@@ -372,7 +372,7 @@ func runAll(ctx context.Context, list []specs.Spec, opts explore.Options, runnin
 			strconv.Itoa(st.Depth), o.Got, class, s.Expect, o.Elapsed.Round(time.Millisecond).String(), mark)
 	}
 	if len(out) < len(list) {
-		fmt.Fprintf(stderr, "cutcheck: interrupted after %d of %d specs; the rest were skipped\n", len(out), len(list))
+		fmt.Fprintf(stderr, "%s: interrupted after %d of %d specs; the rest were skipped\n", progName, len(out), len(list))
 		return out, exitIncomplete
 	}
 	return out, exitOK

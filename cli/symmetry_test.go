@@ -63,13 +63,20 @@ func TestSymmetryNotSharded(t *testing.T) {
 	}
 }
 
+// mustRegister registers a test's protocol, whose name is its own.
+func mustRegister(p *protocols.Protocol) {
+	if err := protocols.Register(p); err != nil {
+		panic(err)
+	}
+}
+
 var stepsOnce sync.Once
 
 // registerSteps registers a three-state protocol with no symmetry.
 func registerSteps() {
 	stepsOnce.Do(func() {
 		one := protocols.Config{Keys: 1, Values: 1, Events: 1, Chunks: 1, Txn: 1}
-		protocols.Register(protocols.Define(&protocols.Protocol{
+		mustRegister(protocols.Define(&protocols.Protocol{
 			Name:     "steps-without-symmetry",
 			Doc:      "a counter to 2",
 			Defaults: one,
@@ -123,10 +130,10 @@ func registerTwo() {
 		}
 		p := protocols.Classic(protocols.ClassicParts{Window: window})
 		p.Name = "classic-two"
-		protocols.Register(p)
+		mustRegister(p)
 		p = protocols.Classic(protocols.ClassicParts{Window: window, ValueBlind: true})
 		p.Name = "classic-two-blind"
-		protocols.Register(p)
+		mustRegister(p)
 	})
 }
 

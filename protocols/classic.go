@@ -178,18 +178,19 @@ func newClassic(cfg Config) explore.Model[classicState, classicAction] {
 //	protocols.Register(p)
 func Classic(parts ClassicParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
-		Name:     "classic",
-		Doc:      "DBLog watermark loop: chunks bracketed by low/high marker events, reconciled by window-discard",
-		Cite:     "§7.2, Fig. 1; §6.2",
-		Defaults: Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 2},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
+		Name:        "classic",
+		Doc:         "DBLog watermark loop: chunks bracketed by low/high marker events, reconciled by window-discard",
+		Cite:        "§7.2, Fig. 1; §6.2",
+		Defaults:    Config{Keys: 3, Values: 3, Events: 4, Chunks: 2, Txn: 2},
+		Limits:      Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
+		Disciplines: map[string]string{"": WindowDiscard},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
 			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark,
 			BeginTaggedEvents, EventDeliveredTwice, MarkerOnlyFromStream, OutsideEventForwarded},
 	}, parts.model))
 }
 
-func init() { Register(Classic(ClassicParts{})) }
+func init() { mustRegister(Classic(ClassicParts{})) }
 
 // Init: the base store (every store with initial=any), the empty log and a
 // consumer that has not consumed anything, its start still open.

@@ -876,13 +876,14 @@ func (m *composite) threeProvenances(s *compositeState) string {
 //	protocols.Register(p)
 func Composite(parts CompositeParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
-		Name:     "composite",
-		Doc:      "heterogeneous composition: a chunked scan plus point splices at their own coordinates, one window-discard consumer",
-		Cite:     "§4.6, Cor 3, Example 5.1, Prop 2",
-		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true, Modes: []string{CompositeMixed, CompositeTablesync}},
-		Faults:   []Fault{EarlyCommonOnset, LateStart, CopyDropped, WitnessByBracketOnly, ConsumerRunsDuringRead, OutsideEventForwarded},
+		Name:        "composite",
+		Doc:         "heterogeneous composition: a chunked scan plus point splices at their own coordinates, one window-discard consumer",
+		Cite:        "§4.6, Cor 3, Example 5.1, Prop 2",
+		Defaults:    Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2, Mode: CompositeMixed},
+		Limits:      Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true, Modes: []string{CompositeMixed, CompositeTablesync}},
+		Disciplines: map[string]string{CompositeMixed: WindowDiscard},
+		Faults:      []Fault{EarlyCommonOnset, LateStart, CopyDropped, WitnessByBracketOnly, ConsumerRunsDuringRead, OutsideEventForwarded},
 	}, func(cfg Config) explore.Model[compositeState, compositeAction] { return parts.model(cfg) }))
 }
 
-func init() { Register(Composite(CompositeParts{})) }
+func init() { mustRegister(Composite(CompositeParts{})) }

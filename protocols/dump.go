@@ -795,13 +795,14 @@ func dumpEmitText(u *model.Unit, set model.KeySet, keys int) string {
 //	protocols.Register(p)
 func Dump(parts DumpParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
-		Name:     "dump",
-		Doc:      "native dumps and restores: a trusted point splice at r, or an uncertain view in (b, e] reconciled by window-discard",
-		Cite:     "§7.6–7.7, Prop 6, Thm 8",
-		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 1, Txn: 2, Mode: DumpTrusted},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: 1, Txn: MaxTxn, WholeServer: true, Modes: []string{DumpTrusted, DumpUncertain}},
-		Faults:   []Fault{FalseRecoveryPoint, ClaimInsideUncertainty, NoDiscard, CopyDropped, ConsumerRunsDuringRead, OutsideEventForwarded},
+		Name:        "dump",
+		Doc:         "native dumps and restores: a trusted point splice at r, or an uncertain view in (b, e] reconciled by window-discard",
+		Cite:        "§7.6–7.7, Prop 6, Thm 8",
+		Defaults:    Config{Keys: 3, Values: 2, Events: 4, Chunks: 1, Txn: 2, Mode: DumpTrusted},
+		Limits:      Limits{Keys: model.MaxKeys, Values: 7, Events: model.MaxLog, Chunks: 1, Txn: MaxTxn, WholeServer: true, Modes: []string{DumpTrusted, DumpUncertain}},
+		Disciplines: map[string]string{DumpTrusted: PointSplice, DumpUncertain: WindowDiscard},
+		Faults:      []Fault{FalseRecoveryPoint, ClaimInsideUncertainty, NoDiscard, CopyDropped, ConsumerRunsDuringRead, OutsideEventForwarded},
 	}, func(cfg Config) explore.Model[dumpState, dumpAction] { return parts.model(cfg) }))
 }
 
-func init() { Register(Dump(DumpParts{})) }
+func init() { mustRegister(Dump(DumpParts{})) }

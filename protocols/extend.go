@@ -45,7 +45,7 @@ type Extension struct {
 //	protocols.Register(protocols.Extend(protocols.Parallel(parts), protocols.Extension{
 //		Name: "parallel-exactly-once", With: []string{"no-duplicate-delivery"}}))
 //
-// Like Register, it panics on a mistake in the program: a protocol not
+// It panics on a mistake in the program: a protocol not
 // built by Define, a state without a model.Capture, or a With name that
 // is not one of the protocol's always or transition properties.
 func Extend(p *Protocol, ext Extension) *Protocol {

@@ -71,7 +71,7 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-func init() { Register(Parallel(ParallelParts{})) }
+func init() { mustRegister(Parallel(ParallelParts{})) }
 
 // ParallelParts are the decision points of the parallel-chunk capture (§7.5)
 // a variant may change; each nil or zero field takes the design as published.
@@ -232,11 +232,12 @@ func (pp *ParallelParts) readerStart(plan *model.Plan) model.Coord {
 // "parallel"; a variant takes other parts and another Name.
 func Parallel(parts ParallelParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
-		Name:     "parallel",
-		Doc:      "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
-		Cite:     "§7.5, Prop 5; §6.3",
-		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
+		Name:        "parallel",
+		Doc:         "Flink CDC parallel chunks: per-chunk offset brackets, backfill range-merge, live reader gated by each chunk's high offset",
+		Cite:        "§7.5, Prop 5; §6.3",
+		Defaults:    Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 1},
+		Limits:      Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
+		Disciplines: map[string]string{"": RangeMerge},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
 			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
 			GatePassesHigh, ReaderBeforeBackfill, BackfillFromRead, OutsideEventForwarded},

@@ -120,6 +120,13 @@ type Protocol struct {
 	Properties func(cfg Config) []Prop
 	// Check explores the model under cfg.
 	Check func(ctx context.Context, cfg Config, opts explore.Options) (explore.Report, error)
+	// Disciplines maps a mode ("" for a protocol without modes) to the
+	// emission discipline (§6) its runs are certified under: WindowDiscard,
+	// RangeMerge or PointSplice. A mode it leaves out has no evidence-bundle
+	// form (check --bundle); so has every mode of a model whose state holds
+	// no model.Capture.
+	Disciplines map[string]string
+	capture     bool // the model's state holds a model.Capture (set by Define)
 	// valueSeeing names a part that receives values and is not declared
 	// value-blind: the model's value renaming is then refused (symmetry.go).
 	valueSeeing string
@@ -138,24 +145,56 @@ func (p *Protocol) Replaces(f Fault) error {
 	return nil
 }
 
+// The emission disciplines (§6.2–§6.4), named as certify names them.
+const (
+	WindowDiscard = "window-discard"
+	RangeMerge    = "range-merge"
+	PointSplice   = "point-splice"
+)
+
+// Discipline returns the discipline the runs of p in mode are certified
+// under, or an error saying why they have no evidence-bundle form.
+func (p *Protocol) Discipline(mode string) (string, error) {
+	switch d, ok := p.Disciplines[mode]; {
+	case len(p.Disciplines) == 0:
+		return "", fmt.Errorf("%s declares no emission discipline (Protocol.Disciplines), so its runs have no evidence-bundle form", p.Name)
+	case !p.capture:
+		return "", fmt.Errorf("%s's state holds no model.Capture, so its runs have no evidence-bundle form", p.Name)
+	case !ok:
+		return "", fmt.Errorf("%s declares no emission discipline for mode %q, so those runs have no evidence-bundle form", p.Name, mode)
+	case d != WindowDiscard && d != RangeMerge && d != PointSplice:
+		return "", fmt.Errorf("%s declares the discipline %q for mode %q, not one of %s, %s, %s", p.Name, d, mode, WindowDiscard, RangeMerge, PointSplice)
+	default:
+		return d, nil
+	}
+}
+
 var registry []*Protocol
 
 // Register adds a protocol to those every command knows (check, run,
 // reproduce, list), as a user's main does before calling cli.Main. Build p
 // with Define, or take a shipped one (e.g. Parallel) and change its parts.
-// Register panics on a nameless protocol, a name already taken, or one
-// without Check and Properties: these are mistakes in the program, not in
-// its input.
-func Register(p *Protocol) {
+// It refuses, with an error naming the protocol, a bad name (empty, or
+// with a space or slash), a name already taken, and a protocol without
+// Check and Properties.
+func Register(p *Protocol) error {
 	switch {
 	case p.Name == "" || strings.ContainsAny(p.Name, " \t/"):
-		panic(fmt.Sprintf("protocols.Register: bad protocol name %q", p.Name))
+		return fmt.Errorf("protocols.Register: bad protocol name %q", p.Name)
 	case lookup(p.Name) != nil:
-		panic(fmt.Sprintf("protocols.Register: protocol %q is already registered", p.Name))
+		return fmt.Errorf("protocols.Register: protocol %q is already registered", p.Name)
 	case p.Check == nil || p.Properties == nil:
-		panic(fmt.Sprintf("protocols.Register: protocol %q has no model (build it with Define)", p.Name))
+		return fmt.Errorf("protocols.Register: protocol %q has no model (build it with Define)", p.Name)
 	}
 	registry = append(registry, p)
+	return nil
+}
+
+// mustRegister registers a shipped protocol, which cannot be refused.
+func mustRegister(p *Protocol) {
+	if err := Register(p); err != nil {
+		panic(err)
+	}
 }
 
 // order is the order the shipped protocols are listed in, as in §7.
@@ -322,5 +361,7 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		return out
 	}
 	p.extend = extender(build)
+	_, err := model.CaptureOf[S]()
+	p.capture = err == nil
 	return p
 }

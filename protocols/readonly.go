@@ -238,17 +238,18 @@ func newReadonly(cfg Config) explore.Model[readonlyState, readonlyAction] {
 //	protocols.Register(p)
 func Readonly(parts ReadonlyParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
-		Name:     "readonly",
-		Doc:      "Debezium read-only capture: brackets are executed-GTID-set samples, membership by label, window-discard",
-		Cite:     "§7.4, Thm 7, Prop 4",
-		Defaults: Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2},
-		Limits:   Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
+		Name:        "readonly",
+		Doc:         "Debezium read-only capture: brackets are executed-GTID-set samples, membership by label, window-discard",
+		Cite:        "§7.4, Thm 7, Prop 4",
+		Defaults:    Config{Keys: 3, Values: 2, Events: 4, Chunks: 2, Txn: 2},
+		Limits:      Limits{Keys: model.MaxKeys, Values: 7, Events: 24, Chunks: model.MaxUnits, Txn: MaxTxn, WholeServer: true},
+		Disciplines: map[string]string{"": WindowDiscard},
 		Faults: []Fault{SharedReadInstant, InteriorExecutedSet, SplitTransaction, NoDiscard,
 			ReleaseBeforeLastRow, CopyDropped, ConsumerRunsDuringRead, OutsideEventForwarded, OffsetOnCapturedRows},
 	}, parts.model))
 }
 
-func init() { Register(Readonly(ReadonlyParts{})) }
+func init() { mustRegister(Readonly(ReadonlyParts{})) }
 
 // Init: the base store (every store with initial=any), the empty log and a
 // consumer that has consumed nothing, its start still open.

@@ -90,3 +90,24 @@ func TestDefineMachine(t *testing.T) {
 		t.Errorf("the trace does not show the state's own fields:\n%s", rep.Violation.Text(false))
 	}
 }
+
+// A model with only the minimal set declares its discipline like any
+// protocol; a variant built by Extend keeps the one it is built from.
+// Reference: §6.4
+func TestDeclaredDiscipline(t *testing.T) {
+	p := defineBare(false)
+	if _, err := p.Discipline(""); err == nil {
+		t.Error("a protocol that declares no discipline has one")
+	}
+	p.Disciplines = map[string]string{"": protocols.PointSplice}
+	if d, err := p.Discipline(""); d != protocols.PointSplice || err != nil {
+		t.Errorf("declared point-splice: got %q, %v", d, err)
+	}
+	dump, _ := protocols.Lookup("dump")
+	q := protocols.Extend(dump, protocols.Extension{Name: "dump-renamed"})
+	for mode, want := range map[string]string{protocols.DumpTrusted: protocols.PointSplice, protocols.DumpUncertain: protocols.WindowDiscard} {
+		if d, err := q.Discipline(mode); d != want || err != nil {
+			t.Errorf("dump-renamed %s: got %q, %v; want %q", mode, d, err, want)
+		}
+	}
+}

@@ -297,7 +297,9 @@ func TestKillMatrixDeadlockOnce(t *testing.T) {
 func TestVariantFaultVisible(t *testing.T) {
 	p := protocols.Classic(protocols.ClassicParts{})
 	p.Name, p.Defaults.Fault = "classic-early-visible", protocols.EarlyRelease
-	protocols.Register(p)
+	if err := protocols.Register(p); err != nil {
+		t.Fatal(err)
+	}
 	two := 2
 	s := Spec{Name: "variant", Protocol: p.Name, Keys: &two, Values: &two, Events: &two, Expect: "pass"}
 	cfg, _, err := s.Config()

@@ -57,7 +57,11 @@ const (
 	KeyrangeNonmonotone = "nonmonotone"
 )
 
-func init() { protocols.Register(Keyrange(KeyrangeParts{})) }
+func init() {
+	if err := protocols.Register(Keyrange(KeyrangeParts{})); err != nil {
+		panic(err)
+	}
+}
 
 // KeyrangeParts are the decision points of key-range gating; a nil part is
 // the run's mode's choice (advancing by default). Each mode is a choice of

@@ -196,7 +196,11 @@ func (p RereadParts) withMode(mode string) RereadParts {
 	return p
 }
 
-func init() { protocols.Register(Reread(RereadParts{})) }
+func init() {
+	if err := protocols.Register(Reread(RereadParts{})); err != nil {
+		panic(err)
+	}
+}
 
 // Reread returns re-read normalization built from parts, registered as
 // "reread" with the zero RereadParts.

@@ -128,7 +128,11 @@ func (p RewindParts) withMode(mode string) RewindParts {
 	return p
 }
 
-func init() { protocols.Register(Rewind(RewindParts{})) }
+func init() {
+	if err := protocols.Register(Rewind(RewindParts{})); err != nil {
+		panic(err)
+	}
+}
 
 // Rewind returns rewind-by-preimage built from parts, registered as
 // "rewind" with the zero RewindParts.

@@ -52,7 +52,11 @@ const (
 // baseVersion is the version of a base-store row, older than every commit.
 const baseVersion = 1
 
-func init() { protocols.Register(Versionmax(VersionmaxParts{})) }
+func init() {
+	if err := protocols.Register(Versionmax(VersionmaxParts{})); err != nil {
+		panic(err)
+	}
+}
 
 // VersionmaxParts are the decision points of version-max; a nil or zero
 // part is the run's mode's choice (engine by default). The client mode is

@@ -162,14 +162,16 @@ type readData struct {
 	Wrong bool   `json:"wrong"`
 }
 
-// keyData is one key's replayed value against σ at the consumer's position.
+// keyData is one key's replayed value against σ at the consumer's position
+// or, for the violation's key, at the coordinate the failure judges it.
 type keyData struct {
 	Key     int    `json:"key"`
 	Name    string `json:"name"`
 	Replay  string `json:"replay"`
 	Tag     int    `json:"tag"`
-	Source  string `json:"source"`
-	Differs bool   `json:"differs"` // replay ≠ σ in this state
+	Source  string `json:"source"` // σ_At(key)
+	At      int    `json:"at"`
+	Differs bool   `json:"differs"` // replay ≠ Source
 	Wrong   bool   `json:"wrong"`   // the violation's key (last step only)
 }
 
@@ -196,7 +198,10 @@ func buildView(tr *explore.TraceReport) (pageData, error) {
 		d.Steps = append(d.Steps, st)
 	}
 	if p := d.Steps[len(d.Steps)-1].Pic; p != nil {
+		first, _, _ := asView(tr.Steps[0].View)
+		last, _, _ := asView(tr.Steps[len(tr.Steps)-1].View)
 		markWrong(p, tr.Reason)
+		markJudged(p, tr.Reason, first.Source, last.Log)
 	}
 	return d, nil
 }
@@ -271,7 +276,7 @@ func picture(v protocols.View) *picData {
 	}
 	for _, kv := range v.Replay {
 		p.Keys = append(p.Keys, keyData{Key: kv.Key, Name: keyName(kv.Key), Replay: value(kv.Value), Tag: kv.Tag,
-			Source: value(src[kv.Key]), Differs: kv.Value != src[kv.Key]})
+			Source: value(src[kv.Key]), At: v.Consumed, Differs: kv.Value != src[kv.Key]})
 	}
 	for name, val := range v.Control {
 		p.Control = append(p.Control, explore.Field{Name: name, Value: val})
@@ -309,6 +314,42 @@ func markWrong(p *picData, reason string) {
 		for j := range p.Units[i].Reads {
 			p.Units[i].Reads[j].Wrong = wrong[p.Units[i].Reads[j].Key]
 		}
+	}
+}
+
+var sigmaRef = regexp.MustCompile(`σ_(\d+)`)
+
+// markJudged moves the violation's keys' σ to the coordinate the failure
+// judges them at, when its reason names one (σ_g) other than the
+// consumer's position: closed-unit-cut judges a closed unit's keys at
+// max(position, hi). base is the store before the log.
+func markJudged(p *picData, reason string, base []protocols.KeyValue, log []protocols.EventView) {
+	m := sigmaRef.FindStringSubmatch(reason)
+	if m == nil {
+		return
+	}
+	g, err := strconv.Atoi(m[1])
+	if err != nil || g == p.Consumed {
+		return
+	}
+	for i := range p.Keys {
+		k := &p.Keys[i]
+		if !k.Wrong {
+			continue
+		}
+		sigma := 0
+		for _, kv := range base {
+			if kv.Key == k.Key {
+				sigma = kv.Value
+			}
+		}
+		for _, e := range log {
+			if e.Pos <= g && e.Marker == "" && e.Key == k.Key {
+				sigma = e.Value
+			}
+		}
+		k.At, k.Source = g, value(sigma)
+		k.Differs = k.Source != k.Replay
 	}
 }
 
@@ -353,7 +394,8 @@ type stepLayout struct {
 	Bands         []bandBox
 	Ticks         []int // x of coordinates 0..n
 	Cons, Start   marker
-	KeysY, SigY   int // top of the replay and σ rows
+	Judged        *marker // the coordinate the failure judges σ at, if not the consumer's
+	KeysY, SigY   int     // top of the replay and σ rows
 	KeyW, BoxH    int
 	Keys          []keyBox
 	LegendY       int
@@ -449,6 +491,14 @@ func layoutStep(d *pageData, i int) stepLayout {
 	l.Cons = marker{X: bx(cons), C: p.Consumed, Path: fmt.Sprintf("M%d %d l-7 12 h14 z", bx(cons), ty)}
 	l.Start = marker{X: bx(start), C: p.Start, Path: fmt.Sprintf("M%d %d l-5 9 h10 z", bx(start), ty+18)}
 	l.KeysY = ty + 44
+	for _, k := range p.Keys {
+		if k.Wrong && k.At != p.Consumed {
+			x := bx(min(k.At, n))
+			l.Judged = &marker{X: x, C: k.At, Path: fmt.Sprintf("M%d %d l-6 10 h12 z", x, ty+36)}
+			l.KeysY += 18
+			break
+		}
+	}
 	l.SigY = l.KeysY + boxH + 6
 	for j, k := range p.Keys {
 		x := padL + j*keyW

@@ -77,7 +77,7 @@ func TestBuildViewProposition3(t *testing.T) {
 		Units: []unitData{{Unit: 1, Keys: "{k0}", Lo: 1, Hi: 2,
 			Reads: []readData{{Key: 0, Text: "k0=5", At: 1, Wrong: true}}}},
 		Consumed: 2,
-		Keys:     []keyData{{Key: 0, Name: "k0", Replay: "5", Tag: 1, Source: "⊥", Differs: true, Wrong: true}},
+		Keys:     []keyData{{Key: 0, Name: "k0", Replay: "5", Tag: 1, Source: "⊥", At: 2, Differs: true, Wrong: true}},
 	}
 	if got := d.Steps[8].Pic; !reflect.DeepEqual(got, want) {
 		t.Errorf("last step:\n got %+v\nwant %+v", got, want)
@@ -93,6 +93,57 @@ func TestBuildViewProposition3(t *testing.T) {
 				t.Errorf("step %d: key %+v highlighted", i, k)
 			}
 		}
+	}
+}
+
+// closedCut is a closed-unit-cut failure: the unit (0, 3] of k0 and k1 has
+// closed with the consumer at 1, where the replay k0=5 still equals σ; the
+// invariant judges the unit's keys at max(1, 3) = 3, where k0 is ⊥. k1, in
+// the base store as 2 and never written, is right at both.
+func closedCut() *explore.TraceReport {
+	log := []protocols.EventView{{Pos: 1, Key: 0, Value: 5, Txn: 1}, {Pos: 2, Key: -1, Marker: "L1"}, {Pos: 3, Key: 0, Value: 0, Txn: 2}}
+	base := []protocols.KeyValue{{Key: 0}, {Key: 1, Value: 2}}
+	return &explore.TraceReport{
+		Property: "closed-unit-cut",
+		Kind:     "always",
+		Reason:   "key k0 of closed unit 1: replayed 5, expected σ_3 = ⊥",
+		Steps: []explore.TraceStep{
+			{View: protocols.View{Replay: base, Source: base}},
+			{Action: "close unit 1", View: protocols.View{Log: log, Consumed: 1,
+				Units:  []protocols.UnitView{{Keys: []int{0, 1}, Lo: 0, Hi: 3, Closed: true}},
+				Replay: []protocols.KeyValue{{Key: 0, Value: 5, Tag: 1}, {Key: 1, Value: 2}},
+				Source: []protocols.KeyValue{{Key: 0, Value: 5}, {Key: 1, Value: 2}}}},
+		},
+	}
+}
+
+// The picture judges the failing key where the invariant does: σ_3, not σ
+// at the consumer's position, with the key crossed and the point marked.
+// Reference: Lemma 4.3
+func TestClosedUnitCutJudged(t *testing.T) {
+	d, err := buildView(closedCut())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []keyData{
+		{Key: 0, Name: "k0", Replay: "5", Tag: 1, Source: "⊥", At: 3, Differs: true, Wrong: true},
+		{Key: 1, Name: "k1", Replay: "2", Source: "2", At: 1},
+	}
+	if got := d.Steps[1].Pic.Keys; !reflect.DeepEqual(got, want) {
+		t.Errorf("keys:\n got %+v\nwant %+v", got, want)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, "closed-unit-cut", closedCut()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{`class="wrong-key" data-key="0" data-at="3"`, "k0=⊥ ✗", "σ at 3", `class="judged" data-pos="3"`, "σ judged at 3"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %s", want)
+		}
+	}
+	if strings.Contains(page, `class="wrong-key" data-key="1"`) {
+		t.Error("k1 is marked wrong")
 	}
 }
 
@@ -174,6 +225,9 @@ func prop3Page(t *testing.T) []byte {
 func TestWriteHTML(t *testing.T) {
 	page := string(prop3Page(t))
 	checkDOM(t, "static page", page, 8, 2)
+	if strings.Contains(page, `class="judged"`) {
+		t.Error("frontier-replay judges σ at the consumer's position, but the page marks another point")
+	}
 	if n := strings.Count(page, "</script>"); n != 2 {
 		t.Errorf("page has %d </script>, want 2 (the data must not end its script)", n)
 	}
