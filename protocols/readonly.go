@@ -161,10 +161,6 @@ type ReadonlyParts struct {
 	ValueBlind bool
 }
 
-// PublishedRead is ReadonlyParts.Read as published: c is a transaction
-// boundary in [lo, now] (A-read).
-func PublishedRead(l *model.Log, lo, c model.Coord) bool { return c >= lo && l.Boundary(c) }
-
 // withFault maps the faults that are choices of a part onto it.
 func (p ReadonlyParts) withFault(f Fault) ReadonlyParts {
 	sample := p.Sample
@@ -374,16 +370,6 @@ func (m *readonly) sampleLow(s *readonlyState) {
 	s.Cap.Plan.Add(model.Unit{Domain: m.domain(i), Lo: s.Cap.Log.Len()})
 	s.LowAt[i] = m.sample(&s.Cap.Log)
 	s.Phase = readonlyReading
-}
-
-// nextKey is the lowest key of the chunk not yet read.
-func nextKey(u *model.Unit) model.Key {
-	for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
-		if u.Domain.Has(k) && !u.Read.Has(k) {
-			return k
-		}
-	}
-	return model.NoKey
 }
 
 // readKey reads the chunk's next key as it stood at boundary at, lo ⊑ at ⊑
