@@ -495,7 +495,7 @@ func (m *parallel) recordLow(s *parallelState, i int) {
 // its own committed state (§4.3, A-read), not necessarily the log end.
 func (m *parallel) readKey(s *parallelState, i int, at model.Coord) {
 	u := &s.Cap.Plan.Units[i]
-	k := m.nextUnread(u)
+	k := nextKey(u)
 	v := s.Cap.Log.Sigma(at, k)
 	if m.cfg.Fault == BackfillFromRead {
 		s.ReadEnd[k] = s.Cap.Log.Len()
@@ -586,16 +586,6 @@ func (m *parallel) passes(c *model.Capture, k model.Key, p model.Coord) bool {
 	return m.parts.gate(&c.Plan, c.Plan.Owner(k), p)
 }
 
-// nextUnread is the lowest key of the unit not read yet.
-func (m *parallel) nextUnread(u *model.Unit) model.Key {
-	for k := model.Key(0); k < model.MaxKeys; k++ {
-		if u.Domain.Has(k) && !u.Read.Has(k) {
-			return k
-		}
-	}
-	return model.NoKey
-}
-
 func (m *parallel) lastKey(s model.KeySet) model.Key {
 	for k := model.Key(model.MaxKeys); k > 0; k-- {
 		if s.Has(k - 1) {
@@ -676,7 +666,7 @@ func (m *parallel) Describe(s *parallelState, a parallelAction) string {
 	case parallelRead:
 		t := *s
 		m.Next(s, a, &t)
-		k := m.nextUnread(u)
+		k := nextKey(u)
 		d := fmt.Sprintf("chunk %d reads %v = %v at coordinate %d", i+1, k, t.Cap.Plan.Units[i].Refresh[k], a.At)
 		if a.At != c.Log.Len() {
 			d += fmt.Sprintf(" (log end %d)", c.Log.Len())
