@@ -56,9 +56,6 @@ package protocols
 // chunk's rows are lost — only a start at lo itself shows it).
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/invariants"
 	"github.com/cutcheck/cutcheck/model"
@@ -432,145 +429,6 @@ func (m *classic) Done(s *classicState) bool {
 	return s.Cap.AllClosed(m.cfg.Chunks) && s.Cap.Pos == s.Cap.Log.Len() && DataEvents(&s.Cap.Log) == m.cfg.Events
 }
 
-// Grade counts the steps behind s (explore.Graded): each commits a
-// transaction (a watermark is one), moves the consumer one position on, or
-// selects a chunk, whose unit is recorded at its low watermark.
-func (m *classic) Grade(s *classicState) uint64 {
-	g := uint64(s.Cap.Log.Txns()) + uint64(s.Cap.Pos) + uint64(s.Cap.Plan.N)
-	if s.Phase == classicLowWritten {
-		g-- // its select is still to come
-	}
-	return g
-}
-
-func (m *classic) Encode(s *classicState, buf []byte) []byte {
-	buf = s.Cap.AppendTo(buf)
-	return append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
-}
-
-func (m *classic) Decode(b []byte, s *classicState) error {
-	rest, ok := s.Cap.DecodeFrom(b)
-	if !ok || len(rest) < 3 {
-		return fmt.Errorf("classic: short state encoding (%d bytes)", len(b))
-	}
-	s.Phase, s.Buf = classicPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
-	return nil
-}
-
-func (m *classic) ActionNames() []string { return classicActionNames }
-
-func (m *classic) ActionKind(a classicAction) int { return int(a.Kind) }
-
-func (m *classic) Describe(s *classicState, a classicAction) string {
-	l := &s.Cap.Log
-	next := l.Len() + 1
-	switch a.Kind {
-	case classicCommit:
-		return DescribeCommit(l, a.Txn)
-	case classicWriteLow:
-		return fmt.Sprintf("write low watermark for chunk %d at position %d", s.Cap.Plan.N+1, next)
-	case classicReadChunk:
-		t := *s
-		m.Next(s, a, &t)
-		u := &t.Cap.Plan.Units[t.Cap.Plan.N-1]
-		var rs []string
-		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-			if u.Domain.Has(k) {
-				rs = append(rs, fmt.Sprintf("%v=%v", k, u.Refresh[k]))
-			}
-		}
-		what := "read chunk %d at position %d: %s"
-		if m.cfg.Fault == ScanSkipsRow {
-			what = "read chunk %d at position %d, skipping its first present row: %s"
-		}
-		return fmt.Sprintf(what, s.Cap.Plan.N, l.Len(), strings.Join(rs, " "))
-	case classicWriteHigh:
-		d := fmt.Sprintf("write high watermark for chunk %d at position %d", s.Cap.Plan.N, next)
-		if i := int(s.Cap.Plan.N) - 1; m.openUnit(s) == i {
-			d += ", the select's rows enter the open window's buffer " + bufferString(&s.Cap.Plan.Units[i], s.Cap.Plan.Units[i].Present(), m.cfg.Keys)
-		}
-		if m.parts.ReleaseAtHighWrite {
-			t := *s
-			m.Next(s, a, &t)
-			d += ", release chunk: emit " + DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys)
-		}
-		return d
-	case classicConsume:
-		t := *s
-		m.Next(s, a, &t)
-		return "consume " + m.describeConsume(s, &t)
-	case classicStartLater:
-		d := DescribeStartLater(&s.Cap)
-		switch {
-		case s.Cap.Log.At(s.Cap.Pos+1).Key != model.NoKey:
-		case m.cfg.Fault == MarkerOnlyFromStream:
-			d += " (the consumer never meets chunk 1's low watermark: its window stays shut)"
-		default:
-			d += " (the capture still handles its own watermark there: chunk 1's window opens)"
-		}
-		return d
-	}
-	return "?"
-}
-
-// describeConsume says what consuming the next position did.
-func (m *classic) describeConsume(s, t *classicState) string {
-	p := s.Cap.Pos + 1
-	e := s.Cap.Log.At(p)
-	if e.Key == model.NoKey {
-		i, high := markerChunk(e)
-		switch {
-		case m.cfg.Fault == LostWatermark:
-			return fmt.Sprintf("position %d: %s filtered out of the consumed log (never seen)", p, MarkerName(e.Img))
-		case s.Cap.UnitClosed(i):
-			return fmt.Sprintf("position %d: %s of closed chunk %d, ignored", p, MarkerName(e.Img), i+1)
-		case !high && s.Phase != classicHighWritten:
-			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens before its select has returned, buffer {}", p, i+1)
-		case !high:
-			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens, buffer %s", p, i+1, bufferString(&s.Cap.Plan.Units[i], t.Buf, m.cfg.Keys))
-		default:
-			return fmt.Sprintf("position %d: high watermark, close chunk %d: emit survivors %s", p, i+1, DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys))
-		}
-	}
-	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
-	if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
-		return d + w
-	}
-	if i := m.openUnit(s); i >= 0 {
-		switch {
-		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
-			d += fmt.Sprintf(" in window, discards buffered %v", e.Key) + m.parts.Discard.words()
-		case s.Buf.Has(e.Key) && m.parts.Discard != nil && m.window(&s.Cap.Plan.Units[i]).Contains(p):
-			d += fmt.Sprintf(" in window, buffered %v kept", e.Key) + m.parts.Discard.words()
-		case s.Buf.Has(e.Key):
-			d += fmt.Sprintf(" (buffered %v kept)", e.Key)
-		case m.window(&s.Cap.Plan.Units[i]).Contains(p):
-			d += " in window"
-		}
-	}
-	return d + ", emitted"
-}
-
-func (m *classic) Fields(s *classicState) []explore.Field {
-	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	return append(f,
-		explore.Field{Name: "phase", Value: classicPhaseNames[s.Phase]},
-		explore.Field{Name: "buffer", Value: m.bufferField(s)})
-}
-
-func (m *classic) bufferField(s *classicState) string {
-	if i := m.openUnit(s); i >= 0 {
-		return bufferString(&s.Cap.Plan.Units[i], s.Buf, m.cfg.Keys)
-	}
-	return "{}"
-}
-
-func (m *classic) View(s *classicState) any {
-	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"phase": classicPhaseNames[s.Phase], "buffer": m.bufferField(s)}
-	return v
-}
-
 // Properties: the shared invariants that apply to a window-discard capture
 // with one read point per chunk, then what must be reachable.
 func (m *classic) Properties() []explore.Property[classicState, classicAction] {
@@ -622,23 +480,4 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		ps = append(ps, sometimes("outside-event-in-window", "§7.7", OutsideInWindow))
 	}
 	return ps
-}
-
-// bufferedRowDiscarded (Def. 6.2): a key read present has an event in the
-// part of its window the consumer has processed, (lo, min(Pos, hi)]: the
-// consumer met it with the row in the buffer (classic reads while paused,
-// before the window's first event is consumed).
-func bufferedRowDiscarded(c *model.Capture) string {
-	for i := 0; i < int(c.Plan.N); i++ {
-		u := &c.Plan.Units[i]
-		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
-			if !u.Read.Has(k) || u.Refresh[k] == model.Absent {
-				continue
-			}
-			if _, at, ok := c.Log.Last(k, model.Window{Lo: u.Lo, Hi: min(c.Pos, u.Hi)}); ok {
-				return fmt.Sprintf("chunk %d: buffered %v=%v discarded by the event at %d", i+1, k, u.Refresh[k], at)
-			}
-		}
-	}
-	return ""
 }
