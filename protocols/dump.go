@@ -51,8 +51,6 @@ package protocols
 // (uncertain: a window event met before the rows arrive is not remembered).
 
 import (
-	"fmt"
-
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/invariants"
 	"github.com/cutcheck/cutcheck/model"
@@ -439,7 +437,6 @@ func (m *dump) Done(s *dumpState) bool {
 // races that show they bite.
 func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 	type P = explore.Property[dumpState, dumpAction]
-	keys := model.Key(m.cfg.Keys)
 	sometimes := func(name, cite string, check func(s *dumpState) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
@@ -488,77 +485,18 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 	}
 	if !m.uncertain {
 		return append(props,
-			sometimes("spliced-row-emitted", "Prop 6, §6.4", func(s *dumpState) string {
-				for k := model.Key(0); k < keys; k++ {
-					if closeEmitted(&s.Cap, k) {
-						return fmt.Sprintf("the splice emitted %v=%v@%d", k, s.Cap.Out.Val[k], s.Cap.Out.Tag[k])
-					}
-				}
-				return ""
-			}),
-			sometimes("event-before-splice-consumed", "§6.4 (s0 ⊑ r)", func(s *dumpState) string {
-				if c := &s.Cap; c.AllClosed(1) && c.Start < c.Plan.Units[0].Hi {
-					return fmt.Sprintf("the consumer started at %d and processed (%d, %d] before the splice", c.Start, c.Start, c.Plan.Units[0].Hi)
-				}
-				return ""
-			}),
-			sometimes("splice-before-later-events", "Prop 6, §6.4", func(s *dumpState) string {
-				if c := &s.Cap; c.AllClosed(1) && c.Pos > c.Plan.Units[0].Hi {
-					return "an event after the splice coordinate was consumed"
-				}
-				return ""
-			}),
+			sometimes("spliced-row-emitted", "Prop 6, §6.4", m.splicedRowEmitted),
+			sometimes("event-before-splice-consumed", "§6.4 (s0 ⊑ r)", m.eventBeforeSplice),
+			sometimes("splice-before-later-events", "Prop 6, §6.4", m.spliceBeforeLaterEvents),
 		)
 	}
 	return append(props,
-		sometimes("view-strictly-inside", "Thm 8", func(s *dumpState) string {
-			c := &s.Cap
-			if u := &c.Plan.Units[0]; s.Phase == dumpRecorded && u.Lo < c.ReadAt[0] && c.ReadAt[0] < u.Hi {
-				return "b < v < e"
-			}
-			return ""
-		}),
-		sometimes("window-event-before-arrival", "Def. 6.2, Thm 8(2)", func(s *dumpState) string {
-			u := &s.Cap.Plan.Units[0]
-			if s.Phase >= dumpViewed && !s.Arrived && u.Present()&s.Gone != 0 {
-				return "a window event was met before its key's restored row arrived"
-			}
-			return ""
-		}),
-		sometimes("restored-row-discarded", "Example 7.1, Def. 6.2", func(s *dumpState) string {
-			c := &s.Cap
-			if s.Arrived && !c.UnitClosed(0) && c.Plan.Units[0].Present()&^s.Buf != 0 {
-				return "an in-window event discarded a restored row"
-			}
-			return ""
-		}),
-		sometimes("rows-arrive-after-e", "Thm 8(2)", func(s *dumpState) string {
-			if s.Phase == dumpRecorded && !s.Arrived && s.Cap.Pos == s.Cap.Plan.Units[0].Hi {
-				return "every event through e processed, the restored rows still in flight"
-			}
-			return ""
-		}),
-		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", func(s *dumpState) string {
-			for k := model.Key(0); k < keys; k++ {
-				if closeEmitted(&s.Cap, k) {
-					return fmt.Sprintf("survivor %v=%v@%d emitted", k, s.Cap.Out.Val[k], s.Cap.Out.Tag[k])
-				}
-			}
-			return ""
-		}),
-		sometimes("stale-restore-corrected", "Thm 8, Example 7.1", func(s *dumpState) string {
-			c := &s.Cap
-			if !c.AllClosed(1) {
-				return ""
-			}
-			u := &c.Plan.Units[0]
-			for k := model.Key(0); k < keys; k++ {
-				if u.Refresh[k] != c.Log.Sigma(u.Hi, k) && c.Out.Val[k] == c.Log.Sigma(c.Pos, k) {
-					return fmt.Sprintf("restored %v=%v is stale at e, the replay has %v", k, u.Refresh[k], c.Out.Val[k])
-				}
-			}
-			return ""
-		}),
+		sometimes("view-strictly-inside", "Thm 8", m.viewStrictlyInside),
+		sometimes("window-event-before-arrival", "Def. 6.2, Thm 8(2)", m.windowEventBeforeArrival),
+		sometimes("restored-row-discarded", "Example 7.1, Def. 6.2", m.restoredRowDiscarded),
+		sometimes("rows-arrive-after-e", "Thm 8(2)", m.rowsArriveAfterE),
+		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", m.survivorEmitted),
+		sometimes("stale-restore-corrected", "Thm 8, Example 7.1", m.staleRestoreCorrected),
 	)
 }
 
