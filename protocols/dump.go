@@ -51,9 +51,6 @@ package protocols
 // (uncertain: a window event met before the rows arrive is not remembered).
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/invariants"
 	"github.com/cutcheck/cutcheck/model"
@@ -436,188 +433,10 @@ func (m *dump) Done(s *dumpState) bool {
 	return c.AllClosed(1) && c.Pos == c.Log.Len() && DataEvents(&c.Log) == m.cfg.Events
 }
 
-// Grade counts the steps behind s (explore.Graded): each commits a
-// transaction (a commit that does not fit the log is no step), moves the
-// consumer one position on, records the unit (the trusted splice, the read
-// of a view recorded later, or b), closes it, and in mode uncertain takes
-// the view, brings the rows or records e; under RecordRAfterView, records r.
-func (m *dump) Grade(s *dumpState) uint64 {
-	c := &s.Cap
-	g := uint64(c.Log.Txns()) + uint64(c.Pos) + uint64(c.Plan.N) + uint64(c.Closed&1)
-	switch {
-	case m.uncertain:
-		if s.Phase >= dumpViewed {
-			g++
-		}
-		if s.Phase == dumpRecorded {
-			g++
-		}
-		if s.Arrived {
-			g++
-		}
-	case m.parts.RecordRAfterView:
-		if s.Phase == dumpRecorded {
-			g++
-		}
-	}
-	return g
-}
-
-func (m *dump) Encode(s *dumpState, buf []byte) []byte {
-	var arrived byte
-	if s.Arrived {
-		arrived = 1
-	}
-	buf = s.Cap.AppendTo(buf)
-	return append(buf, byte(s.Phase), arrived, byte(s.Buf), byte(s.Buf>>8), byte(s.Gone), byte(s.Gone>>8))
-}
-
-func (m *dump) Decode(b []byte, s *dumpState) error {
-	rest, ok := s.Cap.DecodeFrom(b)
-	if !ok || len(rest) != 6 {
-		return fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
-	}
-	s.Phase, s.Arrived = dumpPhase(rest[0]), rest[1] == 1
-	s.Buf = model.KeySet(rest[2]) | model.KeySet(rest[3])<<8
-	s.Gone = model.KeySet(rest[4]) | model.KeySet(rest[5])<<8
-	return nil
-}
-
-func (m *dump) Describe(s *dumpState, a dumpAction) string {
-	c := &s.Cap
-	n := c.Log.Len()
-	switch a.Kind {
-	case dumpCommit:
-		return DescribeCommit(&c.Log, a.Txn)
-	case dumpSplice:
-		t := *s
-		m.Next(s, a, &t)
-		return fmt.Sprintf("dump every key at recorded r = %d (point bracket): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
-	case dumpReadAt:
-		t := *s
-		m.Next(s, a, &t)
-		return fmt.Sprintf("dump reads every key at view %d (r not recorded yet): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
-	case dumpRecordR:
-		return fmt.Sprintf("record recovery point r = %d (the dump's view was %d)", n, c.ReadAt[0])
-	case dumpRecordB:
-		return fmt.Sprintf("record backup start b = %d", n)
-	case dumpRestore:
-		return fmt.Sprintf("the backup's consistent view, at latent v = %d: %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys))
-	case dumpArrive:
-		t := *s
-		m.Next(s, a, &t)
-		u := &c.Plan.Units[0]
-		d := "the restored rows arrive: buffer " + bufferString(u, t.Buf, m.cfg.Keys)
-		if dropped := u.Present() & s.Gone; dropped != 0 {
-			d += ", dropped " + bufferString(u, dropped, m.cfg.Keys) + " (window event already met)"
-		}
-		return d
-	case dumpRecordE:
-		return fmt.Sprintf("record recovery end e = %d: bracket (%d, %d]", n, c.Plan.Units[0].Lo, n)
-	case dumpClose:
-		u := &c.Plan.Units[0]
-		if m.cfg.Fault == CopyDropped && s.Buf != 0 {
-			return fmt.Sprintf("close the unit at %d: emit nothing, dropping the buffer %s", u.Hi, bufferString(u, s.Buf, m.cfg.Keys))
-		}
-		return fmt.Sprintf("close the unit at %d: emit %s", u.Hi, dumpEmitText(u, s.Buf, m.cfg.Keys))
-	case dumpConsume:
-		t := *s
-		m.Next(s, a, &t)
-		return "consume " + m.describeConsume(s, &t)
-	case dumpStartLater:
-		return DescribeStartLater(c)
-	}
-	return "?"
-}
-
-// describeConsume says what consuming the next position did.
-func (m *dump) describeConsume(s, t *dumpState) string {
-	p := s.Cap.Pos + 1
-	e := s.Cap.Log.At(p)
-	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
-	if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
-		return d + w
-	}
-	if m.inWindow(s, p) {
-		d += fmt.Sprintf(" in window (%d, e]", s.Cap.Plan.Units[0].Lo)
-		switch {
-		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
-			d += fmt.Sprintf(", discards buffered %v", e.Key)
-		case s.Buf.Has(e.Key):
-			d += fmt.Sprintf(", does not discard buffered %v", e.Key)
-		case !t.Gone.Has(e.Key) && !s.Arrived:
-			d += fmt.Sprintf(", not remembered for %v's row still to arrive", e.Key)
-		case !s.Arrived:
-			d += fmt.Sprintf(", %v's row will be dropped when it arrives", e.Key)
-		}
-	}
-	return d + ", emitted"
-}
-
-func (m *dump) ActionNames() []string {
-	names := make([]string, len(m.kinds))
-	for i, k := range m.kinds {
-		names[i] = dumpKindNames[k]
-	}
-	return names
-}
-
-func (m *dump) ActionKind(a dumpAction) int { return m.kindIndex[a.Kind] }
-
-func (m *dump) Fields(s *dumpState) []explore.Field {
-	return append(CaptureFields(&s.Cap, m.cfg.Keys),
-		explore.Field{Name: "phase", Value: dumpPhaseNames[s.Phase]},
-		explore.Field{Name: "buffer", Value: m.bufferField(s)})
-}
-
-// bufferField: the buffered rows, or the keys whose rows will be dropped on
-// arrival.
-func (m *dump) bufferField(s *dumpState) string {
-	if s.Cap.Plan.N == 0 {
-		return "{}"
-	}
-	if !s.Arrived {
-		var ks []string
-		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
-			if s.Gone.Has(k) {
-				ks = append(ks, k.String())
-			}
-		}
-		return "not arrived; drop {" + strings.Join(ks, " ") + "}"
-	}
-	return bufferString(&s.Cap.Plan.Units[0], s.Buf, m.cfg.Keys)
-}
-
-func (m *dump) View(s *dumpState) any {
-	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"mode": m.modeName(), "phase": dumpPhaseNames[s.Phase], "buffer": m.bufferField(s)}
-	return v
-}
-
-func (m *dump) modeName() string {
-	if m.uncertain {
-		return DumpUncertain
-	}
-	return DumpTrusted
-}
-
-// closeEmitted reports whether the close really emitted k's buffered row:
-// the stream's last entry for k carries the refresh, tagged hi, and is not
-// the consumed event at hi itself (the only other entry that can carry tag
-// hi; later entries carry later tags).
-func closeEmitted(c *model.Capture, k model.Key) bool {
-	u := &c.Plan.Units[0]
-	if !c.UnitClosed(0) || u.Refresh[k] == model.Absent || c.Out.Tag[k] != u.Hi || c.Out.Val[k] != u.Refresh[k] {
-		return false
-	}
-	return c.Start >= u.Hi || c.Log.At(u.Hi).Key != k // Start ≥ hi also covers hi = 0, where no event lies
-}
-
 // Properties: the shared invariants, the mode's trajectory claim, and the
 // races that show they bite.
 func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 	type P = explore.Property[dumpState, dumpAction]
-	keys := model.Key(m.cfg.Keys)
 	sometimes := func(name, cite string, check func(s *dumpState) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
@@ -666,124 +485,19 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 	}
 	if !m.uncertain {
 		return append(props,
-			sometimes("spliced-row-emitted", "Prop 6, §6.4", func(s *dumpState) string {
-				for k := model.Key(0); k < keys; k++ {
-					if closeEmitted(&s.Cap, k) {
-						return fmt.Sprintf("the splice emitted %v=%v@%d", k, s.Cap.Out.Val[k], s.Cap.Out.Tag[k])
-					}
-				}
-				return ""
-			}),
-			sometimes("event-before-splice-consumed", "§6.4 (s0 ⊑ r)", func(s *dumpState) string {
-				if c := &s.Cap; c.AllClosed(1) && c.Start < c.Plan.Units[0].Hi {
-					return fmt.Sprintf("the consumer started at %d and processed (%d, %d] before the splice", c.Start, c.Start, c.Plan.Units[0].Hi)
-				}
-				return ""
-			}),
-			sometimes("splice-before-later-events", "Prop 6, §6.4", func(s *dumpState) string {
-				if c := &s.Cap; c.AllClosed(1) && c.Pos > c.Plan.Units[0].Hi {
-					return "an event after the splice coordinate was consumed"
-				}
-				return ""
-			}),
+			sometimes("spliced-row-emitted", "Prop 6, §6.4", m.splicedRowEmitted),
+			sometimes("event-before-splice-consumed", "§6.4 (s0 ⊑ r)", m.eventBeforeSplice),
+			sometimes("splice-before-later-events", "Prop 6, §6.4", m.spliceBeforeLaterEvents),
 		)
 	}
 	return append(props,
-		sometimes("view-strictly-inside", "Thm 8", func(s *dumpState) string {
-			c := &s.Cap
-			if u := &c.Plan.Units[0]; s.Phase == dumpRecorded && u.Lo < c.ReadAt[0] && c.ReadAt[0] < u.Hi {
-				return "b < v < e"
-			}
-			return ""
-		}),
-		sometimes("window-event-before-arrival", "Def. 6.2, Thm 8(2)", func(s *dumpState) string {
-			u := &s.Cap.Plan.Units[0]
-			if s.Phase >= dumpViewed && !s.Arrived && u.Present()&s.Gone != 0 {
-				return "a window event was met before its key's restored row arrived"
-			}
-			return ""
-		}),
-		sometimes("restored-row-discarded", "Example 7.1, Def. 6.2", func(s *dumpState) string {
-			c := &s.Cap
-			if s.Arrived && !c.UnitClosed(0) && c.Plan.Units[0].Present()&^s.Buf != 0 {
-				return "an in-window event discarded a restored row"
-			}
-			return ""
-		}),
-		sometimes("rows-arrive-after-e", "Thm 8(2)", func(s *dumpState) string {
-			if s.Phase == dumpRecorded && !s.Arrived && s.Cap.Pos == s.Cap.Plan.Units[0].Hi {
-				return "every event through e processed, the restored rows still in flight"
-			}
-			return ""
-		}),
-		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", func(s *dumpState) string {
-			for k := model.Key(0); k < keys; k++ {
-				if closeEmitted(&s.Cap, k) {
-					return fmt.Sprintf("survivor %v=%v@%d emitted", k, s.Cap.Out.Val[k], s.Cap.Out.Tag[k])
-				}
-			}
-			return ""
-		}),
-		sometimes("stale-restore-corrected", "Thm 8, Example 7.1", func(s *dumpState) string {
-			c := &s.Cap
-			if !c.AllClosed(1) {
-				return ""
-			}
-			u := &c.Plan.Units[0]
-			for k := model.Key(0); k < keys; k++ {
-				if u.Refresh[k] != c.Log.Sigma(u.Hi, k) && c.Out.Val[k] == c.Log.Sigma(c.Pos, k) {
-					return fmt.Sprintf("restored %v=%v is stale at e, the replay has %v", k, u.Refresh[k], c.Out.Val[k])
-				}
-			}
-			return ""
-		}),
+		sometimes("view-strictly-inside", "Thm 8", m.viewStrictlyInside),
+		sometimes("window-event-before-arrival", "Def. 6.2, Thm 8(2)", m.windowEventBeforeArrival),
+		sometimes("restored-row-discarded", "Example 7.1, Def. 6.2", m.restoredRowDiscarded),
+		sometimes("rows-arrive-after-e", "Thm 8(2)", m.rowsArriveAfterE),
+		sometimes("survivor-emitted", "Def. 6.2, Lemma 6.1", m.survivorEmitted),
+		sometimes("stale-restore-corrected", "Thm 8, Example 7.1", m.staleRestoreCorrected),
 	)
-}
-
-// dumpReadsText lists σ_at over the first keys: "k0=1 k1=⊥".
-func dumpReadsText(l *model.Log, at model.Coord, keys int) string {
-	s := ""
-	for k := model.Key(0); k < model.Key(keys); k++ {
-		if k > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%v=%v", k, l.Sigma(at, k))
-	}
-	return s
-}
-
-// dumpCommitText describes a commit: "source commits k2 := ⊥ at position 5"
-// (composite's traces use it).
-func dumpCommitText(t *Txn, n model.Coord) string {
-	s := "source commits"
-	for i, e := range t.Events() {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprintf(" %v := %v", e.Key, e.Img)
-	}
-	if t.N == 1 {
-		return s + fmt.Sprintf(" at position %d", n+1)
-	}
-	return s + fmt.Sprintf(" at positions %d–%d", n+1, n+model.Coord(t.N))
-}
-
-// dumpEmitText lists the entries a close emits for the keys of set:
-// "k0=2@3 k1=1@3", or "nothing" (composite's traces use it).
-func dumpEmitText(u *model.Unit, set model.KeySet, keys int) string {
-	s := ""
-	for k := model.Key(0); k < model.Key(keys); k++ {
-		if set.Has(k) {
-			if s != "" {
-				s += " "
-			}
-			s += fmt.Sprintf("%v=%v@%d", k, u.Refresh[k], u.Hi)
-		}
-	}
-	if s == "" {
-		return "nothing"
-	}
-	return s
 }
 
 // Dump returns the dump protocol built from parts. It is registered as

@@ -58,3 +58,70 @@ func StaleRead(c *model.Capture) string {
 	}
 	return ""
 }
+
+// ---- shared by the window-discard protocols (classic, readonly) ----
+
+// survivorEmitted (Def. 6.2): a closed unit's survivor is what the stream
+// last carries for its key — an entry with the read value tagged with the
+// high edge, which no log event for a survivor can be (it has none in the
+// window). So the survivor was really emitted, not only computed.
+func survivorEmitted(c *model.Capture) string {
+	for i := 0; i < int(c.Plan.N); i++ {
+		u := &c.Plan.Units[i]
+		if !c.UnitClosed(i) {
+			continue
+		}
+		sv := u.Survivors(&c.Log)
+		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
+			if sv.Has(k) && c.Out.Tag[k] == u.Hi && c.Out.Val[k] == u.Refresh[k] {
+				return fmt.Sprintf("chunk %d emitted survivor %v=%v@%d", i+1, k, u.Refresh[k], u.Hi)
+			}
+		}
+	}
+	return ""
+}
+
+// windowEvent finds, in the window of a closed unit, an event after the read
+// of one of its keys that satisfies pred(read value, event image).
+func windowEvent(c *model.Capture, pred func(read, img model.Value) bool) (unit int, k model.Key, at model.Coord, ok bool) {
+	for i := 0; i < int(c.Plan.N); i++ {
+		if !c.UnitClosed(i) {
+			continue
+		}
+		u := &c.Plan.Units[i]
+		for p := u.Lo + 1; p <= u.Hi; p++ {
+			e := c.Log.At(p)
+			if e.Key != model.NoKey && u.Read.Has(e.Key) && p > c.ReadAt[e.Key] && pred(u.Refresh[e.Key], e.Img) {
+				return i, e.Key, p, true
+			}
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// absentReadInserted (§3.1: "a concurrent insert ... the observed insert
+// event later overrides it"): a key read as ⊥ is inserted inside its window.
+func absentReadInserted(c *model.Capture) string {
+	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r == model.Absent && img != model.Absent }); ok {
+		return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d inside the window", i+1, k, p)
+	}
+	return ""
+}
+
+// deleteRacesRead (§1.2): a key read present is deleted inside its window,
+// after the read.
+func deleteRacesRead(c *model.Capture) string {
+	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r != model.Absent && img == model.Absent }); ok {
+		return fmt.Sprintf("chunk %d: %v read present, deleted at %d inside the window", i+1, k, p)
+	}
+	return ""
+}
+
+// staleReadCorrected (Example 4.1, key a): a key read present is updated to
+// another present value inside its window, after the read.
+func staleReadCorrected(c *model.Capture) string {
+	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r != model.Absent && img != model.Absent && img != r }); ok {
+		return fmt.Sprintf("chunk %d: %v read present, updated at %d inside the window", i+1, k, p)
+	}
+	return ""
+}

@@ -67,8 +67,6 @@ package protocols
 
 import (
 	"fmt"
-	"math/bits"
-	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/invariants"
@@ -160,10 +158,6 @@ type ReadonlyParts struct {
 	// bounds it runs.
 	ValueBlind bool
 }
-
-// PublishedRead is ReadonlyParts.Read as published: c is a transaction
-// boundary in [lo, now] (A-read).
-func PublishedRead(l *model.Log, lo, c model.Coord) bool { return c >= lo && l.Boundary(c) }
 
 // withFault maps the faults that are choices of a part onto it.
 func (p ReadonlyParts) withFault(f Fault) ReadonlyParts {
@@ -377,16 +371,6 @@ func (m *readonly) sampleLow(s *readonlyState) {
 	s.Phase = readonlyReading
 }
 
-// nextKey is the lowest key of the chunk not yet read.
-func nextKey(u *model.Unit) model.Key {
-	for k := model.Key(0); k < model.Key(model.MaxKeys); k++ {
-		if u.Domain.Has(k) && !u.Read.Has(k) {
-			return k
-		}
-	}
-	return model.NoKey
-}
-
 // readKey reads the chunk's next key as it stood at boundary at, lo ⊑ at ⊑
 // now (A-read); a present row goes into the buffer.
 func (m *readonly) readKey(s *readonlyState, at model.Coord) {
@@ -510,175 +494,6 @@ func (m *readonly) Done(s *readonlyState) bool {
 		DataEvents(&s.Cap.Log) == m.cfg.Events && !s.Cap.Partial
 }
 
-// Grade counts the steps behind s (explore.Graded): each commits a
-// transaction, moves the consumer one position on, samples a low set (the
-// unit is recorded then), reads one key, samples a high set or releases the
-// chunk. A closed chunk counts both of its last two steps; one in its
-// high-sampled phase, the first. Under split-transaction appending the rest
-// of a transaction is a step too: it gives the transaction a second row.
-func (m *readonly) Grade(s *readonlyState) uint64 {
-	c := &s.Cap
-	g := uint64(c.Log.Txns()) + uint64(c.Pos) + uint64(c.Plan.N) + 2*uint64(bits.OnesCount8(c.Closed))
-	for i := 0; i < int(c.Plan.N); i++ {
-		g += uint64(bits.OnesCount16(uint16(c.Plan.Units[i].Read)))
-	}
-	if s.Phase == readonlyHighSampled {
-		g++
-	}
-	if m.cfg.Fault == SplitTransaction {
-		g += uint64(splitRests(&c.Log))
-	}
-	return g
-}
-
-// splitRests counts the transactions of the log with a second row: under
-// split-transaction, those whose rest has been appended.
-func splitRests(l *model.Log) int {
-	n := 0
-	for i := 1; i < int(l.N); i++ {
-		if l.Ev[i].Txn == l.Ev[i-1].Txn && (i == 1 || l.Ev[i-2].Txn != l.Ev[i].Txn) {
-			n++
-		}
-	}
-	return n
-}
-
-func (m *readonly) Encode(s *readonlyState, buf []byte) []byte {
-	buf = s.Cap.AppendTo(buf)
-	buf = append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
-	for i := 0; i < model.MaxUnits; i++ {
-		buf = append(buf, byte(s.LowAt[i]), byte(s.HighAt[i]))
-	}
-	buf = append(buf, s.Pending.N)
-	for _, e := range s.Pending.Ev {
-		buf = append(buf, byte(e.Key), byte(e.Img))
-	}
-	return buf
-}
-
-func (m *readonly) Decode(b []byte, s *readonlyState) error {
-	rest, ok := s.Cap.DecodeFrom(b)
-	if n := 3 + 2*model.MaxUnits + 1 + 2*MaxTxn; !ok || len(rest) < n {
-		return fmt.Errorf("readonly: short state encoding (%d bytes)", len(b))
-	}
-	s.Phase, s.Buf = readonlyPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
-	rest = rest[3:]
-	for i := 0; i < model.MaxUnits; i++ {
-		s.LowAt[i], s.HighAt[i] = model.Coord(rest[2*i]), model.Coord(rest[2*i+1])
-	}
-	rest = rest[2*model.MaxUnits:]
-	s.Pending.N = rest[0]
-	for j := range s.Pending.Ev {
-		s.Pending.Ev[j] = model.Event{Key: model.Key(rest[1+2*j]), Img: model.Value(rest[2+2*j])}
-	}
-	return nil
-}
-
-func (m *readonly) ActionNames() []string { return readonlyActionNames }
-
-func (m *readonly) ActionKind(a readonlyAction) int { return int(a.Kind) }
-
-func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
-	l := &s.Cap.Log
-	i := int(s.Cap.Plan.N) - 1
-	switch a.Kind {
-	case readonlyCommit:
-		switch {
-		case s.Cap.Partial:
-			return fmt.Sprintf("source appends the rest of t%d (%d rows) at position %d", l.Txns(), a.Txn.N, l.Len()+1)
-		case m.cfg.Fault == SplitTransaction && a.Txn.N >= 2:
-			return DescribeCommit(l, a.Txn) + fmt.Sprintf(", exposing only its first row at position %d", l.Len()+1)
-		}
-		return DescribeCommit(l, a.Txn)
-	case readonlySampleLow:
-		c := m.sample(l)
-		return fmt.Sprintf("sample low for chunk %d at position %d: G(%d) = %s", i+2, l.Len(), c, txnSetString(l.Executed(c)))
-	case readonlyReadKey:
-		k := nextKey(&s.Cap.Plan.Units[i])
-		d := fmt.Sprintf("read %v = %v at coordinate %d (chunk %d", k, l.Sigma(a.At, k), a.At, i+1)
-		if a.At != l.Len() {
-			d += fmt.Sprintf(", log end %d", l.Len())
-		}
-		return d + ")"
-	case readonlySampleHigh:
-		c := m.sample(l)
-		return fmt.Sprintf("sample high for chunk %d at position %d: G(%d) = %s", i+1, l.Len(), c, txnSetString(l.Executed(c)))
-	case readonlyConsume:
-		p := s.Cap.Pos + 1
-		e := l.At(p)
-		t := *s
-		m.Next(s, a, &t)
-		d := fmt.Sprintf("consume position %d: %v := %v (t%d)", p, e.Key, e.Img, e.Txn)
-		if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
-			return d + w
-		}
-		switch {
-		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
-			d += fmt.Sprintf(" in window, discards buffered %v", e.Key) + m.parts.Discard.words()
-		case s.Buf.Has(e.Key) && m.parts.Discard != nil && m.inWindow(s, p):
-			d += fmt.Sprintf(" in window, buffered %v kept", e.Key) + m.parts.Discard.words()
-		case m.inWindow(s, p):
-			d += " in window"
-		}
-		return d + ", emitted"
-	case readonlyRelease:
-		t := *s
-		m.Next(s, a, &t)
-		return fmt.Sprintf("release chunk %d: emit survivors %s", i+1, DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys))
-	case readonlyStartLater:
-		return DescribeStartLater(&s.Cap)
-	}
-	return "?"
-}
-
-// txnSetString renders an executed set: "{t1 t2}".
-func txnSetString(s model.TxnSet) string {
-	var out []string
-	for t := uint8(1); t < 64; t++ {
-		if s.Has(t) {
-			out = append(out, fmt.Sprintf("t%d", t))
-		}
-	}
-	return "{" + strings.Join(out, " ") + "}"
-}
-
-func (m *readonly) control(s *readonlyState) map[string]string {
-	c := map[string]string{"phase": readonlyPhaseNames[s.Phase], "buffer": "{}"}
-	if i := int(s.Cap.Plan.N) - 1; i >= 0 && s.Phase != readonlyIdle {
-		l := &s.Cap.Log
-		c["buffer"] = bufferString(&s.Cap.Plan.Units[i], s.Buf, m.cfg.Keys)
-		c["low sample"] = fmt.Sprintf("G(%d) = %s", s.LowAt[i], txnSetString(l.Executed(s.LowAt[i])))
-		if s.Phase == readonlyHighSampled {
-			c["high sample"] = fmt.Sprintf("G(%d) = %s", s.HighAt[i], txnSetString(l.Executed(s.HighAt[i])))
-		}
-	}
-	if s.Cap.Partial {
-		var ev []string
-		for _, e := range s.Pending.Events() {
-			ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
-		}
-		c["pending"] = "{" + strings.Join(ev, ", ") + "}"
-	}
-	return c
-}
-
-func (m *readonly) Fields(s *readonlyState) []explore.Field {
-	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	c := m.control(s)
-	for _, name := range []string{"phase", "low sample", "high sample", "buffer", "pending"} {
-		if v, ok := c[name]; ok {
-			f = append(f, explore.Field{Name: name, Value: v})
-		}
-	}
-	return f
-}
-
-func (m *readonly) View(s *readonlyState) any {
-	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = m.control(s)
-	return v
-}
-
 // membership checks Theorem 7 for every chunk whose high has been sampled:
 // the sampled sets decide exactly the window between the coordinates the
 // samples map to. Those are the unit's Lo and Hi (the log lengths when
@@ -755,54 +570,4 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 		sometimes("delete-races-read", "§1.2, Thm 2", func(s *readonlyState) string { return deleteRacesRead(&s.Cap) }),
 		sometimes("copy-shares-event-tag", "§9, Def. 6.2", func(s *readonlyState) string { return CopySharesEventTag(&s.Cap) }),
 	)
-}
-
-// readonlyDiscarded (Def. 6.2, A-discard): the open chunk's buffer has lost a
-// row it took: a key read present is no longer buffered. Only a window event
-// removes a buffered row, so the discard really happened.
-func readonlyDiscarded(s *readonlyState) string {
-	if s.Phase == readonlyIdle {
-		return ""
-	}
-	i := int(s.Cap.Plan.N) - 1
-	u := &s.Cap.Plan.Units[i]
-	for k := model.Key(0); k < model.Key(s.Cap.Plan.Keys); k++ {
-		if !u.Present().Has(k) || s.Buf.Has(k) {
-			continue
-		}
-		return fmt.Sprintf("chunk %d: buffered %v=%v (read at %d) discarded by a window event", i+1, k, u.Refresh[k], s.Cap.ReadAt[k])
-	}
-	return ""
-}
-
-// readsApart (Prop 1): two keys of one chunk were read at different positions.
-func readsApart(c *model.Capture) string {
-	for i := 0; i < int(c.Plan.N); i++ {
-		u := &c.Plan.Units[i]
-		for a := model.Key(0); a < model.Key(c.Plan.Keys); a++ {
-			for b := a + 1; b < model.Key(c.Plan.Keys); b++ {
-				if u.Read.Has(a) && u.Read.Has(b) && c.ReadAt[a] != c.ReadAt[b] {
-					return fmt.Sprintf("chunk %d: %v read at %d, %v at %d", i+1, a, c.ReadAt[a], b, c.ReadAt[b])
-				}
-			}
-		}
-	}
-	return ""
-}
-
-// multiRowInWindow (Thm 7): a closed chunk's window holds a transaction of two
-// rows or more.
-func multiRowInWindow(c *model.Capture) string {
-	for i := 0; i < int(c.Plan.N); i++ {
-		u := &c.Plan.Units[i]
-		if !c.UnitClosed(i) {
-			continue
-		}
-		for p := u.Lo + 2; p <= u.Hi; p++ {
-			if c.Log.At(p).Txn == c.Log.At(p-1).Txn {
-				return fmt.Sprintf("chunk %d: transaction t%d spans positions %d–%d of window %v", i+1, c.Log.At(p).Txn, p-1, p, u.Window())
-			}
-		}
-	}
-	return ""
 }

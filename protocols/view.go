@@ -8,28 +8,6 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-// Marker returns the out-of-scope event a protocol writes into the log as a
-// watermark for chunk (0-based): its image only names it for display.
-func Marker(chunk int, high bool) model.Event {
-	img := model.Value(2*chunk + 1)
-	if high {
-		img++
-	}
-	return model.Event{Key: model.NoKey, Img: img}
-}
-
-// MarkerName is "L1", "H1", ... for a marker event's image.
-func MarkerName(img model.Value) string {
-	if img == 0 {
-		return "M"
-	}
-	chunk := (int(img)-1)/2 + 1
-	if img%2 == 1 {
-		return fmt.Sprintf("L%d", chunk)
-	}
-	return fmt.Sprintf("H%d", chunk)
-}
-
 // EventString renders the event at position p: "3:k1=2/t2" or "4:H1".
 func EventString(l *model.Log, p model.Coord) string {
 	e := l.At(p)
@@ -220,4 +198,15 @@ func DescribeCommit(l *model.Log, t Txn) string {
 		return fmt.Sprintf("source commits %s at position %d", ev[0], from)
 	}
 	return fmt.Sprintf("source commits t%d {%s} at positions %d–%d", l.Txns()+1, strings.Join(ev, ", "), from, from+model.Coord(t.N)-1)
+}
+
+// bufferString renders buffered rows with their read values: "{k0=1 k2=2}".
+func bufferString(u *model.Unit, buf model.KeySet, keys int) string {
+	var out []string
+	for k := model.Key(0); k < model.Key(keys); k++ {
+		if buf.Has(k) {
+			out = append(out, fmt.Sprintf("%v=%v", k, u.Refresh[k]))
+		}
+	}
+	return "{" + strings.Join(out, " ") + "}"
 }

@@ -1,0 +1,117 @@
+package protocols
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
+)
+
+// Describe renders a step in the words of §7.5.
+func (m *parallel) Describe(s *parallelState, a parallelAction) string {
+	c := &s.Cap
+	i := int(a.Chunk)
+	u := &c.Plan.Units[i]
+	switch a.Kind {
+	case parallelCommit:
+		return DescribeCommit(&c.Log, a.Txn)
+	case parallelLow:
+		return fmt.Sprintf("chunk %d records low offset %d", i+1, c.Log.Len())
+	case parallelRead:
+		t := *s
+		m.Next(s, a, &t)
+		k := nextKey(u)
+		d := fmt.Sprintf("chunk %d reads %v = %v at coordinate %d", i+1, k, t.Cap.Plan.Units[i].Refresh[k], a.At)
+		if a.At != c.Log.Len() {
+			d += fmt.Sprintf(" (log end %d)", c.Log.Len())
+		}
+		if s.Phase[i] == chunkHigh {
+			d += fmt.Sprintf(", after its high offset %d", u.Hi)
+		}
+		return d
+	case parallelHigh:
+		return fmt.Sprintf("chunk %d records high offset %d", i+1, c.Log.Len())
+	case parallelClose:
+		var out []string
+		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
+			if u.Domain.Has(k) {
+				if v := u.MergedIn(&c.Log, m.keyWindow(s, m.parts.window(u), k), k); v != model.Absent {
+					out = append(out, fmt.Sprintf("%v=%v", k, v))
+				}
+			}
+		}
+		what := "emits merged"
+		if m.cfg.Fault == CopyDropped {
+			what = "drops merged"
+		}
+		d := fmt.Sprintf("chunk %d backfills %v and %s {%s} at %d", i+1, m.parts.window(u), what, strings.Join(out, " "), u.Hi)
+		t := *s
+		m.Next(s, a, &t)
+		if t.Cap.AllClosed(m.cfg.Chunks) {
+			switch h := m.parts.readerStart(&t.Cap.Plan); {
+			case m.parts.ReaderStartAt != nil:
+				d += fmt.Sprintf("; the live reader starts at s0 = %d (the variant's ReaderStartAt, exact)", h)
+			case m.parts.ReaderStart != nil:
+				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to %d (the variant's ReaderStart, not the paper's minimum high)", h)
+			case h == 0:
+				d += "; the live reader starts at s0 = 0 (the minimum high)"
+			default:
+				d += fmt.Sprintf("; the live reader starts at s0 = 0, or later up to the minimum high %d", h)
+			}
+		}
+		return d
+	case parallelConsume:
+		p := c.Pos + 1
+		e := c.Log.At(p)
+		o := c.Plan.Owner(e.Key)
+		if w, ok := outsideWords(&m.cfg, c, e); ok {
+			return fmt.Sprintf("live reader consumes position %d: %v := %v", p, e.Key, e.Img) + w
+		}
+		verdict := "withheld"
+		if m.passesIn(s, e.Key, p) {
+			verdict = "emitted"
+		}
+		high := fmt.Sprintf("high %d", c.Plan.Units[o].Hi)
+		if s.Phase[o] < chunkHigh {
+			high = "high not recorded yet"
+		}
+		return fmt.Sprintf("live reader consumes position %d: %v := %v, chunk %d %s, %s", p, e.Key, e.Img, o+1, high, verdict)
+	case parallelStartLater:
+		if m.parts.ReaderStartAt != nil || m.parts.ReaderStart != nil {
+			return DescribeStartLater(c) + fmt.Sprintf(" (the variant's start %d)", m.startBound(s))
+		}
+		return DescribeStartLater(c) + fmt.Sprintf(" (latest start %d)", m.startBound(s))
+	}
+	return "?"
+}
+
+// ActionNames lists the kinds of steps.
+func (m *parallel) ActionNames() []string { return parallelKindNames[:] }
+
+// ActionKind is a's index in ActionNames.
+func (m *parallel) ActionKind(a parallelAction) int { return int(a.Kind) }
+
+// Fields is the capture plus each chunk's phase.
+func (m *parallel) Fields(s *parallelState) []explore.Field {
+	f := CaptureFields(&s.Cap, m.cfg.Keys)
+	return append(f, explore.Field{Name: "chunks", Value: m.phases(s)})
+}
+
+func (m *parallel) phases(s *parallelState) string {
+	var ph []string
+	for i := 0; i < m.cfg.Chunks; i++ {
+		ph = append(ph, fmt.Sprintf("%d:%v", i+1, s.Phase[i]))
+	}
+	return strings.Join(ph, " ")
+}
+
+// View is the capture's picture with each chunk's phase as control.
+func (m *parallel) View(s *parallelState) any {
+	v := CaptureView(&s.Cap, m.cfg.Keys)
+	v.Control = map[string]string{}
+	for i := 0; i < m.cfg.Chunks; i++ {
+		v.Control[fmt.Sprintf("chunk %d", i+1)] = s.Phase[i].String()
+	}
+	return v
+}
