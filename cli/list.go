@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/cutcheck/cutcheck/model"
 	"io"
 	"strings"
 
@@ -71,6 +72,11 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	for _, c := range invariants.Classes {
 		fmt.Fprintf(stdout, "  %-9s %s\n", c.Class, c.Doc)
 	}
+	var sinks []string
+	for _, r := range model.SinkRules {
+		sinks = append(sinks, r.Name)
+	}
+	fmt.Fprintf(stdout, "\nSink rules (--sink, or \"sink\" in a spec; the first is the default, the replay of §6):\n  %s\n", strings.Join(sinks, ", "))
 	fmt.Fprintln(stdout, "\nMutations (protocols → invariant that must fail):")
 	for _, m := range mutations.All {
 		mode := ""

@@ -85,7 +85,9 @@ func TestHelpVersionList(t *testing.T) {
 		"final-replay [final]", "no-duplicate-delivery [delivery] (opt-in)", "\n  final-replay               always     final ",
 		"\n  reread-terminates          always     claim     [§6.5 (open)] (reread)",
 		// the modes a protocol accepts
-		"modes:    trusted, uncertain (--mode", "modes:    mixed, tablesync (--mode"} {
+		"modes:    trusted, uncertain (--mode", "modes:    mixed, tablesync (--mode",
+		// the sink's merge rules
+		"\n  last-writer-wins, version-max, insert-ignore, upsert-only\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list output lacks %q", want)
 		}
