@@ -138,24 +138,8 @@ func dumpReadsText(l *model.Log, at model.Coord, keys int) string {
 	return s
 }
 
-// dumpCommitText describes a commit: "source commits k2 := ⊥ at position 5"
-// (composite's traces use it).
-func dumpCommitText(t *Txn, n model.Coord) string {
-	s := "source commits"
-	for i, e := range t.Events() {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprintf(" %v := %v", e.Key, e.Img)
-	}
-	if t.N == 1 {
-		return s + fmt.Sprintf(" at position %d", n+1)
-	}
-	return s + fmt.Sprintf(" at positions %d–%d", n+1, n+model.Coord(t.N))
-}
-
 // dumpEmitText lists the entries a close emits for the keys of set:
-// "k0=2@3 k1=1@3", or "nothing" (composite's traces use it).
+// "k0=2@3 k1=1@3", or "nothing".
 func dumpEmitText(u *model.Unit, set model.KeySet, keys int) string {
 	s := ""
 	for k := model.Key(0); k < model.Key(keys); k++ {
