@@ -750,3 +750,20 @@ func TestProgramName(t *testing.T) {
 		}
 	}
 }
+
+// Under a sink rule the picture draws what the sink holds, which the
+// replay claims judge: an upsert-only sink keeps a deleted row, marked ✗,
+// while the stream's replay agrees with σ.
+func TestHTMLSinkRule(t *testing.T) {
+	html := filepath.Join(t.TempDir(), "sink.html")
+	code, out, stderr := runCLI("check", "classic", "--sink", "upsert-only", "--keys", "1", "--values", "1", "--events", "2", "--chunks", "1", "--txn", "1", "--progress", "0", "--html", html)
+	if code != exitViolated || !strings.Contains(out, "key k0: sink holds 1, source holds ⊥") {
+		t.Fatalf("exit %d, want final-replay on k0\n%s%s", code, out, stderr)
+	}
+	page := string(must(os.ReadFile(html)))
+	for _, want := range []string{`>sink</text>`, `the sink's merge rule</title>upsert-only</text>`, `class="wrong-key" data-key="0"`, "k0=1@1", "k0=⊥ ✗"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %s", want)
+		}
+	}
+}

@@ -90,12 +90,17 @@ func StoreString(s model.Store, keys int) string {
 
 // View is a state as plain data, for JSON traces and the HTML picture.
 type View struct {
-	Log      []EventView       `json:"log"`
-	Units    []UnitView        `json:"units"`
-	Consumed int               `json:"consumed"`
-	Start    int               `json:"start"`
-	Replay   []KeyValue        `json:"replay"`
-	Source   []KeyValue        `json:"source"` // σ at the consumer's position
+	Log      []EventView `json:"log"`
+	Units    []UnitView  `json:"units"`
+	Consumed int         `json:"consumed"`
+	Start    int         `json:"start"`
+	Replay   []KeyValue  `json:"replay"`
+	Source   []KeyValue  `json:"source"` // σ at the consumer's position
+	// Sink is what the sink holds under a merge rule other than the
+	// default (SinkRule names it): the replay and cut claims judge it, not
+	// Replay, the stream's replay.
+	Sink     []KeyValue        `json:"sink,omitempty"`
+	SinkRule string            `json:"sink_rule,omitempty"`
 	Control  map[string]string `json:"control,omitempty"`
 }
 
@@ -163,6 +168,12 @@ func CaptureView(c *model.Capture, keys int) View {
 	for k := keys; k < model.MaxKeys; k++ {
 		if c.Out.Tag[k] != 0 || c.Out.Val[k] != model.Absent { // an entry outside the scope (§7.7)
 			v.Replay = append(v.Replay, KeyValue{k, int(c.Out.Val[k]), int(c.Out.Tag[k])})
+		}
+	}
+	if c.Rule != 0 {
+		v.SinkRule = c.SinkRule().Name
+		for k := 0; k < keys; k++ {
+			v.Sink = append(v.Sink, KeyValue{k, int(c.Sink.Val[k]), int(c.Sink.Tag[k])})
 		}
 	}
 	return v

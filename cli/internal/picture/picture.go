@@ -116,12 +116,15 @@ type stepData struct {
 
 // picData is one state as a picture: Figure 1's parts, in data.
 type picData struct {
-	Cells    []cellData      `json:"cells"`
-	Units    []unitData      `json:"units"`
-	Consumed int             `json:"consumed"` // positions 1..Consumed processed
-	Start    int             `json:"start"`    // consumption start s0
-	Keys     []keyData       `json:"keys"`     // replay vs σ, one per key
-	Control  []explore.Field `json:"control,omitempty"`
+	Cells    []cellData `json:"cells"`
+	Units    []unitData `json:"units"`
+	Consumed int        `json:"consumed"` // positions 1..Consumed processed
+	Start    int        `json:"start"`    // consumption start s0
+	Keys     []keyData  `json:"keys"`     // replay (or sink) vs σ, one per key
+	// Sink names the sink's merge rule when Keys holds what the sink holds
+	// (protocols.View.Sink), which the replay and cut claims judge.
+	Sink    string          `json:"sink,omitempty"`
+	Control []explore.Field `json:"control,omitempty"`
 }
 
 // Cell kinds.
@@ -274,7 +277,11 @@ func picture(v protocols.View) *picData {
 	for _, kv := range v.Source {
 		src[kv.Key] = kv.Value
 	}
-	for _, kv := range v.Replay {
+	rows := v.Replay
+	if len(v.Sink) > 0 {
+		rows, p.Sink = v.Sink, v.SinkRule
+	}
+	for _, kv := range rows {
 		p.Keys = append(p.Keys, keyData{Key: kv.Key, Name: keyName(kv.Key), Replay: value(kv.Value), Tag: kv.Tag,
 			Source: value(src[kv.Key]), At: v.Consumed, Differs: kv.Value != src[kv.Key]})
 	}
