@@ -134,14 +134,24 @@ func TestOracleUnderOutsideWriter(t *testing.T) {
 	case n := <-done:
 		t.Fatalf("the outside writer stopped after %d writes", n)
 	}
-	st, bundle, err := recordErr(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 20})
-	cancel()
-	writes := <-done
-	if err != nil {
-		t.Fatalf("record: %v", err)
+	// Every run must pass the check; at least one must meet a write
+	// between the check's markers (Bracketed), the race it is about. The
+	// markers are milliseconds apart, and a loaded machine can leave the
+	// writer idle that long: a few runs make it certain in practice.
+	bracketed := int64(0)
+	for run := 0; run < 5 && bracketed == 0; run++ {
+		st, bundle, err := recordErr(t, Options{URL: url, Table: tab, SignalTable: sig, ChunkSize: 20})
+		if err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		if res := verify(t, bundle); res.Verdict != certify.Accept || st.Checked != 200 {
+			t.Fatalf("run %d: %v (%v); checked %d keys", run+1, res.Verdict, res.Failure, st.Checked)
+		}
+		bracketed = st.Bracketed
 	}
-	if res := verify(t, bundle); res.Verdict != certify.Accept || st.Checked != 200 || writes < 100 || st.Bracketed == 0 {
-		t.Fatalf("%v (%v); checked %d keys under %d outside writes", res.Verdict, res.Failure, st.Checked, writes)
+	cancel()
+	if writes := <-done; writes < 100 || bracketed == 0 {
+		t.Fatalf("no run met an outside write between the check's markers (%d outside writes)", writes)
 	}
 }
 
