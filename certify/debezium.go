@@ -448,9 +448,9 @@ func (c *dbzConverter) position(src map[string]json.RawMessage) (dbzPos, *Failur
 		// sequence is ["<last commit LSN>", "<LSN>"]: the first orders
 		// transactions by commit, the second changes within one (lsn alone
 		// is per change and not in commit order across transactions).
-		var seq string
-		var pair []*string
-		if json.Unmarshal(src["sequence"], &seq) != nil || json.Unmarshal([]byte(seq), &pair) != nil || len(pair) != 2 || pair[1] == nil {
+		seq := rawString(src["sequence"])
+		pair, ok := lsnPair(seq)
+		if !ok {
 			return p, c.fail("source.sequence", "a postgresql event without source.sequence [last commit LSN, LSN]: its commit order is unknown")
 		}
 		for i, s := range pair {
@@ -480,6 +480,23 @@ func (c *dbzConverter) position(src map[string]json.RawMessage) (dbzPos, *Failur
 		}
 	}
 	return p, nil
+}
+
+// lsnPair reads a PostgreSQL sequence, ["<LSN>","<LSN>"] with the first
+// possibly null, as json.Unmarshal into []*string does: ok is false unless
+// it is two members, the second not null.
+func lsnPair(seq string) (pair []*string, ok bool) {
+	if inner, ok := strings.CutPrefix(seq, `["`); ok {
+		if inner, ok = strings.CutSuffix(inner, `"]`); ok {
+			if a, b, found := strings.Cut(inner, `","`); found && !strings.ContainsFunc(a+b, func(r rune) bool { return r == '"' || r == '\\' || r < 0x20 }) {
+				return []*string{&a, &b}, true
+			}
+		}
+	}
+	if json.Unmarshal([]byte(seq), &pair) != nil || len(pair) != 2 || pair[1] == nil {
+		return nil, false
+	}
+	return pair, true
 }
 
 // label is the event's transaction label for the bundle's x: its

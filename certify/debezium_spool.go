@@ -21,6 +21,10 @@ type dbzSpool struct {
 	imgW, logW *bufio.Writer
 	imgAt      int64
 	buf        []byte
+	// win is the part of the images file read last, from winAt; served
+	// is how much of it images has handed out.
+	win           []byte
+	winAt, served int64
 }
 
 func openDbzSpool(parent string) (*dbzSpool, error) {
@@ -62,14 +66,26 @@ func (s *dbzSpool) images(at int64, nb, na int32) (before, after []byte, err err
 			return nil, nil, err
 		}
 	}
-	n := int(nb + na)
-	if cap(s.buf) < n {
-		s.buf = make([]byte, n)
+	n := int64(nb + na)
+	if at < s.winAt || at+n > s.winAt+int64(len(s.win)) {
+		// Events are placed mostly in the order they were read: read
+		// ahead, four times what the last window served (so a jump
+		// between distant events reads little), at most 256 KiB.
+		size := min(max(n, 4*s.served), 256<<10)
+		if int64(cap(s.buf)) < size {
+			s.buf = make([]byte, size)
+		}
+		got, err := s.img.ReadAt(s.buf[:size], at)
+		if int64(got) < n {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, nil, err
+		}
+		s.win, s.winAt, s.served = s.buf[:got], at, 0
 	}
-	b := s.buf[:n]
-	if _, err := s.img.ReadAt(b, at); err != nil {
-		return nil, nil, err
-	}
+	b := s.win[at-s.winAt : at-s.winAt+n]
+	s.served += n
 	return b[:nb], b[nb:], nil
 }
 

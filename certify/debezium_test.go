@@ -773,3 +773,23 @@ func TestDebeziumNotificationsInLongDump(t *testing.T) {
 		t.Errorf("notifications in the dump give another bundle:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// lsnPair answers as json.Unmarshal into []*string with two members, the
+// second not null.
+func TestLsnPair(t *testing.T) {
+	for _, seq := range []string{`["1064","1072"]`, `[null,"1072"]`, `["1064",null]`, `["","5"]`, `["1","2","3"]`, `1064","1072`,
+		`["10\"64","1072"]`, `["10\u0034","1072"]`, `[ "1", "2" ]`, `["1","2"`, `"1","2"]`, `[]`, ``, `["a","b"]`, "[\"1\x01\",\"2\"]"} {
+		var want []*string
+		wantOK := json.Unmarshal([]byte(seq), &want) == nil && len(want) == 2 && want[1] != nil
+		got, ok := lsnPair(seq)
+		if ok != wantOK {
+			t.Errorf("%s: ok %v, want %v", seq, ok, wantOK)
+			continue
+		}
+		for i := range got {
+			if (got[i] == nil) != (want[i] == nil) || got[i] != nil && *got[i] != *want[i] {
+				t.Errorf("%s: member %d differs", seq, i)
+			}
+		}
+	}
+}

@@ -3,7 +3,6 @@ package certify
 import (
 	"encoding/json"
 	"errors"
-	"maps"
 	"slices"
 	"unicode/utf8"
 )
@@ -121,7 +120,12 @@ func rawString(raw json.RawMessage) string {
 // members in name order, each value compacted. Names and values that
 // json.Marshal would escape or compact take its path.
 func canonJSON(row map[string]json.RawMessage) string {
-	names := slices.Sorted(maps.Keys(row))
+	var buf [32]string
+	names := buf[:0]
+	for k := range row {
+		names = append(names, k)
+	}
+	slices.Sort(names)
 	n := 2
 	for _, k := range names {
 		if len(row[k]) == 0 || !marshalsAsIs(k, false) || !marshalsAsIs(string(row[k]), true) {
