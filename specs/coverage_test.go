@@ -28,6 +28,7 @@ func options(p *protocols.Protocol) []option {
 		{"whole-server", func(p *protocols.Protocol) bool { return p.Limits.WholeServer }, func(_ Spec, c protocols.Config) bool { return c.WholeServer }},
 		{"txn ≥ 2", func(p *protocols.Protocol) bool { return p.Limits.Txn >= 2 }, func(_ Spec, c protocols.Config) bool { return c.Txn >= 2 }},
 		{"chunks ≥ 2", func(p *protocols.Protocol) bool { return p.Limits.Chunks >= 2 }, func(_ Spec, c protocols.Config) bool { return c.Chunks >= 2 }},
+		{"sink rule", func(*protocols.Protocol) bool { return true }, func(_ Spec, c protocols.Config) bool { return !c.Sink.IsLastWriterWins() }},
 	}
 	cfg := p.Defaults
 	for _, pr := range p.Properties(cfg) {
@@ -119,20 +120,30 @@ func TestOptionPairsCovered(t *testing.T) {
 	}
 }
 
-// The check fails on a removed spec, naming the pairs only it combined.
+// The check fails on a removed spec, naming the pairs only it combined:
+// without pairs-sink-parallel the sink rule meets nothing of parallel's;
+// without pairs-parallel too, no two of its options meet.
 func TestOptionPairsMissing(t *testing.T) {
 	all, err := Embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var without []Spec
-	for _, s := range all {
-		if s.Name != "pairs-parallel" {
-			without = append(without, s)
+	without := func(names ...string) string {
+		var rest []Spec
+		for _, s := range all {
+			if !slices.Contains(names, s.Name) {
+				rest = append(rest, s)
+			}
 		}
+		return strings.Join(missingPairs(t, rest), "\n")
 	}
-	m := strings.Join(missingPairs(t, without), "\n")
+	m := without("pairs-sink-parallel")
+	if !strings.Contains(m, "parallel: noops with sink rule") || !strings.Contains(m, "parallel: sink rule with no-duplicate-delivery") ||
+		strings.Contains(m, "parallel: noops with whole-server") || strings.Contains(m, "classic:") {
+		t.Errorf("without pairs-sink-parallel, missing:\n%s", m)
+	}
+	m = without("pairs-sink-parallel", "pairs-parallel")
 	if !strings.Contains(m, "parallel: noops with whole-server") || !strings.Contains(m, "parallel: history with no-duplicate-delivery") || strings.Contains(m, "classic:") {
-		t.Errorf("without pairs-parallel, missing:\n%s", m)
+		t.Errorf("without pairs-parallel and pairs-sink-parallel, missing:\n%s", m)
 	}
 }
