@@ -172,7 +172,7 @@ func newClassic(cfg Config) explore.Model[classicState, classicAction] {
 //
 //	p := protocols.Classic(protocols.ClassicParts{Window: ...})
 //	p.Name = "classic-narrow"
-//	protocols.Register(p)
+//	err := protocols.Register(p) // an error for a name already taken
 func Classic(parts ClassicParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
 		Name:        "classic",

@@ -595,7 +595,7 @@ func (m *composite) exhibited(c *model.Capture) model.CoordSet {
 //
 //	p := protocols.Composite(protocols.CompositeParts{Onset: ...})
 //	p.Name = "composite-first-splice"
-//	protocols.Register(p)
+//	err := protocols.Register(p) // an error for a name already taken
 func Composite(parts CompositeParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
 		Name:        "composite",

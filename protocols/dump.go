@@ -506,7 +506,7 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 //
 //	p := protocols.Dump(protocols.DumpParts{Claim: ...})
 //	p.Name = "dump-early-claim"
-//	protocols.Register(p)
+//	err := protocols.Register(p) // an error for a name already taken
 func Dump(parts DumpParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
 		Name:        "dump",

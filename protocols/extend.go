@@ -42,7 +42,7 @@ type Extension struct {
 // Extend returns p with ext added, in one line, for any protocol built by
 // Define (every shipped one, every open discipline):
 //
-//	protocols.Register(protocols.Extend(protocols.Parallel(parts), protocols.Extension{
+//	err := protocols.Register(protocols.Extend(protocols.Parallel(parts), protocols.Extension{
 //		Name: "parallel-exactly-once", With: []string{"no-duplicate-delivery"}}))
 //
 // It panics on a mistake in the program: a protocol not

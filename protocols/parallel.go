@@ -76,7 +76,7 @@ func init() { mustRegister(Parallel(ParallelParts{})) }
 //		Gate: func(plan model.Plan, owner int, pos model.Coord) bool { return pos > plan.Units[owner].Lo },
 //	})
 //	p.Name = "parallel-gate-low"
-//	protocols.Register(p)
+//	err := protocols.Register(p) // an error for a name already taken
 type ParallelParts struct {
 	// Gate decides whether the live reader streams the event at pos of a key
 	// owned by chunk owner; plan holds every chunk's offsets. Published:

@@ -229,7 +229,7 @@ func newReadonly(cfg Config) explore.Model[readonlyState, readonlyAction] {
 //
 //	p := protocols.Readonly(protocols.ReadonlyParts{Read: ...})
 //	p.Name = "readonly-stale"
-//	protocols.Register(p)
+//	err := protocols.Register(p) // an error for a name already taken
 func Readonly(parts ReadonlyParts) *Protocol {
 	return withParts(parts, Define(&Protocol{
 		Name:        "readonly",
