@@ -596,12 +596,10 @@ func inProgress(last, max string) string {
 	return notification("IN_PROGRESS", "current_collection_in_progress", "public.customers", "last_processed_key", last, "maximum_key", max)
 }
 
-// Finding 1 and 9 with Debezium's own evidence: the notifications state each
-// chunk's last key read and the table scan's completion, so the discarded
-// last row's key is placed and the whole table certified; the offsets state
-// the maximum key. A snapshot the notifications show cut off is certified up
-// to where it got, and above the maximum key.
-func TestDebeziumNotifications(t *testing.T) {
+// threeWindows is an incremental snapshot of customers 1–4 in three
+// windows: carol is updated inside the first, which returns alice and bob;
+// the second returns dave; the third returns nothing.
+func threeWindows() *dbzRec {
 	r := pgRec()
 	r.execute()
 	r.open("c1")
@@ -614,6 +612,16 @@ func TestDebeziumNotifications(t *testing.T) {
 	r.read(cust(4, "dave"))
 	r.open("c3")
 	r.close("c3")
+	return r
+}
+
+// Finding 1 and 9 with Debezium's own evidence: the notifications state each
+// chunk's last key read and the table scan's completion, so the discarded
+// last row's key is placed and the whole table certified; the offsets state
+// the maximum key. A snapshot the notifications show cut off is certified up
+// to where it got, and above the maximum key.
+func TestDebeziumNotifications(t *testing.T) {
+	r := threeWindows()
 	started := notification("STARTED")
 	done := notification("TABLE_SCAN_COMPLETED", "scanned_collection", "public.customers", "status", "SUCCEEDED", "total_rows_scanned", "4")
 	full := started + inProgress("3", "4") + inProgress("4", "4") + done + notification("COMPLETED")
@@ -752,18 +760,7 @@ func TestDebeziumSpoolRemoved(t *testing.T) {
 // Notifications found among the events (both topics in one dump) are kept
 // whole while the rest of a long dump is read after them.
 func TestDebeziumNotificationsInLongDump(t *testing.T) {
-	r := pgRec()
-	r.execute()
-	r.open("c1")
-	r.update(cust(3, "carol"), cust(3, "carol2"))
-	r.close("c1")
-	r.read(cust(1, "alice"))
-	r.read(cust(2, "bob"))
-	r.open("c2")
-	r.close("c2")
-	r.read(cust(4, "dave"))
-	r.open("c3")
-	r.close("c3")
+	r := threeWindows()
 	done := notification("TABLE_SCAN_COMPLETED", "scanned_collection", "public.customers", "status", "SUCCEEDED", "total_rows_scanned", "4")
 	full := notification("STARTED") + inProgress("3", "4") + inProgress("4", "4") + done + notification("COMPLETED")
 	want, _ := convertOpt(t, r.String(), DebeziumOptions{Notifications: strings.NewReader(full)})

@@ -19,7 +19,7 @@ var errJSON = errors.New("invalid JSON")
 // nil for null, an error for anything but an object or null, the last of
 // repeated members. The values alias b.
 func rawObject(b []byte) (map[string]json.RawMessage, error) {
-	j := jsonScan{b: b}
+	j := jsonScan{scanner{b: b}}
 	j.space()
 	if j.literal("null") {
 		j.space()
@@ -77,7 +77,7 @@ func rawObject(b []byte) (map[string]json.RawMessage, error) {
 
 // validJSON is json.Valid.
 func validJSON(b []byte) bool {
-	j := jsonScan{b: b}
+	j := jsonScan{scanner{b: b}}
 	j.space()
 	if !j.value(1) {
 		return false
@@ -173,30 +173,11 @@ func marshalsAsIs(s string, value bool) bool {
 }
 
 // jsonScan validates JSON text as encoding/json's scanner does, nesting
-// included (at most 10000 levels).
-type jsonScan struct {
-	b []byte
-	i int
-}
-
-func (j *jsonScan) space() {
-	for j.i < len(j.b) {
-		switch j.b[j.i] {
-		case ' ', '\t', '\n', '\r':
-			j.i++
-		default:
-			return
-		}
-	}
-}
-
-func (j *jsonScan) eat(c byte) bool {
-	if j.i < len(j.b) && j.b[j.i] == c {
-		j.i++
-		return true
-	}
-	return false
-}
+// included (at most 10000 levels). It moves over the text as the record
+// scanner does (space, eat, hex4), but its value and str accept what
+// encoding/json accepts: repeated members, lone surrogates, invalid UTF-8,
+// where the record scanner is stricter.
+type jsonScan struct{ scanner }
 
 func (j *jsonScan) literal(w string) bool {
 	if len(j.b)-j.i >= len(w) && string(j.b[j.i:j.i+len(w)]) == w {
@@ -278,13 +259,8 @@ func (j *jsonScan) str() bool {
 			switch e {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
-				if len(j.b)-j.i < 4 {
+				if _, ok := j.hex4(j.i); !ok {
 					return false
-				}
-				for _, h := range j.b[j.i : j.i+4] {
-					if !isHex(h) {
-						return false
-					}
 				}
 				j.i += 4
 			default:
@@ -293,10 +269,6 @@ func (j *jsonScan) str() bool {
 		}
 	}
 	return false
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func (j *jsonScan) digits() bool {
