@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"github.com/cutcheck/cutcheck/model"
 	"io"
 	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/model"
 	"github.com/cutcheck/cutcheck/mutations"
 	"github.com/cutcheck/cutcheck/protocols"
 )
