@@ -229,6 +229,13 @@ type verifier struct {
 	maxQueue  int   // entries of the backlog held in memory
 	lineBytes int64 // bytes of the lines read, for the estimates
 	keyBuf    []byte
+
+	// A part of a split verification (shard.go): the keys it owns, where
+	// each failure was found, and the discipline's and the recorded
+	// entries written out for the merge's global comparison.
+	part   *partRun
+	at     stamp // where the verification is: line, step, key
+	stamps [nRanks]stamp
 }
 
 // tailEvent is a log position after the frontier: the scope key it writes
@@ -242,6 +249,18 @@ type tailEvent struct {
 func (v *verifier) fail(rank int, f *Failure) {
 	if v.fails[rank] == nil {
 		v.fails[rank] = f
+		v.stamps[rank] = v.at
+	}
+}
+
+// failKey is fail for an obligation judged key by key, in key order: the
+// key places the failure among a part's (shard.go).
+func (v *verifier) failKey(rank int, k key, f *Failure) {
+	if v.fails[rank] == nil {
+		v.fail(rank, f)
+		if v.part != nil {
+			v.stamps[rank].Key = v.kind.storeKey(nil, k)
+		}
 	}
 }
 
@@ -261,6 +280,7 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 		}
 		for i := range b.lines {
 			v.stats.Lines++
+			v.at = stamp{Line: v.stats.Lines}
 			if f := v.line(&b.lines[i]); f != nil {
 				if err := v.spillFailed(); err != nil {
 					return nil, err // the answer may rest on lost states
@@ -285,6 +305,7 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 	if v.h == nil {
 		return stop(s1(0, "empty bundle: no header")), nil
 	}
+	v.at = stamp{Line: v.stats.Lines + 1}
 	f := v.finish()
 	if err := v.spillFailed(); err != nil {
 		return nil, err
@@ -672,7 +693,7 @@ func (v *verifier) state(raw []byte) (*keyState, *Failure) {
 		v.lastKS, v.lastRaw = ks, append(v.lastRaw[:0], raw...)
 		return ks, nil
 	}
-	if !v.scope.has(k) {
+	if !v.scope.has(k) || !v.owns(k) {
 		return nil, nil
 	}
 	ks = &keyState{k: k, unit: int32(v.owner(k)), known: v.h.Base == "complete"}
@@ -789,16 +810,18 @@ func (v *verifier) enterLog() {
 		if u.dom.ranges {
 			continue // a range read is total: keys it did not return were absent
 		}
+		v.at.Step = int64(i)
 		for _, k := range u.dom.list {
-			if !v.scope.has(k) {
+			if !v.scope.has(k) || !v.owns(k) {
 				continue
 			}
 			if ks := v.peek(k); ks == nil || !ks.read {
-				v.fail(rO3, &Failure{Obligation: "S4", Clause: "O3 refresh totality", Unit: i + 1, Key: k.String(),
+				v.failKey(rO3, k, &Failure{Obligation: "S4", Clause: "O3 refresh totality", Unit: i + 1, Key: k.String(),
 					Detail: "a key of the chunk's domain has no read result (neither a row nor an absence)"})
 			}
 		}
 	}
+	v.at.Step = 0
 	if v.h.Coordinates == "position" {
 		v.passLo(0)
 		return
@@ -953,7 +976,8 @@ func (v *verifier) event(fs []field) *Failure {
 					pass = u.hiSet && p > u.hi
 				}
 				if pass {
-					v.exp.push(entry{k: ks.k, v: img, tag: p})
+					v.at.Step = stepEvent
+					v.expect(entry{k: ks.k, v: img, tag: p})
 					v.compare()
 				}
 			}
@@ -1009,6 +1033,7 @@ func (v *verifier) closeUpTo(pos int64) {
 		if v.discDone {
 			continue
 		}
+		v.at.Step = int64(i)
 		v.eachMember(i, func(ks *keyState) bool {
 			var val string
 			switch v.h.Discipline {
@@ -1024,7 +1049,7 @@ func (v *verifier) closeUpTo(pos int64) {
 				val = ks.r
 			}
 			if val != "" {
-				v.exp.push(entry{k: ks.k, v: val, tag: u.hi})
+				v.expect(entry{k: ks.k, v: val, tag: u.hi})
 			}
 			return false
 		})
@@ -1076,13 +1101,13 @@ func (v *verifier) entry(fs []field) *Failure {
 		img = canonValue(val)
 	}
 	if ks.outSeen && tag < ks.outTag {
-		v.fail(rMonotone, &Failure{Obligation: "S4", Clause: "per-key monotonicity (Thm 3)", Key: ks.k.String(), Coord: coord(tag), Line: v.stats.Lines,
+		v.failKey(rMonotone, ks.k, &Failure{Obligation: "S4", Clause: "per-key monotonicity (Thm 3)", Key: ks.k.String(), Coord: coord(tag), Line: v.stats.Lines,
 			Expected: fmt.Sprintf("a tag ≥ %d", ks.outTag), Observed: fmt.Sprint(tag),
 			Detail: "an entry reflects an older log prefix than an earlier entry for its key"})
 	}
 	ks.out, ks.outTag, ks.outSeen = img, tag, true
 	if !v.discDone {
-		v.act.push(entry{k: ks.k, v: img, tag: tag, line: v.stats.Lines})
+		v.record(entry{k: ks.k, v: img, tag: tag, line: v.stats.Lines})
 		v.compare()
 	}
 	return nil
@@ -1187,23 +1212,45 @@ func (v *verifier) prefixFail(e, a *entry) {
 		v.act.reset()
 		return
 	}
-	f := &Failure{Obligation: "S4", Clause: "the prefix is the " + v.h.Discipline + " emission (§6)",
-		Expected: showEntry(e), Observed: showEntry(a)}
-	switch {
-	case a == nil:
-		f.Detail = fmt.Sprintf("the prefix ends where the discipline emits entry %d", v.scoped+1)
-		f.Key, f.Coord = e.k.String(), coord(e.tag)
-	case e == nil:
-		f.Detail = fmt.Sprintf("entry %d of the prefix (in scope) is one the discipline does not emit", v.scoped+1)
-		f.Key, f.Coord, f.Line = a.k.String(), coord(a.tag), a.line
-	default:
-		f.Detail = fmt.Sprintf("entry %d of the prefix (in scope) differs from the discipline's", v.scoped)
-		f.Key, f.Coord, f.Line = a.k.String(), coord(a.tag), a.line
+	k := a
+	if k == nil {
+		k = e
 	}
-	v.fail(rDiscipline, f)
+	v.failKey(rDiscipline, k.k, prefixFailure(v.h.Discipline, v.scoped, e, a))
 	v.discDone = true
 	v.exp.reset()
 	v.act.reset()
+}
+
+// prefixFailure is the first difference between the discipline's entries
+// (e) and the recorded ones (a), after n paired entries. Range-merge is
+// compared key by key, so its failures name the key, not a place in the
+// whole stream.
+func prefixFailure(discipline string, n int64, e, a *entry) *Failure {
+	f := &Failure{Obligation: "S4", Clause: "the prefix is the " + discipline + " emission (§6)",
+		Expected: showEntry(e), Observed: showEntry(a)}
+	byKey := discipline == RangeMerge
+	switch {
+	case a == nil:
+		f.Detail = fmt.Sprintf("the prefix ends where the discipline emits entry %d", n+1)
+		if byKey {
+			f.Detail = "the prefix lacks an entry the discipline emits for the key"
+		}
+		f.Key, f.Coord = e.k.String(), coord(e.tag)
+	case e == nil:
+		f.Detail = fmt.Sprintf("entry %d of the prefix (in scope) is one the discipline does not emit", n+1)
+		if byKey {
+			f.Detail = "an entry of the prefix is one the discipline does not emit for the key"
+		}
+		f.Key, f.Coord, f.Line = a.k.String(), coord(a.tag), a.line
+	default:
+		f.Detail = fmt.Sprintf("entry %d of the prefix (in scope) differs from the discipline's", n)
+		if byKey {
+			f.Detail = "an entry of the prefix differs from the discipline's for the key"
+		}
+		f.Key, f.Coord, f.Line = a.k.String(), coord(a.tag), a.line
+	}
+	return f
 }
 
 // finish runs at the end of the bundle: the checks that need the whole log,
@@ -1266,6 +1313,7 @@ func (v *verifier) finish() *Failure {
 			Detail: fmt.Sprintf("the frontier %d is past the recorded log, which ends at %d", v.f, n)})
 	}
 	v.closeUpTo(v.f + 1)
+	v.at = stamp{Line: v.at.Line + 1}
 	if !v.discDone {
 		switch {
 		case v.h.Discipline == RangeMerge:
@@ -1279,17 +1327,19 @@ func (v *verifier) finish() *Failure {
 		}
 	}
 	// O2, unit by unit in key order (§3.3): per key, some c in [lo, hi].
+	v.at = stamp{Line: v.at.Line + 1}
 	for i := range v.units {
 		u := &v.units[i]
 		if !u.loDone || u.hi > n || v.fails[rO2] != nil {
 			continue // O2 is not judged, or the first failure is found
 		}
+		v.at.Step = int64(i)
 		v.eachMember(i, func(ks *keyState) bool {
 			if ks.touched && h.Reads == "survivors" {
 				return false // a discarded read: suppressed from the clean prefix, not evidenced
 			}
 			if !ks.matched {
-				v.fail(rO2, &Failure{Obligation: "S4", Clause: "O2 bracket-local validity (§3.3)", Unit: i + 1, Key: ks.k.String(), Coord: coord(u.lo),
+				v.failKey(rO2, ks.k, &Failure{Obligation: "S4", Clause: "O2 bracket-local validity (§3.3)", Unit: i + 1, Key: ks.k.String(), Coord: coord(u.lo),
 					Expected: fmt.Sprintf("σ_c(%s) for some c in [%d, %d]", ks.k, u.lo, u.hi), Observed: showValue(ks.r),
 					Detail: "the refresh matches the source at no coordinate of the bracket (a stale or future read)"})
 			}
@@ -1297,6 +1347,7 @@ func (v *verifier) finish() *Failure {
 		})
 	}
 	// The virtual-cut equality (§6): apply(prefix)↾K = src(b0, H, f)↾K.
+	v.at = stamp{Line: v.at.Line + 1}
 	if v.fails == [nRanks]*Failure{} && !planted.noVC {
 		v.eachSorted(func(ks *keyState) {
 			if v.fails[rVC] != nil {
@@ -1310,7 +1361,7 @@ func (v *verifier) finish() *Failure {
 				want = ks.r
 			}
 			if ks.out != want {
-				v.fail(rVC, &Failure{Obligation: "VC", Clause: "virtual cut: apply(prefix)↾K = src(b0,H,f)↾K (§6)", Key: ks.k.String(), Coord: coord(v.f),
+				v.failKey(rVC, ks.k, &Failure{Obligation: "VC", Clause: "virtual cut: apply(prefix)↾K = src(b0,H,f)↾K (§6)", Key: ks.k.String(), Coord: coord(v.f),
 					Expected: showValue(want), Observed: showValue(ks.out),
 					Detail: "the replay of the prefix differs from the source state at the frontier"})
 			}
@@ -1334,12 +1385,15 @@ func (v *verifier) cut() *Cut {
 		if c.State != nil {
 			c.State[ks.k.s] = ks.out
 		}
-		buf = append(buf[:0], ks.k.s...)
-		buf = append(buf, '\t')
-		buf = append(buf, ks.out...)
-		buf = append(buf, '\n')
+		if v.part != nil {
+			v.part.writeCut(v.kind, ks) // the merge hashes the parts' keys in order
+			return
+		}
+		buf = cutLine(buf[:0], ks.k.s, ks.out)
 		hash.Write(buf)
 	})
-	c.Digest = hex.EncodeToString(hash.Sum(nil))
+	if v.part == nil {
+		c.Digest = hex.EncodeToString(hash.Sum(nil))
+	}
 	return c
 }

@@ -27,6 +27,7 @@ type certifyOpts struct {
 	redelivery           string
 	require              string
 	mem, dir             string
+	shard, shardDir      string
 }
 
 func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
@@ -49,6 +50,8 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 	fs.StringVar(&o.mem, "mem", "", "memory budget, e.g. 512MiB or 4GiB; past it per-key states and the emitted stream's backlog spill to --dir (default: 3/4 of the machine's memory)")
 	fs.StringVar(&o.dir, "dir", "", "directory for the spill files and, with --from debezium, the converter's spool and bundle (default: the system's temporary directory; removed at the end)")
 	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
+	fs.StringVar(&o.shard, "shard", "", "verify one part of an N-way split: i/N (0 ≤ i < N), or auto/N to take i from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); '"+progName+" merge' combines the N parts into the whole verification's answer")
+	fs.StringVar(&o.shardDir, "shard-dir", ".", "directory under which a part is written, to certify-BUNDLE/part-I-of-N.*, BUNDLE naming the bundle by its SHA-256")
 	return fs, o
 }
 
@@ -92,6 +95,23 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			return usageErr(stderr, "certify", "--mem: %s is below 128MiB, the least budget a run can keep to", o.mem)
 		}
 		opt.Mem = n
+	}
+	var split *certify.Split
+	if o.shard != "" {
+		sh, err := parseShard(o.shard, os.Getenv)
+		if err == nil && strings.HasPrefix(o.shard, "merge/") {
+			err = fmt.Errorf("--shard merge/N is check's; merge the parts with '%s merge DIR'", progName)
+		}
+		if err == nil && (o.scope != "" || o.advance != "") {
+			err = errors.New("--shard verifies the whole scope of one bundle: not with --scope or --advance (restrict or advance the merged answer's bundle instead)")
+		}
+		if err == nil {
+			err = (&shardFlags{dir: o.shardDir}).writable()
+		}
+		if err != nil {
+			return usageErr(stderr, "certify", "%v", err)
+		}
+		split = &certify.Split{Index: sh.Index, Count: sh.Count}
 	}
 	removeOrphans(o.dir, stderr)
 	in, closeIn, err := openInput(fs.Arg(0))
@@ -167,6 +187,13 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		}
 		defer seg.Close()
 		opt.Segment = seg
+	}
+	if split != nil {
+		code := runCertifyPart(in, opt, *split, o.shardDir, conv.Assumes, stdout, stderr)
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "%s certify: %s\n", progName, n)
+		}
+		return code
 	}
 	res, err := certify.Verify(in, opt)
 	if errors.Is(err, certify.ErrRequire) {

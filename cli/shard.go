@@ -366,6 +366,12 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return usageErr(stderr, "merge", "expected one directory of shard results, got %d arguments", fs.NArg())
 	}
+	if parts, err := partFiles(fs.Arg(0)); err != nil || len(parts) > 0 {
+		if err != nil {
+			return usageErr(stderr, "merge", "%v", err)
+		}
+		return mergeParts(parts, o, stdout, stderr)
+	}
 	return mergeSearch("merge", fs.Arg(0), nil, o, stdout, stderr)
 }
 

@@ -1,0 +1,623 @@
+package certify
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"container/heap"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// A split verification: N parts each verify the keys they own (a key's
+// hash picks its part) over the whole bundle, and a merge combines them
+// into exactly the answer of one whole verification. Every obligation but
+// one is judged key by key or on the header and the log's shape, which
+// every part sees: each part keeps the first failure of each rank with
+// where it was found (a stamp: the line, the step within it, the key), and
+// the merge takes, rank by rank, the failure a whole run meets first. The
+// one global obligation is the prefix's order across keys (window-discard
+// and point splice compare the whole stream, §6): a part writes the
+// discipline's entries and the recorded ones it owns, each with its place,
+// and the merge compares the two merged streams in order. The cut's digest
+// is over the keys in key order: a part writes its present keys in key
+// order and the merge hashes their merge.
+
+// PartFormat names the split-verification result format; merge refuses any other.
+const PartFormat = "cutcheck-certify-part/1"
+
+// Split is one part of an N-way split verification: the keys whose hash
+// is Index modulo Count.
+type Split struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+func (s Split) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// stepEvent orders an event's own entry after the units closing at it.
+const stepEvent = 1 << 32
+
+// stamp is where a failure or an entry was met, in the order one whole
+// verification meets them: the line (the finish's stages follow the last
+// line), the step within it (the unit closing, then the event's own
+// entry), and for what is judged key by key the key, in store order.
+type stamp struct {
+	Line int64  `json:"line"`
+	Step int64  `json:"step,omitempty"`
+	Key  []byte `json:"key,omitempty"`
+}
+
+func (a stamp) cmp(b stamp) int {
+	if c := cmp.Compare(a.Line, b.Line); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Step, b.Step); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.Key, b.Key)
+}
+
+// Part is one part's result, bound to its bundle (SHA-256) and its split.
+type Part struct {
+	Format     string   `json:"format"`
+	Split      Split    `json:"split"`
+	Bundle     string   `json:"bundle_sha256"`
+	Require    string   `json:"require,omitempty"` // Options.Require, as JSON
+	Keys       string   `json:"keys,omitempty"`
+	Discipline string   `json:"discipline,omitempty"`
+	Stop       *Placed  `json:"stop,omitempty"` // a failure that ends the verification
+	Fails      []Placed `json:"fails,omitempty"`
+	Cut        *Cut     `json:"cut,omitempty"` // without its digest
+	Assumes    []string `json:"assumes,omitempty"`
+	Stats      Stats    `json:"stats"`
+	// Files are the part's three streams (the discipline's entries, the
+	// recorded ones, the present keys): records and SHA-256.
+	Files [3]PartFile `json:"files"`
+}
+
+// PartFile describes one of a part's streams.
+type PartFile struct {
+	Records int64  `json:"records"`
+	SHA256  string `json:"sha256"`
+}
+
+// Placed is a failure with the rank of its obligation and where it was met.
+type Placed struct {
+	Rank    int      `json:"rank"`
+	At      stamp    `json:"at"`
+	Failure *Failure `json:"failure"`
+}
+
+// The part's streams, in Part.Files order.
+const (
+	fileExp = iota
+	fileAct
+	fileCut
+)
+
+// PartFileNames name the streams, for the files a caller keeps them in.
+var PartFileNames = [3]string{"expected", "recorded", "cut"}
+
+type partRun struct {
+	split Split
+	w     [3]*bufio.Writer
+	h     [3]hash.Hash
+	n     [3]int64
+	kb    []byte
+	buf   []byte
+}
+
+// owns says whether k is this part's key (every key without a split).
+func (v *verifier) owns(k key) bool {
+	p := v.part
+	if p == nil || p.split.Count == 1 {
+		return true
+	}
+	p.kb = v.kind.storeKey(p.kb[:0], k)
+	return xxhash.Sum64(p.kb)%uint64(p.split.Count) == uint64(p.split.Index)
+}
+
+// expect queues an entry of the discipline's emission; a part of a
+// whole-stream comparison writes it out, placed, for the merge.
+func (v *verifier) expect(e entry) {
+	if v.part != nil && v.h.Discipline != RangeMerge {
+		v.part.write(fileExp, v.at, v.kind, &e)
+		return
+	}
+	v.exp.push(e)
+}
+
+// record queues a recorded entry, or writes it out as expect does.
+func (v *verifier) record(e entry) {
+	if v.part != nil && v.h.Discipline != RangeMerge {
+		v.part.write(fileAct, stamp{Line: e.line}, v.kind, &e)
+		return
+	}
+	v.act.push(e)
+}
+
+// write appends a record: line, step, key, value, tag.
+func (p *partRun) write(file int, at stamp, kk keyKind, e *entry) {
+	b := binary.AppendUvarint(p.buf[:0], uint64(at.Line))
+	b = binary.AppendUvarint(b, uint64(at.Step))
+	p.kb = kk.storeKey(p.kb[:0], e.k)
+	b = binary.AppendUvarint(b, uint64(len(p.kb)))
+	b = append(b, p.kb...)
+	b = binary.AppendUvarint(b, uint64(len(e.v)))
+	b = append(b, e.v...)
+	b = binary.AppendVarint(b, e.tag)
+	p.put(file, b)
+}
+
+func (p *partRun) put(file int, b []byte) {
+	p.buf = b
+	p.w[file].Write(b) // a write error is the flush's
+	p.h[file].Write(b)
+	p.n[file]++
+}
+
+// partRecord is a record read back.
+type partRecord struct {
+	at  stamp
+	e   entry
+	key []byte
+}
+
+type partReader struct {
+	r   *bufio.Reader
+	h   hash.Hash
+	n   int64
+	err error
+	key []byte // the last cut record's
+	val string
+}
+
+// nextCut reads a cut record: a present key and its value.
+func (pr *partReader) nextCut() bool {
+	if _, err := pr.r.Peek(1); err != nil {
+		if err != io.EOF {
+			pr.err = err
+		}
+		return false
+	}
+	pr.key = pr.bytes(pr.uvarint())
+	pr.val = string(pr.bytes(pr.uvarint()))
+	if pr.err != nil {
+		return false
+	}
+	pr.n++
+	return true
+}
+
+func (pr *partReader) ReadByte() (byte, error) {
+	b, err := pr.r.ReadByte()
+	if err == nil {
+		pr.h.Write([]byte{b})
+	}
+	return b, err
+}
+
+func (pr *partReader) bytes(n uint64) []byte {
+	if n > 1<<30 {
+		pr.err = errors.New("a record longer than 1 GiB")
+		return nil
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(pr.r, b); err != nil {
+		pr.err = err
+	}
+	pr.h.Write(b)
+	return b
+}
+
+func (pr *partReader) uvarint() uint64 {
+	x, err := binary.ReadUvarint(pr)
+	if err != nil && pr.err == nil {
+		pr.err = err
+	}
+	return x
+}
+
+// next reads an entry record; false at the end or on an error.
+func (pr *partReader) next(kk keyKind) (partRecord, bool) {
+	var r partRecord
+	if _, err := pr.r.Peek(1); err != nil {
+		if err != io.EOF {
+			pr.err = err
+		}
+		return r, false
+	}
+	r.at.Line = int64(pr.uvarint())
+	r.at.Step = int64(pr.uvarint())
+	r.key = pr.bytes(pr.uvarint())
+	r.at.Key = r.key
+	r.e.v = string(pr.bytes(pr.uvarint()))
+	tag, err := binary.ReadVarint(pr)
+	if err != nil && pr.err == nil {
+		pr.err = err
+	}
+	if pr.err != nil {
+		return r, false
+	}
+	r.e.tag = tag
+	r.e.k = kk.fromStore(r.key)
+	pr.n++
+	return r, true
+}
+
+// hashingReader hashes what is read through it; rest reads the remainder,
+// once the verification has stopped reading, so that the digest is of
+// the whole bundle however early the verification stopped.
+type hashingReader struct {
+	mu     sync.Mutex
+	r      io.Reader
+	h      hash.Hash
+	closed bool
+}
+
+func (t *hashingReader) Read(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return 0, io.EOF
+	}
+	n, err := t.r.Read(p)
+	t.h.Write(p[:n])
+	return n, err
+}
+
+func (t *hashingReader) rest() (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if _, err := io.Copy(t.h, t.r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(t.h.Sum(nil)), nil
+}
+
+// VerifyPart verifies part sp of a split verification of the bundle r and
+// writes the part's three streams to w (in PartFileNames order; the caller
+// keeps them beside the Part). Restrict, Segment and KeepState are for a
+// whole verification only. The error is for reading r or writing w.
+func VerifyPart(r io.Reader, opt Options, sp Split, w [3]io.Writer) (*Part, error) {
+	if opt.Restrict != nil || opt.Segment != nil || opt.KeepState {
+		return nil, errors.New("certify: a split verification takes no restriction, segment or kept state")
+	}
+	if sp.Count < 1 || sp.Index < 0 || sp.Index >= sp.Count {
+		return nil, fmt.Errorf("certify: part %d of %d", sp.Index, sp.Count)
+	}
+	defer memoryLimit(opt.Mem)()
+	p := &partRun{split: sp}
+	for i := range w {
+		p.w[i], p.h[i] = bufio.NewWriterSize(w[i], 1<<16), sha256.New()
+	}
+	in := &hashingReader{r: r, h: sha256.New()}
+	v := &verifier{opt: opt, part: p}
+	res, err := v.run(in)
+	if err != nil {
+		return nil, err
+	}
+	part := &Part{Format: PartFormat, Split: sp, Stats: v.stats}
+	part.Stats.Units, part.Stats.ScopeKeys = len(v.units), v.nkeys
+	if part.Bundle, err = in.rest(); err != nil {
+		return nil, err
+	}
+	if opt.Require != nil {
+		b, _ := json.Marshal(opt.Require)
+		part.Require = string(b)
+	}
+	if v.h != nil {
+		part.Keys, part.Discipline = v.h.Keys, v.h.Discipline
+	}
+	ranked := false
+	for rank, f := range v.fails {
+		if f != nil {
+			part.Fails = append(part.Fails, Placed{Rank: rank, At: v.stamps[rank], Failure: f})
+			ranked = ranked || f == res.Failure
+		}
+	}
+	switch {
+	case res.Failure != nil && !ranked:
+		part.Stop = &Placed{At: v.at, Failure: res.Failure}
+	case res.Verdict == Accept:
+		part.Cut, part.Assumes = res.Cut, res.Assumes
+	}
+	for i := range p.w {
+		if err := p.w[i].Flush(); err != nil {
+			return nil, err
+		}
+		part.Files[i] = PartFile{Records: p.n[i], SHA256: hex.EncodeToString(p.h[i].Sum(nil))}
+	}
+	return part, nil
+}
+
+// writeCut writes a present key of a part's cut (cut calls it in key order).
+func (p *partRun) writeCut(kk keyKind, ks *keyState) {
+	p.kb = kk.storeKey(p.kb[:0], ks.k)
+	b := binary.AppendUvarint(p.buf[:0], uint64(len(p.kb)))
+	b = append(b, p.kb...)
+	b = binary.AppendUvarint(b, uint64(len(ks.out)))
+	b = append(b, ks.out...)
+	p.put(fileCut, b)
+}
+
+// ErrParts is MergeParts' error for parts that are not one whole split of
+// one bundle (another bundle, another split, a part missing or twice, a
+// stream that is not the one the part describes).
+var ErrParts = errors.New("certify: the parts")
+
+// MergeParts combines the parts of one split verification, whose streams
+// files[i] holds (in PartFileNames order), into the whole verification's
+// answer: its verdict, first failure, scope, frontier, digest and
+// assumptions. Stats are the parts' sums (a run a part stopped counts the
+// keys every part made). The error is ErrParts, or one reading files.
+func MergeParts(parts []*Part, files [][3]io.Reader) (*Result, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrParts, fmt.Sprintf(format, a...))
+	}
+	if len(parts) == 0 || len(files) != len(parts) {
+		return nil, bad("none given")
+	}
+	p0 := parts[0]
+	n := p0.Split.Count
+	if len(parts) != n {
+		return nil, bad("%d of a split into %d", len(parts), n)
+	}
+	byIndex := make([]int, n)
+	for i := range byIndex {
+		byIndex[i] = -1
+	}
+	for i, p := range parts {
+		switch {
+		case p.Format != PartFormat:
+			return nil, bad("part %v is %q, not %s", p.Split, p.Format, PartFormat)
+		case p.Bundle != p0.Bundle:
+			return nil, bad("part %v is of another bundle (SHA-256 %.16s, not %.16s)", p.Split, p.Bundle, p0.Bundle)
+		case p.Split.Count != n:
+			return nil, bad("part %v is of a split into %d, not %d", p.Split, p.Split.Count, n)
+		case p.Require != p0.Require:
+			return nil, bad("part %v requires another scope", p.Split)
+		case p.Split.Index < 0 || p.Split.Index >= n:
+			return nil, bad("part %v has no place in the split", p.Split)
+		case byIndex[p.Split.Index] >= 0:
+			return nil, bad("part %v is given twice", p.Split)
+		}
+		byIndex[p.Split.Index] = i
+	}
+	stats := Stats{Units: p0.Stats.Units}
+	for _, p := range parts {
+		stats.Lines = max(stats.Lines, p.Stats.Lines)
+		stats.Events = max(stats.Events, p.Stats.Events)
+		stats.Entries = max(stats.Entries, p.Stats.Entries)
+		stats.Reads = max(stats.Reads, p.Stats.Reads)
+		stats.ScopeKeys += p.Stats.ScopeKeys
+		stats.Spills += p.Stats.Spills
+	}
+	// A failure that ends the run: the one met first.
+	var stopAt *Placed
+	for _, p := range parts {
+		if p.Stop != nil && (stopAt == nil || p.Stop.At.cmp(stopAt.At) < 0) {
+			stopAt = p.Stop
+		}
+	}
+	if stopAt != nil {
+		for _, p := range parts {
+			if p.Stop == stopAt {
+				stats.Lines, stats.Events, stats.Entries, stats.Reads = p.Stats.Lines, p.Stats.Events, p.Stats.Entries, p.Stats.Reads
+			}
+		}
+		res := stop(stopAt.Failure)
+		res.Stats = stats
+		return res, nil
+	}
+	kind := kindString
+	if p0.Keys == "integer" {
+		kind = kindInteger
+	}
+	readers := make([][3]*partReader, n)
+	for i := range parts {
+		for f := range 3 {
+			readers[i][f] = &partReader{r: bufio.NewReaderSize(files[i][f], 1<<16), h: sha256.New()}
+		}
+	}
+	// The first failure of each rank, in the order a whole run meets them.
+	var first [nRanks]*Placed
+	for _, p := range parts {
+		for j := range p.Fails {
+			pl := &p.Fails[j]
+			if pl.Rank < 0 || pl.Rank >= nRanks || pl.Failure == nil {
+				return nil, bad("part %v names an unknown obligation", p.Split)
+			}
+			if first[pl.Rank] == nil || pl.At.cmp(first[pl.Rank].At) < 0 {
+				first[pl.Rank] = pl
+			}
+		}
+	}
+	lower := false // a failure ranked before the prefix's
+	for _, pl := range first[:rDiscipline] {
+		lower = lower || pl != nil
+	}
+	if p0.Discipline != RangeMerge && !lower {
+		f, err := comparePrefix(p0.Discipline, kind, readers)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			first[rDiscipline] = &Placed{Rank: rDiscipline, Failure: f}
+		}
+	}
+	var res *Result
+	for _, pl := range first {
+		if pl != nil {
+			res = &Result{Verdict: Reject, Failure: pl.Failure}
+			break
+		}
+	}
+	if res == nil {
+		for _, p := range parts {
+			if p.Cut == nil {
+				return nil, bad("part %v has no cut and no failure", p.Split)
+			}
+		}
+		c := *p0.Cut
+		c.Present, c.State = 0, nil
+		for _, p := range parts {
+			c.Present += p.Cut.Present
+		}
+		digest, err := mergeCut(kind, readers)
+		if err != nil {
+			return nil, err
+		}
+		c.Digest = digest
+		res = &Result{Verdict: Accept, Cut: &c, Assumes: p0.Assumes}
+	}
+	// Every stream, read to its end, must be the one its part describes.
+	for i, p := range parts {
+		for f := range 3 {
+			pr := readers[i][f]
+			if f == fileCut {
+				for pr.err == nil && pr.nextCut() {
+				}
+			} else {
+				for ok := true; ok; _, ok = pr.next(kind) {
+				}
+			}
+			if pr.err == io.EOF {
+				pr.err = io.ErrUnexpectedEOF // inside a record
+			}
+			if pr.err != nil {
+				return nil, bad("part %v's %s stream is not the one it wrote: %v", p.Split, PartFileNames[f], pr.err)
+			}
+			if pr.n != p.Files[f].Records || hex.EncodeToString(pr.h.Sum(nil)) != p.Files[f].SHA256 {
+				return nil, bad("part %v's %s stream is not the one it wrote", p.Split, PartFileNames[f])
+			}
+		}
+	}
+	res.Stats = stats
+	return res, nil
+}
+
+// recordHeap merges the parts' streams of one kind by their order.
+type recordHeap struct {
+	head []partRecord
+	src  []int
+	less func(a, b *partRecord) bool
+}
+
+func (h *recordHeap) Len() int           { return len(h.head) }
+func (h *recordHeap) Less(i, j int) bool { return h.less(&h.head[i], &h.head[j]) }
+func (h *recordHeap) Swap(i, j int) {
+	h.head[i], h.head[j] = h.head[j], h.head[i]
+	h.src[i], h.src[j] = h.src[j], h.src[i]
+}
+func (h *recordHeap) Push(any) {}
+func (h *recordHeap) Pop() any {
+	n := len(h.head) - 1
+	h.head, h.src = h.head[:n], h.src[:n]
+	return nil
+}
+
+// merged yields the records of the parts' streams in order.
+type merged struct {
+	h     recordHeap
+	rs    []*partReader
+	kind  keyKind
+	read  func(*partReader) (partRecord, bool)
+	empty bool
+}
+
+func newMerged(rs []*partReader, kind keyKind, read func(*partReader) (partRecord, bool), less func(a, b *partRecord) bool) *merged {
+	m := &merged{rs: rs, kind: kind, read: read, h: recordHeap{less: less}}
+	for i, r := range rs {
+		if rec, ok := read(r); ok {
+			m.h.head, m.h.src = append(m.h.head, rec), append(m.h.src, i)
+		}
+	}
+	heap.Init(&m.h)
+	return m
+}
+
+// next is the least record left; false when every stream has ended.
+func (m *merged) next() (partRecord, bool) {
+	if len(m.h.head) == 0 {
+		return partRecord{}, false
+	}
+	rec, i := m.h.head[0], m.h.src[0]
+	if nr, ok := m.read(m.rs[i]); ok {
+		m.h.head[0] = nr
+		heap.Fix(&m.h, 0)
+	} else {
+		heap.Pop(&m.h)
+	}
+	return rec, true
+}
+
+// comparePrefix compares the discipline's entries with the recorded ones,
+// both merged into stream order, as compare does in one whole run.
+func comparePrefix(discipline string, kind keyKind, readers [][3]*partReader) (*Failure, error) {
+	side := func(f int, less func(a, b *partRecord) bool) *merged {
+		rs := make([]*partReader, len(readers))
+		for i := range readers {
+			rs[i] = readers[i][f]
+		}
+		return newMerged(rs, kind, func(r *partReader) (partRecord, bool) { return r.next(kind) }, less)
+	}
+	exp := side(fileExp, func(a, b *partRecord) bool { return a.at.cmp(b.at) < 0 })
+	act := side(fileAct, func(a, b *partRecord) bool { return a.at.Line < b.at.Line })
+	for n := int64(0); ; n++ {
+		e, okE := exp.next()
+		a, okA := act.next()
+		a.e.line = a.at.Line
+		switch {
+		case !okE && !okA:
+			return nil, nil
+		case !okA:
+			return prefixFailure(discipline, n, &e.e, nil), nil
+		case !okE:
+			return prefixFailure(discipline, n, nil, &a.e), nil
+		case e.e.k.s != a.e.k.s || e.e.v != a.e.v || e.e.tag != a.e.tag:
+			return prefixFailure(discipline, n+1, &e.e, &a.e), nil
+		}
+	}
+}
+
+// mergeCut is the digest of the parts' present keys in key order (cut).
+func mergeCut(kind keyKind, readers [][3]*partReader) (string, error) {
+	rs := make([]*partReader, len(readers))
+	for i := range readers {
+		rs[i] = readers[i][fileCut]
+	}
+	read := func(r *partReader) (partRecord, bool) {
+		var rec partRecord
+		ok := r.nextCut()
+		rec.key, rec.e.v = r.key, r.val
+		return rec, ok
+	}
+	m := newMerged(rs, kind, read, func(a, b *partRecord) bool { return bytes.Compare(a.key, b.key) < 0 })
+	h := sha256.New()
+	var buf []byte
+	for rec, ok := m.next(); ok; rec, ok = m.next() {
+		buf = cutLine(buf[:0], kind.fromStore(rec.key).s, rec.e.v)
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// cutLine is a present key's line of the cut's digest.
+func cutLine(buf []byte, k, out string) []byte {
+	buf = append(buf, k...)
+	buf = append(buf, '\t')
+	buf = append(buf, out...)
+	return append(buf, '\n')
+}
