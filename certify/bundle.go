@@ -150,6 +150,7 @@ type Stats struct {
 	ScopeKeys  int   `json:"scope_keys"` // keys of the scope the evidence mentions
 	SegmentEvs int64 `json:"segment_events,omitempty"`
 	Spills     int64 `json:"spills,omitempty"` // times states or the backlog went to disk (Options.Mem)
+	Parts      int   `json:"parts,omitempty"`  // parts the keys were verified in, past the budget (Options.Mem)
 }
 
 // Cut is the certified virtual cut: apply(prefix) restricted to the scope

@@ -110,11 +110,17 @@ var PartFileNames = [3]string{"expected", "recorded", "cut"}
 
 type partRun struct {
 	split Split
-	w     [3]*bufio.Writer
-	h     [3]hash.Hash
-	n     [3]int64
-	kb    []byte
-	buf   []byte
+	// A part of a local split (partition.go) owns the keys of buckets
+	// lo..hi-1 instead.
+	local  bool
+	lo, hi int
+	mean   int64 // the bundle's mean line, for the budget
+
+	w   [3]*bufio.Writer
+	h   [3]hash.Hash
+	n   [3]int64
+	kb  []byte
+	buf []byte
 }
 
 // owns says whether k is this part's key (every key without a split).
@@ -124,6 +130,10 @@ func (v *verifier) owns(k key) bool {
 		return true
 	}
 	p.kb = v.kind.storeKey(p.kb[:0], k)
+	if p.local {
+		b := bucketOf(p.kb)
+		return p.lo <= b && b < p.hi
+	}
 	return xxhash.Sum64(p.kb)%uint64(p.split.Count) == uint64(p.split.Index)
 }
 
@@ -298,23 +308,37 @@ func VerifyPart(r io.Reader, opt Options, sp Split, w [3]io.Writer) (*Part, erro
 		return nil, fmt.Errorf("certify: part %d of %d", sp.Index, sp.Count)
 	}
 	defer memoryLimit(opt.Mem)()
-	p := &partRun{split: sp}
-	for i := range w {
-		p.w[i], p.h[i] = bufio.NewWriterSize(w[i], 1<<16), sha256.New()
-	}
 	in := &hashingReader{r: r, h: sha256.New()}
-	v := &verifier{opt: opt, part: p}
+	v := &verifier{opt: opt, part: newPartRun(sp, w)}
 	res, err := v.run(in)
 	if err != nil {
 		return nil, err
 	}
-	part := &Part{Format: PartFormat, Split: sp, Stats: v.stats}
-	part.Stats.Units, part.Stats.ScopeKeys = len(v.units), v.nkeys
+	part, err := v.partOf(res)
+	if err != nil {
+		return nil, err
+	}
 	if part.Bundle, err = in.rest(); err != nil {
 		return nil, err
 	}
-	if opt.Require != nil {
-		b, _ := json.Marshal(opt.Require)
+	return part, nil
+}
+
+func newPartRun(sp Split, w [3]io.Writer) *partRun {
+	p := &partRun{split: sp}
+	for i := range w {
+		p.w[i], p.h[i] = bufio.NewWriterSize(w[i], 1<<16), sha256.New()
+	}
+	return p
+}
+
+// partOf is a finished part's result; it flushes the part's streams.
+func (v *verifier) partOf(res *Result) (*Part, error) {
+	p := v.part
+	part := &Part{Format: PartFormat, Split: p.split, Stats: v.stats}
+	part.Stats.Units, part.Stats.ScopeKeys = len(v.units), v.nkeys
+	if v.opt.Require != nil {
+		b, _ := json.Marshal(v.opt.Require)
 		part.Require = string(b)
 	}
 	if v.h != nil {

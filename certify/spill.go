@@ -619,6 +619,9 @@ func (q *queue) close() {
 func (v *verifier) budget(b *batch) {
 	v.lineBytes += int64(len(b.buf))
 	mean := v.lineBytes / max(1, v.stats.Lines+int64(len(b.lines)))
+	if v.part != nil && v.part.mean > 0 {
+		mean = v.part.mean // a part's batches hold only its own lines whole
+	}
 	v.maxKeys = int(v.opt.Mem / 4 / stateBytes(mean))
 	v.maxQueue = int(v.opt.Mem / 16 / (int64(unsafe.Sizeof(entry{})) + mean))
 }

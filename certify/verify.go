@@ -46,26 +46,23 @@ type Options struct {
 // anything else (a pipe) held in memory.
 func Verify(r io.Reader, opt Options) (*Result, error) {
 	defer memoryLimit(opt.Mem)()
+	section := sections(r)
 	if opt.Restrict == nil {
-		return verify(r, opt)
-	}
-	// Each pass reads its own section: a pass that stops early leaves its
-	// reader behind, which must not move the other's offset.
-	var section func() io.Reader
-	switch x := r.(type) {
-	case interface { // a file
-		io.ReaderAt
-		io.Seeker
-		Stat() (fs.FileInfo, error)
-	}:
-		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
-			if at, err := x.Seek(0, io.SeekCurrent); err == nil {
-				section = func() io.Reader { return io.NewSectionReader(x, at, fi.Size()-at) }
-			}
+		if section == nil || opt.Mem <= 0 || opt.Segment != nil || opt.KeepState {
+			return verify(r, opt)
 		}
-	case *bytes.Reader:
-		at := x.Size() - int64(x.Len())
-		section = func() io.Reader { return io.NewSectionReader(x, at, x.Size()-at) }
+		// Past the budget, a bundle read again is verified in parts
+		// (partition.go) rather than with its states spilled.
+		v := &verifier{opt: opt, restart: true}
+		res, err := v.run(section())
+		if errors.Is(err, errOverBudget) {
+			return verifyInParts(section(), opt)
+		}
+		if err != nil {
+			return nil, err
+		}
+		v.result(res)
+		return res, nil
 	}
 	if section == nil {
 		b, err := io.ReadAll(r)
@@ -87,6 +84,29 @@ func Verify(r io.Reader, opt Options) (*Result, error) {
 	return res, nil
 }
 
+// sections returns what reads r from its current offset, again and again:
+// for a regular file and an in-memory reader; nil for anything else. Each
+// pass reads its own section: a pass that stops early leaves its reader
+// behind, which must not move another's offset.
+func sections(r io.Reader) func() io.Reader {
+	switch x := r.(type) {
+	case interface { // a file
+		io.ReaderAt
+		io.Seeker
+		Stat() (fs.FileInfo, error)
+	}:
+		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
+			if at, err := x.Seek(0, io.SeekCurrent); err == nil {
+				return func() io.Reader { return io.NewSectionReader(x, at, fi.Size()-at) }
+			}
+		}
+	case *bytes.Reader:
+		at := x.Size() - int64(x.Len())
+		return func() io.Reader { return io.NewSectionReader(x, at, x.Size()-at) }
+	}
+	return nil
+}
+
 // ErrRequire is Verify's error for an Options.Require that does not
 // parse as a scope of the bundle's key kind.
 var ErrRequire = errors.New("certify: the required scope")
@@ -97,10 +117,15 @@ func verify(r io.Reader, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.result(res)
+	return res, nil
+}
+
+// result puts the verification's statistics in res.
+func (v *verifier) result(res *Result) {
 	res.Stats = v.stats
 	res.Stats.Units = len(v.units)
 	res.Stats.ScopeKeys = v.nkeys
-	return res, nil
 }
 
 // rank orders the obligations a Reject can name; the first one found in
@@ -236,6 +261,9 @@ type verifier struct {
 	part   *partRun
 	at     stamp // where the verification is: line, step, key
 	stamps [nRanks]stamp
+	// restart: past the budget, stop with errOverBudget (the bundle is
+	// verified again in parts) instead of spilling.
+	restart bool
 }
 
 // tailEvent is a log position after the frontier: the scope key it writes
@@ -269,6 +297,16 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 	done := make(chan struct{})
 	defer close(done)
 	go scanLines(r, batches, free, done)
+	return v.runBatches(batches, free)
+}
+
+// errOverBudget ends a verification that may start again in parts when
+// its states outgrow the budget (verifier.restart).
+var errOverBudget = errors.New("certify: the states outgrow the budget")
+
+// runBatches verifies the lines of batches; free takes batches back for
+// reuse (nil: none).
+func (v *verifier) runBatches(batches <-chan *batch, free chan<- *batch) (*Result, error) {
 	defer v.closeSpill()
 	v.maxKeys, v.maxQueue = int(^uint(0)>>1), int(^uint(0)>>1)
 	for b := range batches {
@@ -288,6 +326,9 @@ func (v *verifier) run(r io.Reader) (*Result, error) {
 				return stop(f), nil
 			}
 			if v.keys != nil && (v.keys.n > v.maxKeys || v.exp.mem() > v.maxQueue || v.act.mem() > v.maxQueue) {
+				if v.restart && v.keys.n > v.maxKeys {
+					return nil, errOverBudget
+				}
 				v.spillNow()
 			}
 		}
@@ -438,6 +479,11 @@ type scanned struct {
 	raw    []byte
 	fields []field
 	err    error
+	// A line of a local split (partition.go) another part owns: its kind
+	// and, for a log event, its position and transaction label.
+	stub byte
+	p, x int64
+	hasX bool
 }
 
 func scanLines(r io.Reader, out chan<- *batch, free <-chan *batch, done <-chan struct{}) {
@@ -491,6 +537,9 @@ func scanLines(r io.Reader, out chan<- *batch, free <-chan *batch, done <-chan s
 }
 
 func (v *verifier) line(rec *scanned) *Failure {
+	if rec.stub != 0 {
+		return v.stub(rec)
+	}
 	if len(bytes.TrimSpace(rec.raw)) == 0 {
 		return nil
 	}
@@ -902,6 +951,13 @@ func (v *verifier) event(fs []field) *Failure {
 			return unsupported(f.name, "line %d: unknown field %q in a log event (a delta or partial event cannot be replayed)", v.stats.Lines, f.name)
 		}
 	}
+	return v.logEvent(p, txn, hasTxn, kraw, val)
+}
+
+// logEvent is the log event at position p: its transaction label, if it
+// has one, and the key and image it writes (kraw nil: none, or another
+// part's key).
+func (v *verifier) logEvent(p, txn int64, hasTxn bool, kraw, val []byte) *Failure {
 	if p != v.pos+1 {
 		return &Failure{Obligation: "S2", Clause: "materialization", Line: v.stats.Lines, Coord: coord(v.pos + 1),
 			Detail: fmt.Sprintf("log position %d follows %d: the log must be recorded without gaps", p, v.pos)}

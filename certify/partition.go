@@ -1,0 +1,494 @@
+package certify
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// A local split: when the keys in scope outgrow the budget, one pass
+// partitions the bundle by key into buckets on disk (each bucket the full
+// lines of its keys) and a skeleton of every line (its kind, its bucket,
+// and for a log event its position and transaction label), then the
+// verification runs as parts (split.go), one after another, each holding
+// the states of its buckets' keys only: it reads the skeleton and its own
+// buckets, and another part's line is the skeleton's stub of it, which
+// does to the part what the line would (a position, a label, a count).
+// Every line is read and scanned twice, and sequentially: no state goes to
+// the store and comes back at random.
+
+const buckets = 256
+
+// testParts, if positive, is the number of parts of a local split (tests).
+var testParts int
+
+// Skeleton record kinds (the stub kinds of scanned).
+const (
+	skBlank  = iota // an empty line
+	skGlobal        // a line every part reads whole (header, keyless, malformed)
+	skEvent         // a log event, owned by a bucket
+	skEntry
+	skRead
+	skBase
+)
+
+func bucketOf(kb []byte) int { return int(xxhash.Sum64(kb) % buckets) }
+
+// stub is another part's line: what it does to this part.
+func (v *verifier) stub(rec *scanned) *Failure {
+	switch rec.stub {
+	case skEvent:
+		if v.phase < 2 {
+			v.enterLog()
+		}
+		v.stats.Events++
+		return v.logEvent(rec.p, rec.x, rec.hasX, nil, nil)
+	case skEntry:
+		if v.phase < 2 {
+			v.enterLog()
+		}
+		v.stats.Entries++
+	case skRead:
+		if v.phase > 1 {
+			return s1(v.stats.Lines, "observed rows must come before the log")
+		}
+		v.phase = 1
+		v.stats.Reads++
+	case skBase:
+		if v.phase > 0 {
+			return s1(v.stats.Lines, "base observations must come before reads and the log")
+		}
+	}
+	return nil
+}
+
+// partition is the split's files: the skeleton, the global lines, the buckets.
+type partition struct {
+	dir     string
+	lines   int64
+	keys    float64 // the distinct keys, estimated
+	bytes   int64   // of the lines
+	counted [buckets]int64
+}
+
+func (pt *partition) path(name string) string { return filepath.Join(pt.dir, name) }
+
+func bucketName(b int) string { return fmt.Sprintf("bucket-%03d", b) }
+
+// kmv estimates the number of distinct keys from the least hashes seen
+// (k minimum values).
+type kmv struct {
+	least []uint64 // sorted, at most kmvSize
+}
+
+const kmvSize = 1024
+
+func (e *kmv) add(h uint64) {
+	if len(e.least) == kmvSize && h >= e.least[kmvSize-1] {
+		return
+	}
+	i, found := slices.BinarySearch(e.least, h)
+	if found {
+		return
+	}
+	e.least = slices.Insert(e.least, i, h)
+	if len(e.least) > kmvSize {
+		e.least = e.least[:kmvSize]
+	}
+}
+
+func (e *kmv) estimate() float64 {
+	if len(e.least) < kmvSize {
+		return float64(len(e.least))
+	}
+	return float64(kmvSize-1) / (float64(e.least[kmvSize-1]) / math.MaxUint64)
+}
+
+// writePartition reads the bundle once into dir's skeleton and buckets.
+func writePartition(r io.Reader, dir string) (*partition, error) {
+	pt := &partition{dir: dir}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	open := func(name string) (*bufio.Writer, error) {
+		f, err := os.Create(pt.path(name))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+		return bufio.NewWriterSize(f, 64<<10), nil
+	}
+	skel, err := open("skeleton")
+	if err != nil {
+		return nil, err
+	}
+	global, err := open("global")
+	if err != nil {
+		return nil, err
+	}
+	var bw [buckets]*bufio.Writer // made when a bucket gets its first line
+	batches, free := make(chan *batch, 4), make(chan *batch, 4)
+	done := make(chan struct{})
+	defer close(done)
+	go scanLines(r, batches, free, done)
+	var (
+		kind      keyKind
+		header    bool
+		est       kmv
+		rec       []byte
+		kb        []byte
+		lastP     int64
+		lastX     int64
+		readError error
+	)
+	full := func(w *bufio.Writer, raw []byte) {
+		rec = binary.AppendUvarint(rec[:0], uint64(len(raw)))
+		w.Write(rec)
+		w.Write(raw)
+	}
+	for b := range batches {
+		for i := range b.lines {
+			l := &b.lines[i]
+			pt.lines++
+			pt.bytes += int64(len(l.raw))
+			if len(bytes.TrimSpace(l.raw)) == 0 {
+				skel.WriteByte(skBlank)
+				continue
+			}
+			if !header { // the header: every part reads it, and it names the key kind
+				header = true
+				if h, f := parseHeader(l.raw); f == nil && h.Keys == "integer" {
+					kind = kindInteger
+				}
+				skel.WriteByte(skGlobal)
+				full(global, l.raw)
+				continue
+			}
+			sk, raw, p, x, hasX := classify(l)
+			var k key
+			var err error
+			if sk != skGlobal {
+				k, err = kind.parse(raw)
+			}
+			if sk == skGlobal || err != nil {
+				skel.WriteByte(skGlobal)
+				full(global, l.raw)
+				continue
+			}
+			kb = kind.storeKey(kb[:0], k)
+			h := xxhash.Sum64(kb)
+			est.add(h)
+			bk := int(h % buckets)
+			pt.counted[bk]++
+			rec = append(rec[:0], sk, byte(bk))
+			if sk == skEvent {
+				rec = binary.AppendVarint(rec, p-lastP-1)
+				lastP = p
+				if hasX {
+					rec = append(rec, 1)
+					rec = binary.AppendVarint(rec, x-lastX)
+					lastX = x
+				} else {
+					rec = append(rec, 0)
+				}
+			}
+			skel.Write(rec)
+			if bw[bk] == nil {
+				if bw[bk], err = open(bucketName(bk)); err != nil {
+					return nil, err
+				}
+			}
+			full(bw[bk], l.raw)
+		}
+		if b.err != nil {
+			readError = b.err
+			break
+		}
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	if readError != nil {
+		return nil, readError
+	}
+	for _, w := range append(bw[:], skel, global) {
+		if w == nil {
+			continue
+		}
+		if err := w.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	pt.keys = est.estimate()
+	return pt, nil
+}
+
+// classify is a line's skeleton kind, its key and, for a log event, its
+// position and label; skGlobal for a line every part must read whole (a
+// malformed one, a keyless event, an unknown kind: their failures are
+// every part's).
+func classify(l *scanned) (sk byte, key []byte, p, x int64, hasX bool) {
+	fs := l.fields
+	if l.err != nil || len(fs) == 0 {
+		return skGlobal, nil, 0, 0, false
+	}
+	switch fs[0].name {
+	case "p":
+		n, err := parseInt(fs[0].raw)
+		if err != nil {
+			return skGlobal, nil, 0, 0, false
+		}
+		p = n
+		for _, f := range fs[1:] {
+			switch f.name {
+			case "k":
+				key = f.raw
+			case "x":
+				n, err := parseInt(f.raw)
+				if err != nil {
+					return skGlobal, nil, 0, 0, false
+				}
+				x, hasX = n, true
+			}
+		}
+		if key == nil {
+			return skGlobal, nil, 0, 0, false
+		}
+		return skEvent, key, p, x, hasX
+	case "out":
+		return skEntry, fs[0].raw, 0, 0, false
+	case "base":
+		return skBase, fs[0].raw, 0, 0, false
+	case "read":
+		for _, f := range fs[1:] {
+			if f.name == "k" {
+				return skRead, f.raw, 0, 0, false
+			}
+		}
+	}
+	return skGlobal, nil, 0, 0, false
+}
+
+// partLines feeds a part's verifier: the skeleton, with its own buckets'
+// lines and the global ones read whole, in batches as scanLines makes them.
+func (pt *partition) partLines(lo, hi int, out chan<- *batch, done <-chan struct{}) {
+	defer close(out)
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	fail := func(err error) {
+		select {
+		case out <- &batch{err: err}:
+		case <-done:
+		}
+	}
+	open := func(name string) *bufio.Reader {
+		f, err := os.Open(pt.path(name))
+		if err != nil {
+			return nil
+		}
+		files = append(files, f)
+		return bufio.NewReaderSize(f, 64<<10)
+	}
+	skel, global := open("skeleton"), open("global")
+	if skel == nil || global == nil {
+		fail(errors.New("certify: a split's skeleton is missing"))
+		return
+	}
+	own := make([]*bufio.Reader, buckets)
+	for b := lo; b < hi; b++ {
+		if pt.counted[b] == 0 {
+			continue
+		}
+		if own[b] = open(bucketName(b)); own[b] == nil {
+			fail(errors.New("certify: a split's bucket is missing"))
+			return
+		}
+	}
+	var lastP, lastX int64
+	for {
+		b := &batch{}
+		var err error
+		for len(b.lines) < 4096 && len(b.buf) < 1<<20 {
+			var sk byte
+			if sk, err = skel.ReadByte(); err != nil {
+				break
+			}
+			rec := scanned{}
+			var from *bufio.Reader
+			switch sk {
+			case skBlank:
+			case skGlobal:
+				from = global
+			default:
+				var bk byte
+				if bk, err = skel.ReadByte(); err != nil {
+					break
+				}
+				if sk == skEvent {
+					var d int64
+					if d, err = binary.ReadVarint(skel); err != nil {
+						break
+					}
+					rec.p = lastP + 1 + d
+					lastP = rec.p
+					var has byte
+					if has, err = skel.ReadByte(); err != nil {
+						break
+					}
+					if has == 1 {
+						if d, err = binary.ReadVarint(skel); err != nil {
+							break
+						}
+						rec.x, rec.hasX = lastX+d, true
+						lastX = rec.x
+					}
+				}
+				if int(bk) >= lo && int(bk) < hi {
+					from = own[bk]
+				} else {
+					rec.stub = sk
+				}
+			}
+			if err != nil {
+				break
+			}
+			if from != nil {
+				var n uint64
+				if n, err = binary.ReadUvarint(from); err != nil {
+					break
+				}
+				start := len(b.buf)
+				b.buf = append(b.buf, make([]byte, n)...)
+				if _, err = io.ReadFull(from, b.buf[start:]); err != nil {
+					break
+				}
+				b.ends = append(b.ends, len(b.buf))
+			} else {
+				b.ends = append(b.ends, -1)
+			}
+			b.lines = append(b.lines, rec)
+		}
+		if err != nil && err != io.EOF {
+			fail(fmt.Errorf("certify: reading a split's files: %w", err))
+			return
+		}
+		// The lines are scanned once the batch's buffer no longer moves.
+		start := 0
+		for i := range b.lines {
+			end := b.ends[i]
+			if end < 0 {
+				continue
+			}
+			l := &b.lines[i]
+			l.raw = b.buf[start:end]
+			first := len(b.fbuf)
+			if fs, e := scanObject(l.raw, b.fbuf); e != nil {
+				l.err = e
+			} else {
+				b.fbuf, l.fields = fs, fs[first:]
+			}
+			start = end
+		}
+		select {
+		case out <- b:
+		case <-done:
+			return
+		}
+		if err == io.EOF {
+			return
+		}
+	}
+}
+
+// verifyInParts verifies r as a local split: a partition pass, then as
+// many parts as the budget needs, one after another, and their merge.
+func verifyInParts(r io.Reader, opt Options) (*Result, error) {
+	parent := opt.Dir
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, spillDirPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("certify: split directory: %w", err)
+	}
+	owner, err := claimDir(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer func() {
+		os.RemoveAll(dir)
+		owner.Close()
+	}()
+	pt, err := writePartition(r, dir)
+	if err != nil {
+		return nil, fmt.Errorf("certify: partitioning the bundle: %w", err)
+	}
+	mean := pt.bytes / max(1, pt.lines)
+	// A part holds its keys' states in the quarter of the budget the
+	// verifier gives them, with a fifth to spare for the estimate's error
+	// and the buckets' imbalance.
+	n := int(math.Ceil(1.25 * pt.keys * float64(stateBytes(mean)) / float64(max(1, opt.Mem/4))))
+	n = min(max(n, 2), buckets)
+	if testParts > 0 {
+		n = testParts
+	}
+	parts := make([]*Part, n)
+	files := make([][3]io.Reader, n)
+	for j := range n {
+		var w [3]io.Writer
+		var fs [3]*os.File
+		for i, name := range PartFileNames {
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("part-%d.%s", j, name)))
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			fs[i], w[i] = f, f
+		}
+		v := &verifier{opt: opt, part: newPartRun(Split{Index: j, Count: n}, w)}
+		v.part.local, v.part.lo, v.part.hi, v.part.mean = true, j*buckets/n, (j+1)*buckets/n, mean
+		ch := make(chan *batch, 4)
+		done := make(chan struct{})
+		go pt.partLines(v.part.lo, v.part.hi, ch, done)
+		res, err := v.runBatches(ch, nil)
+		close(done)
+		for range ch { // the feeder has ended: its files are closed
+		}
+		if err != nil {
+			return nil, err
+		}
+		if parts[j], err = v.partOf(res); err != nil {
+			return nil, err
+		}
+		for i, f := range fs {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return nil, err
+			}
+			files[j][i] = bufio.NewReader(f)
+		}
+	}
+	res, err := MergeParts(parts, files)
+	if err != nil {
+		return nil, err
+	}
+	res.Stats.Parts = n
+	return res, nil
+}

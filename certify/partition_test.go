@@ -1,0 +1,126 @@
+package certify
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// inParts verifies b as a local split of n parts (the budget passed at
+// once) and fails unless the answer is the whole in-memory one.
+func inParts(t *testing.T, what string, b []byte, n int) *Result {
+	t.Helper()
+	whole, err := Verify(bytes.NewReader(b), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testParts = n
+	defer func() { testParts = 0 }()
+	dir := t.TempDir()
+	got, err := Verify(bytes.NewReader(b), Options{Mem: 1, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sameAnswer(whole, got); d != "" {
+		t.Fatalf("%s, %d parts: %s\n%s", what, n, d, b)
+	}
+	w, g := whole.Stats, got.Stats
+	if w.Lines != g.Lines || w.Events != g.Events || w.Entries != g.Entries || w.Reads != g.Reads || whole.Verdict == Accept && w.ScopeKeys != g.ScopeKeys {
+		t.Fatalf("%s, %d parts: stats %+v, whole %+v", what, n, g, w)
+	}
+	if got.Stats.Parts != 0 && got.Stats.Parts != n {
+		t.Fatalf("%s: verified in %d parts, want %d", what, got.Stats.Parts, n)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
+		t.Fatalf("%s: left behind: %v", what, left)
+	}
+	return got
+}
+
+// Past its budget a bundle read again is verified as a local split, with
+// the whole run's answer: a sample of the cross-check enumeration in its
+// forms, mutated, lagging, with doubled reads and entries, in 2 and 5 parts.
+func TestLocalSplitEqualsWhole(t *testing.T) {
+	every := 1009
+	if raceEnabled {
+		every = 5003
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	var buf bytes.Buffer
+	seen, cases, split := 0, 0, 0
+	enumerate(1, 1, func(c xcase) {
+		if seen++; seen%every != 0 {
+			return
+		}
+		for _, ranges := range []bool{false, true} {
+			buf.Reset()
+			if err := WriteModelBundle(&buf, ModelRun{Log: &c.log, Plan: &c.plan, Start: c.s0, Frontier: c.f, Discipline: c.discipline, Stream: c.stream(), Ranges: ranges}); err != nil {
+				t.Fatal(err)
+			}
+			b := bytes.Clone(buf.Bytes())
+			for _, form := range [][]byte{b, lagging(b), stringKeys(b), fromReads(b), doubled(b, `{"read"`), doubled(b, `{"out"`), mutate(b, r), mutate(b, r)} {
+				cases++
+				if inParts(t, c.String(), form, 2+cases%2*3).Stats.Parts > 0 {
+					split++
+				}
+			}
+		}
+	})
+	for _, d := range []string{WindowDiscard, RangeMerge} {
+		inParts(t, d, bundleOf(t, runExample(t, d)), 3)
+	}
+	inParts(t, "executed-set", executedRun(t), 3)
+	if split < cases/2 {
+		t.Fatalf("%d of %d bundles were verified in parts: the budget did not act", split, cases)
+	}
+	t.Logf("%d bundles, %d verified in parts", cases, split)
+}
+
+// A generated run over thousands of keys, from a file, under a budget it
+// outgrows: verified in the parts the budget needs, as in memory; an
+// altered entry and an order broken across keys are rejected alike.
+func TestLocalSplitManyKeys(t *testing.T) {
+	s := synth{keys: 20000, chunkKeys: 1000, window: 2000, events: 60000}
+	if raceEnabled {
+		s = synth{keys: 2000, chunkKeys: 200, window: 400, events: 6000}
+	}
+	var buf bytes.Buffer
+	if err := s.write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	for name, b := range map[string][]byte{
+		"as recorded": b,
+		"changed":     bytes.Replace(b, []byte(`"v":1,"tag"`), []byte(`"v":2,"tag"`), 1),
+		"swapped":     swapEntries(t, b, s.events/2),
+	} {
+		whole, err := Verify(bytes.NewReader(b), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "bundle.jsonl")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// a budget a sixth of what the states need
+		mem := int64(s.keys) * stateBytes(int64(len(b))/whole.Stats.Lines) * 4 / 6
+		got, err := Verify(f, Options{Mem: mem, Dir: t.TempDir()})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := sameAnswer(whole, got); d != "" {
+			t.Fatalf("%s: %s", name, d)
+		}
+		if got.Stats.Parts < 4 || got.Stats.Spills != 0 {
+			t.Errorf("%s: %d parts, %d spills under a sixth of the states' memory", name, got.Stats.Parts, got.Stats.Spills)
+		}
+		t.Logf("%s: %s (%d parts)", name, whole.Line(), got.Stats.Parts)
+	}
+}
