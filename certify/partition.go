@@ -39,7 +39,19 @@ const (
 	skEntry
 	skRead
 	skBase
+	skRun // stubs of consecutive events and entries between the log's marks
 )
+
+// marked reports whether p is a mark; *mk holds the marks not yet passed
+// (positions only grow).
+func marked(mk *[]int64, p int64) bool {
+	m := *mk
+	for len(m) > 0 && m[0] < p {
+		m = m[1:]
+	}
+	*mk = m
+	return len(m) > 0 && m[0] == p
+}
 
 func bucketOf(kb []byte) int { return int(xxhash.Sum64(kb) % buckets) }
 
@@ -67,12 +79,54 @@ func (v *verifier) stub(rec *scanned) *Failure {
 		if v.phase > 0 {
 			return s1(v.stats.Lines, "base observations must come before reads and the log")
 		}
+	case skRun:
+		// Each event of the run is the one after the last (partLines
+		// checks), at no mark: logEvent would only count it, label it
+		// and move the position.
+		if v.phase < 2 {
+			v.enterLog()
+		}
+		v.stats.Lines += rec.run.lines - 1
+		v.stats.Entries += rec.run.entries
+		if rec.run.events > 0 {
+			v.stats.Events += rec.run.events
+			v.pos, v.lastTxn, v.lastHas = rec.p, rec.x, rec.hasX
+			v.unlabeled = v.unlabeled || rec.run.unlabeled
+		}
 	}
 	return nil
 }
 
+// run counts what a skRun stub stands for.
+type run struct {
+	lines, events, entries int64
+	unlabeled              bool
+}
+
+// marks are the log positions where an event may do more than count:
+// the start and the frontier, each unit's edges, and the positions after
+// them (a unit closes, a low edge is compared, a transaction is split).
+// nil when runs are not made (executed-set coordinates resolve edges as
+// the log goes).
+func marks(h *Header) []int64 {
+	if h == nil || h.Coordinates != "position" {
+		return nil
+	}
+	m := []int64{h.Run.Start, h.Run.Start + 1, h.Certificate.Frontier, h.Certificate.Frontier + 1}
+	for _, u := range h.Units {
+		for _, c := range []*int64{u.Lo, u.Hi} {
+			if c != nil {
+				m = append(m, *c, *c+1)
+			}
+		}
+	}
+	slices.Sort(m)
+	return slices.Compact(m)
+}
+
 // partition is the split's files: the skeleton, the global lines, the buckets.
 type partition struct {
+	header  *Header // nil if the first line is none
 	dir     string
 	lines   int64
 	keys    float64 // the distinct keys, estimated
@@ -169,8 +223,11 @@ func writePartition(r io.Reader, dir string) (*partition, error) {
 			}
 			if !header { // the header: every part reads it, and it names the key kind
 				header = true
-				if h, f := parseHeader(l.raw); f == nil && h.Keys == "integer" {
-					kind = kindInteger
+				if h, f := parseHeader(l.raw); f == nil {
+					pt.header = h
+					if h.Keys == "integer" {
+						kind = kindInteger
+					}
 				}
 				skel.WriteByte(skGlobal)
 				full(global, l.raw)
@@ -284,7 +341,7 @@ func classify(l *scanned) (sk byte, key []byte, p, x int64, hasX bool) {
 
 // partLines feeds a part's verifier: the skeleton, with its own buckets'
 // lines and the global ones read whole, in batches as scanLines makes them.
-func (pt *partition) partLines(lo, hi int, out chan<- *batch, done <-chan struct{}) {
+func (pt *partition) partLines(lo, hi int, out chan<- *batch, free <-chan *batch, done <-chan struct{}) {
 	defer close(out)
 	var files []*os.File
 	defer func() {
@@ -322,9 +379,19 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, done <-chan struct
 		}
 	}
 	var lastP, lastX int64
+	mk := marks(pt.header)
+	coalesce := mk != nil
+	inRun := false // the batch's last record is a run that may grow
 	for {
-		b := &batch{}
+		var b *batch
+		select {
+		case b = <-free:
+			b.buf, b.lines, b.ends, b.fbuf = b.buf[:0], b.lines[:0], b.ends[:0], b.fbuf[:0]
+		default:
+			b = &batch{lines: make([]scanned, 0, 4096), ends: make([]int, 0, 4096)}
+		}
 		var err error
+		inRun = false
 		for len(b.lines) < 4096 && len(b.buf) < 1<<20 {
 			var sk byte
 			if sk, err = skel.ReadByte(); err != nil {
@@ -341,11 +408,13 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, done <-chan struct
 				if bk, err = skel.ReadByte(); err != nil {
 					break
 				}
+				next := true // an event right after the last one
 				if sk == skEvent {
 					var d int64
 					if d, err = binary.ReadVarint(skel); err != nil {
 						break
 					}
+					next = d == 0
 					rec.p = lastP + 1 + d
 					lastP = rec.p
 					var has byte
@@ -362,6 +431,22 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, done <-chan struct
 				}
 				if int(bk) >= lo && int(bk) < hi {
 					from = own[bk]
+				} else if coalesce && (sk == skEntry || sk == skEvent && next && !marked(&mk, rec.p)) {
+					if !inRun {
+						b.lines = append(b.lines, scanned{stub: skRun})
+						b.ends = append(b.ends, -1)
+						inRun = true
+					}
+					r := &b.lines[len(b.lines)-1]
+					r.run.lines++
+					if sk == skEntry {
+						r.run.entries++
+					} else {
+						r.run.events++
+						r.p, r.x, r.hasX = rec.p, rec.x, rec.hasX
+						r.run.unlabeled = r.run.unlabeled || !rec.hasX
+					}
+					continue
 				} else {
 					rec.stub = sk
 				}
@@ -369,13 +454,14 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, done <-chan struct
 			if err != nil {
 				break
 			}
+			inRun = false
 			if from != nil {
 				var n uint64
 				if n, err = binary.ReadUvarint(from); err != nil {
 					break
 				}
 				start := len(b.buf)
-				b.buf = append(b.buf, make([]byte, n)...)
+				b.buf = slices.Grow(b.buf, int(n))[:start+int(n)]
 				if _, err = io.ReadFull(from, b.buf[start:]); err != nil {
 					break
 				}
@@ -442,10 +528,9 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("certify: partitioning the bundle: %w", err)
 	}
 	mean := pt.bytes / max(1, pt.lines)
-	// A part holds its keys' states in the quarter of the budget the
-	// verifier gives them, with a fifth to spare for the estimate's error
-	// and the buckets' imbalance.
-	n := int(math.Ceil(1.25 * pt.keys * float64(stateBytes(mean)) / float64(max(1, opt.Mem/4))))
+	// A part holds its keys' states in half the budget (budget), with a
+	// fifth to spare for the estimate's error and the buckets' imbalance.
+	n := int(math.Ceil(1.25 * pt.keys * float64(stateBytes(mean)) / float64(max(1, opt.Mem/2))))
 	n = min(max(n, 2), buckets)
 	if testParts > 0 {
 		n = testParts
@@ -465,10 +550,10 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 		}
 		v := &verifier{opt: opt, part: newPartRun(Split{Index: j, Count: n}, w)}
 		v.part.local, v.part.lo, v.part.hi, v.part.mean = true, j*buckets/n, (j+1)*buckets/n, mean
-		ch := make(chan *batch, 4)
+		ch, free := make(chan *batch, 4), make(chan *batch, 4)
 		done := make(chan struct{})
-		go pt.partLines(v.part.lo, v.part.hi, ch, done)
-		res, err := v.runBatches(ch, nil)
+		go pt.partLines(v.part.lo, v.part.hi, ch, free, done)
+		res, err := v.runBatches(ch, free)
 		close(done)
 		for range ch { // the feeder has ended: its files are closed
 		}

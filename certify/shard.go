@@ -395,7 +395,7 @@ func MergeParts(parts []*Part, files [][3]io.Reader) (*Result, error) {
 	}
 	p0 := parts[0]
 	n := p0.Split.Count
-	if len(parts) != n {
+	if len(parts) > n {
 		return nil, bad("%d of a split into %d", len(parts), n)
 	}
 	byIndex := make([]int, n)
@@ -418,6 +418,11 @@ func MergeParts(parts []*Part, files [][3]io.Reader) (*Result, error) {
 			return nil, bad("part %v is given twice", p.Split)
 		}
 		byIndex[p.Split.Index] = i
+	}
+	for i, at := range byIndex {
+		if at < 0 {
+			return nil, bad("part %v is missing", Split{Index: i, Count: n})
+		}
 	}
 	stats := Stats{Units: p0.Stats.Units}
 	for _, p := range parts {

@@ -171,7 +171,7 @@ func TestMergeRefusesForeignParts(t *testing.T) {
 		"another bundle": {[]*Part{parts[0], otherParts[1], parts[2]}, [][3]*bytes.Buffer{bufs[0], otherBufs[1], bufs[2]}, "another bundle"},
 		"another split":  {[]*Part{parts[0], twoParts[1], parts[2]}, [][3]*bytes.Buffer{bufs[0], twoBufs[1], bufs[2]}, "split into 2"},
 		"twice":          {[]*Part{parts[0], parts[1], parts[1]}, [][3]*bytes.Buffer{bufs[0], bufs[1], bufs[1]}, "twice"},
-		"missing":        {parts[:2], bufs[:2], "2 of a split into 3"},
+		"missing":        {parts[:2], bufs[:2], "part 2/3 is missing"},
 		"tampered":       {parts, tampered, "not the one it wrote"},
 	} {
 		_, err := MergeParts(c.parts, readersOf(c.bufs))

@@ -622,7 +622,11 @@ func (v *verifier) budget(b *batch) {
 	if v.part != nil && v.part.mean > 0 {
 		mean = v.part.mean // a part's batches hold only its own lines whole
 	}
-	v.maxKeys = int(v.opt.Mem / 4 / stateBytes(mean))
+	share := v.opt.Mem / 4
+	if v.part != nil && v.part.local {
+		share = v.opt.Mem / 2 // a part of a local split holds little else
+	}
+	v.maxKeys = int(share / stateBytes(mean))
 	v.maxQueue = int(v.opt.Mem / 16 / (int64(unsafe.Sizeof(entry{})) + mean))
 }
 
@@ -677,12 +681,15 @@ func (v *verifier) peek(k key) *keyState {
 	return got
 }
 
+// MinMem is the least budget a verification keeps to (Options.Mem).
+const MinMem = 64 << 20
+
 // memoryLimit sets the runtime's soft memory limit under a budget of at
-// least 128 MiB (as the explorer does), leaving an eighth, at most 128 MiB,
-// for what the runtime does not manage (the store's mapped tables); it
-// returns what restores the old limit. A limit already set is left alone.
+// least 64 MiB, leaving an eighth, at most 128 MiB, for what the runtime
+// does not manage (the binary, the store's mapped tables); it returns what
+// restores the old limit. A limit already set is left alone.
 func memoryLimit(budget int64) (restore func()) {
-	if budget >= 128<<20 {
+	if budget >= MinMem {
 		if old := debug.SetMemoryLimit(-1); old == math.MaxInt64 {
 			debug.SetMemoryLimit(budget - min(budget/8, 128<<20))
 			return func() { debug.SetMemoryLimit(old) }

@@ -484,6 +484,7 @@ type scanned struct {
 	stub byte
 	p, x int64
 	hasX bool
+	run  run
 }
 
 func scanLines(r io.Reader, out chan<- *batch, free <-chan *batch, done <-chan struct{}) {

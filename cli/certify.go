@@ -91,21 +91,25 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return usageErr(stderr, "certify", "--mem: %v", err)
 		}
-		if n < minBudget {
-			return usageErr(stderr, "certify", "--mem: %s is below 128MiB, the least budget a run can keep to", o.mem)
+		if n < certify.MinMem {
+			return usageErr(stderr, "certify", "--mem: %s is below 64MiB, the least budget a verification can keep to", o.mem)
 		}
 		opt.Mem = n
 	}
 	var split *certify.Split
+	mergeN := 0
 	if o.shard != "" {
-		sh, err := parseShard(o.shard, os.Getenv)
-		if err == nil && strings.HasPrefix(o.shard, "merge/") {
-			err = fmt.Errorf("--shard merge/N is check's; merge the parts with '%s merge DIR'", progName)
+		spec := o.shard
+		if n, ok := strings.CutPrefix(spec, "merge/"); ok {
+			spec = "0/" + n
 		}
+		sh, err := parseShard(spec, os.Getenv)
 		if err == nil && (o.scope != "" || o.advance != "") {
 			err = errors.New("--shard verifies the whole scope of one bundle: not with --scope or --advance (restrict or advance the merged answer's bundle instead)")
 		}
-		if err == nil {
+		if err == nil && spec != o.shard {
+			mergeN = sh.Count
+		} else if err == nil {
 			err = (&shardFlags{dir: o.shardDir}).writable()
 		}
 		if err != nil {
@@ -187,6 +191,9 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		}
 		defer seg.Close()
 		opt.Segment = seg
+	}
+	if mergeN > 0 {
+		return mergeBundleParts(in, o.shardDir, mergeN, stdout, stderr)
 	}
 	if split != nil {
 		code := runCertifyPart(in, opt, *split, o.shardDir, conv.Assumes, stdout, stderr)

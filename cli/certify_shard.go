@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -215,4 +217,32 @@ func mergeParts(names []string, o *mergeOpts, stdout, stderr io.Writer) int {
 		}
 	}
 	return report(res, false, stdout, stderr)
+}
+
+// mergeBundleParts is certify --shard merge/N: the n parts of the bundle
+// in, found under shardDir by its digest, merged; nothing else there is
+// read.
+func mergeBundleParts(in io.Reader, shardDir string, n int, stdout, stderr io.Writer) int {
+	h := sha256.New()
+	if _, err := io.Copy(h, in); err != nil {
+		fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
+		return exitError
+	}
+	dir := certifyPartDir(shardDir, hex.EncodeToString(h.Sum(nil)))
+	names, _ := filepath.Glob(filepath.Join(dir, "part-*-of-*.json"))
+	if len(names) == 0 {
+		fmt.Fprintf(stderr, "%s certify: %s holds no parts of this bundle's verification\n", progName, dir)
+		return exitUsage
+	}
+	want := make(map[string]bool)
+	for i := range n {
+		want[filepath.Join(dir, partFileName(certify.Split{Index: i, Count: n}, "json"))] = true
+	}
+	for _, name := range names {
+		if !want[name] {
+			fmt.Fprintf(stderr, "%s certify: %s is not a part of a split into %d\n", progName, name, n)
+			return exitUsage
+		}
+	}
+	return mergeParts(names, &mergeOpts{}, stdout, stderr)
 }
