@@ -512,7 +512,7 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 	}
 	dir, err := os.MkdirTemp(parent, spillDirPrefix)
 	if err != nil {
-		return nil, fmt.Errorf("certify: split directory: %w", err)
+		return nil, fmt.Errorf("certify: spill directory: %w", err)
 	}
 	owner, err := claimDir(dir)
 	if err != nil {
