@@ -28,9 +28,6 @@ import (
 
 const buckets = 256
 
-// testParts, if positive, is the number of parts of a local split (tests).
-var testParts int
-
 // Skeleton record kinds (the stub kinds of scanned).
 const (
 	skBlank  = iota // an empty line
@@ -532,8 +529,8 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 	// fifth to spare for the estimate's error and the buckets' imbalance.
 	n := int(math.Ceil(1.25 * pt.keys * float64(stateBytes(mean)) / float64(max(1, opt.Mem/2))))
 	n = min(max(n, 2), buckets)
-	if testParts > 0 {
-		n = testParts
+	if opt.Parts > 0 {
+		n = opt.Parts
 	}
 	parts := make([]*Part, n)
 	files := make([][3]io.Reader, n)

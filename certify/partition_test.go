@@ -16,10 +16,8 @@ func inParts(t *testing.T, what string, b []byte, n int) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testParts = n
-	defer func() { testParts = 0 }()
 	dir := t.TempDir()
-	got, err := Verify(bytes.NewReader(b), Options{Mem: 1, Dir: dir})
+	got, err := Verify(bytes.NewReader(b), Options{Mem: 1, Dir: dir, Parts: n})
 	if err != nil {
 		t.Fatal(err)
 	}

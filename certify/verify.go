@@ -32,6 +32,10 @@ type Options struct {
 	// and removed at the end.
 	Mem int64
 	Dir string
+	// Parts, if positive, verifies a bundle that can be read again (a
+	// file, an in-memory reader) as a local split of that many parts
+	// (at most 256) whatever the budget; the answer is the same.
+	Parts int
 }
 
 // Verify reads an evidence bundle and answers Accept, Reject or Unsupported
@@ -48,7 +52,14 @@ func Verify(r io.Reader, opt Options) (*Result, error) {
 	defer memoryLimit(opt.Mem)()
 	section := sections(r)
 	if opt.Restrict == nil {
-		if section == nil || opt.Mem <= 0 || opt.Segment != nil || opt.KeepState {
+		whole := opt.Segment != nil || opt.KeepState
+		if opt.Parts > 0 {
+			if section == nil || whole || opt.Parts > buckets {
+				return nil, fmt.Errorf("certify: %d parts: a local split needs at most %d parts, a bundle that can be read again, and no segment or kept state", opt.Parts, buckets)
+			}
+			return verifyInParts(section(), opt)
+		}
+		if section == nil || opt.Mem <= 0 || whole {
 			return verify(r, opt)
 		}
 		// Past the budget, a bundle read again is verified in parts

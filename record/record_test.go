@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -95,13 +96,56 @@ func noLeftovers(t *testing.T, c *pgx.Conn, sig string) {
 	}
 }
 
+// verify certifies a recorded bundle, and fails unless a local split of
+// three parts and a split verification of three parts merged give the
+// same answer (verdict, first failure, cut).
 func verify(t *testing.T, bundle []byte) *certify.Result {
 	t.Helper()
 	res, err := certify.Verify(bytes.NewReader(bundle), certify.Options{})
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}
+	local, err := certify.Verify(bytes.NewReader(bundle), certify.Options{Parts: 3, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("verify in parts: %v", err)
+	}
+	var parts []*certify.Part
+	var files [][3]io.Reader
+	for i := range 3 {
+		var bufs [3]bytes.Buffer
+		p, err := certify.VerifyPart(bytes.NewReader(bundle), certify.Options{}, certify.Split{Index: i, Count: 3}, [3]io.Writer{&bufs[0], &bufs[1], &bufs[2]})
+		if err != nil {
+			t.Fatalf("verify part %d: %v", i, err)
+		}
+		parts = append(parts, p)
+		files = append(files, [3]io.Reader{&bufs[0], &bufs[1], &bufs[2]})
+	}
+	merged, err := certify.MergeParts(parts, files)
+	if err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	for name, r := range map[string]*certify.Result{"a local split": local, "a split verification": merged} {
+		a, _ := json.Marshal(answer(res))
+		b, _ := json.Marshal(answer(r))
+		if string(a) != string(b) {
+			t.Fatalf("%s of a recorded run answers otherwise:\n%s\n%s", name, b, a)
+		}
+	}
 	return res
+}
+
+// answer is what a split must give as the whole verification does.
+func answer(r *certify.Result) any {
+	var cut certify.Cut
+	if r.Cut != nil {
+		cut = *r.Cut
+	}
+	return struct {
+		V certify.Verdict
+		F *certify.Failure
+		C certify.Cut
+		A []string
+	}{r.Verdict, r.Failure, cut, r.Assumes}
 }
 
 func record(t *testing.T, opt Options) (Stats, []byte, []byte) {
