@@ -209,13 +209,7 @@ func (pr *partReader) nextCut() bool {
 	return true
 }
 
-func (pr *partReader) ReadByte() (byte, error) {
-	b, err := pr.r.ReadByte()
-	if err == nil {
-		pr.h.Write([]byte{b})
-	}
-	return b, err
-}
+func (pr *partReader) ReadByte() (byte, error) { return pr.r.ReadByte() }
 
 func (pr *partReader) bytes(n uint64) []byte {
 	if n > 1<<30 {
@@ -226,7 +220,6 @@ func (pr *partReader) bytes(n uint64) []byte {
 	if _, err := io.ReadFull(pr.r, b); err != nil {
 		pr.err = err
 	}
-	pr.h.Write(b)
 	return b
 }
 
@@ -457,7 +450,8 @@ func MergeParts(parts []*Part, files [][3]io.Reader) (*Result, error) {
 	readers := make([][3]*partReader, n)
 	for i := range parts {
 		for f := range 3 {
-			readers[i][f] = &partReader{r: bufio.NewReaderSize(files[i][f], 1<<16), h: sha256.New()}
+			h := sha256.New() // of every byte read: each stream is read to its end
+			readers[i][f] = &partReader{r: bufio.NewReaderSize(io.TeeReader(files[i][f], h), 1<<16), h: h}
 		}
 	}
 	// The first failure of each rank, in the order a whole run meets them.
