@@ -52,7 +52,7 @@ func verifyChild(t *testing.T, name string, mem int64) (peak int64, parts, spill
 // --mem is held: a generated bundle whose states need about four times the
 // budget is verified from its file in parts, its peak resident memory
 // (VmHWM, the whole process) within the budget and a tenth, at 64 and
-// 128 MiB; CUTCHECK_MEM_TEST_LARGE=1 adds 512 MiB (a 4 GB bundle).
+// 128 MiB; CUTCHECK_MEM_TEST_LARGE=1 adds 512 MiB (7 M events, a minute more).
 func TestMemHeld(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		t.Skip("resident memory under the race detector is not the verifier's")
