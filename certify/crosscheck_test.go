@@ -688,3 +688,22 @@ func TestCrossCheckForms(t *testing.T) {
 	}
 	t.Logf("%d cases in every form, %d with a two-event transaction (%d wellformed runs split it)", cases, txns, split)
 }
+
+// sampled visits one case in every of the enumeration at the given
+// bounds, each written as a bundle with key-list and with range domains.
+func sampled(t testing.TB, long, short, every int, visit func(c *xcase, ranges bool, b []byte)) {
+	var buf bytes.Buffer
+	seen := 0
+	enumerate(long, short, func(c xcase) {
+		if seen++; seen%every != 0 {
+			return
+		}
+		for _, ranges := range []bool{false, true} {
+			buf.Reset()
+			if err := WriteModelBundle(&buf, ModelRun{Log: &c.log, Plan: &c.plan, Start: c.s0, Frontier: c.f, Discipline: c.discipline, Stream: c.stream(), Ranges: ranges}); err != nil {
+				t.Fatal(err)
+			}
+			visit(&c, ranges, bytes.Clone(buf.Bytes()))
+		}
+	})
+}
