@@ -380,13 +380,7 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, free <-chan *batch
 	coalesce := mk != nil
 	inRun := false // the batch's last record is a run that may grow
 	for {
-		var b *batch
-		select {
-		case b = <-free:
-			b.buf, b.lines, b.ends, b.fbuf = b.buf[:0], b.lines[:0], b.ends[:0], b.fbuf[:0]
-		default:
-			b = &batch{lines: make([]scanned, 0, 4096), ends: make([]int, 0, 4096)}
-		}
+		b := nextBatch(free)
 		var err error
 		inRun = false
 		for len(b.lines) < 4096 && len(b.buf) < 1<<20 {

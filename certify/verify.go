@@ -498,17 +498,22 @@ type scanned struct {
 	run  run
 }
 
+// nextBatch is a free batch emptied, or a new one.
+func nextBatch(free <-chan *batch) *batch {
+	select {
+	case b := <-free:
+		b.buf, b.lines, b.ends, b.fbuf = b.buf[:0], b.lines[:0], b.ends[:0], b.fbuf[:0]
+		return b
+	default:
+		return &batch{lines: make([]scanned, 0, 4096), ends: make([]int, 0, 4096)}
+	}
+}
+
 func scanLines(r io.Reader, out chan<- *batch, free <-chan *batch, done <-chan struct{}) {
 	defer close(out)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		var b *batch
-		select {
-		case b = <-free:
-			b.buf, b.lines, b.ends, b.fbuf = b.buf[:0], b.lines[:0], b.ends[:0], b.fbuf[:0]
-		default:
-			b = &batch{}
-		}
+		b := nextBatch(free)
 		var err error
 		for len(b.ends) < 4096 && len(b.buf) < 1<<20 {
 			var line []byte
