@@ -165,8 +165,14 @@ func (b *batch) refilter(lm *levelMap) {
 
 // compactData drops the encodings of the candidates filter removed.
 func (b *batch) compactData() {
-	var dst uint32
-	for w, i := range b.keep {
+	// The states before the first one dropped stay where they are.
+	w0 := 0
+	for w0 < len(b.keep) && b.keep[w0] == uint32(w0) {
+		w0++
+	}
+	dst := b.start(w0)
+	for w, i := range b.keep[w0:] {
+		w += w0
 		s, e := b.start(int(i)), b.ends[i]
 		copy(b.data[dst:], b.data[s:e])
 		dst += e - s
