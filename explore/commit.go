@@ -46,7 +46,10 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 	// The old frontier is fully expanded: recycle it, then install the new one.
 	e.dropFrontier()
 	if toFile {
-		if err := e.writeFrontier(outs, uint64(n)); err != nil {
+		err := e.writeFrontier(outs, uint64(n))
+		e.slab.release(&e.candMeta)
+		e.slab.release(&e.candData)
+		if err != nil {
 			return err
 		}
 	} else {
@@ -55,10 +58,13 @@ func (e *engine[S, A]) commit(ctx context.Context, outs []*batch) error {
 			if b.len() == 0 {
 				e.pool.put(b)
 			} else {
+				b.fps, b.keys, b.keep = nil, nil, nil // their slab is freed below
 				kept = append(kept, b)
 			}
 		}
-		e.front = frontier{n: uint64(n), batches: kept}
+		e.slab.release(&e.candMeta)
+		e.front = frontier{n: uint64(n), batches: kept, slab: e.candData}
+		e.candData = slabSet{}
 	}
 	e.advance(uint64(n))
 	if e.spillCands.Load() {
@@ -201,6 +207,7 @@ func (e *engine[S, A]) addSeen(ctx context.Context, lists [][]uint64) error {
 // dropFrontier recycles the expanded frontier.
 func (e *engine[S, A]) dropFrontier() {
 	e.release(e.front.batches)
+	e.slab.release(&e.front.slab)
 	if e.front.file != nil {
 		e.dir.removeFile(e.front.file)
 	}
@@ -245,7 +252,7 @@ func (e *engine[S, A]) writeFrontier(outs []*batch, n uint64) error {
 // memEstimate is the memory held by the seen-set, queue, trace keys, level
 // map and recycled batches.
 func (e *engine[S, A]) memEstimate() int64 {
-	n := e.front.bytes() + e.trace.bytes() + e.lm.bytes() + e.pool.bytes()
+	n := e.front.bytes() + e.trace.bytes() + e.lm.bytes() + e.pool.bytes() + e.slab.bytes()
 	if e.seen != nil {
 		n += e.seen.bytes()
 	}
@@ -274,6 +281,7 @@ func (e *engine[S, A]) checkBudget(ctx context.Context) error {
 		return nil
 	}
 	e.pool.drop()
+	e.slab.drop()
 	if e.memEstimate() <= e.share() {
 		return nil
 	}
@@ -329,6 +337,7 @@ func (e *engine[S, A]) toDisk(ctx context.Context, queue bool) error {
 	if queue && !e.spilled {
 		e.spilled = true
 		e.pool.drop()
+		e.slab.drop()
 		if e.front.file == nil && e.front.n > 0 {
 			bs := e.front.batches
 			e.front.batches = nil

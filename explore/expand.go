@@ -69,7 +69,9 @@ type worker[S, A any] struct {
 	canon                         S            // its successor's canonical form, with a symmetry
 	dec                           S            // a successor decoded from its encoding, to check its grade (grade.go)
 	scratch                       batch        // a unit read from a spilled frontier
-	spare                         []byte       // a data slab freed by spilling, for the next unit
+	out                           batch        // the unit's candidates, before place moves them to slabs
+	unitRoom                      int          // room for a unit's encodings: more than the largest so far
+	meta, data                    slabCursor   // the worker's places in the level's slabs
 
 	symc *symCheck[S, A] // checkSymmetry's scratch
 }
@@ -99,12 +101,15 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	nu := src.numUnits()
 	outs := make([]*batch, nu)
 	e.lm.reset(e.mapWant(), e.nw)
-	reserveCap := e.reserveCap(nu)
 	e.levelBytes.Store(0)
+	e.slab.release(&e.candMeta) // what an abandoned level left
+	e.slab.release(&e.candData)
+	e.chunkBits = chunkBits(int64(e.candRatio*e.part()*float64(e.front.n)*float64(e.encLen+20)), e.nw)
 	e.memBase = e.memEstimate()
 	e.budgetShare = e.share()
 	for _, w := range e.workers {
 		w.best, w.claims, w.full, w.displaced = nil, 0, false, w.displaced[:0]
+		w.meta, w.data = slabCursor{set: &e.candMeta}, slabCursor{set: &e.candData}
 	}
 	// A budgeted level expanded in one pass was planned from the last
 	// level's ratios. If it outgrows its level map it is abandoned, and
@@ -120,16 +125,14 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 			return err
 		}
 		expanded.Add(int64(u.len()))
-		out := e.pool.get()
-		if cap(out.data) == 0 && w.spare != nil {
-			out.data, w.spare = w.spare, nil
-		}
-		out.reserve(min(int(e.candRatio*e.part()*float64(u.len()))+16, reserveCap), e.encLen)
-		outs[u.ord] = out
-		if err := w.expandUnit(u, out); err != nil {
+		w.out.reset()
+		w.out.data = e.slab.room(&w.data, w.unitRoom, e.chunkBits)
+		if err := w.expandUnit(u, &w.out); err != nil {
 			return err
 		}
-		return e.afterUnit(w, out)
+		out := e.pool.get()
+		outs[u.ord] = out
+		return e.place(w, out)
 	})
 	if err == nil {
 		err = ctx.Err()
@@ -581,24 +584,27 @@ func deadlockReason(enabled int) string {
 	return fmt.Sprintf("none of the %d enabled actions changes the state, and the state is not done", enabled)
 }
 
-// afterUnit accounts for a finished unit's memory and, once the level's
-// candidates would exceed the budget, moves their encodings to the
-// candidate file.
-func (e *engine[S, A]) afterUnit(w *worker[S, A], out *batch) error {
-	if e.opts.MemBudget <= 0 {
-		return nil
+// place moves a finished unit's candidates from the worker's scratch batch
+// to out, in the level's slabs at their exact size, accounting for their
+// memory; once the level's candidates would exceed the budget, their
+// encodings go to the candidate file instead.
+func (e *engine[S, A]) place(w *worker[S, A], out *batch) error {
+	sc := &w.out
+	w.unitRoom = max(w.unitRoom, len(sc.data)+len(sc.data)/4, 4<<10)
+	if e.opts.MemBudget > 0 {
+		n := e.levelBytes.Add(int64(20*sc.len() + len(sc.data)))
+		if e.spillCands.Load() || e.memBase+n > e.budgetShare {
+			e.levelBytes.Add(-int64(len(sc.data)))
+			e.spillCands.Store(true)
+			off, err := e.cand.append(sc.data)
+			if err != nil {
+				return fmt.Errorf("explore: spilling candidates: %w", err)
+			}
+			out.spilled, out.off, out.size = true, off, int64(len(sc.data))
+			out.place(&e.slab, sc, &w.meta, &w.data, e.chunkBits, false)
+			return nil
+		}
 	}
-	n := e.levelBytes.Add(out.bytes())
-	if !e.spillCands.Load() && e.memBase+n <= e.budgetShare {
-		return nil
-	}
-	e.spillCands.Store(true)
-	off, err := e.cand.append(out.data)
-	if err != nil {
-		return fmt.Errorf("explore: spilling candidates: %w", err)
-	}
-	e.levelBytes.Add(-int64(cap(out.data)))
-	out.spilled, out.off, out.size = true, off, int64(len(out.data))
-	w.spare, out.data = out.data[:0], nil
+	out.place(&e.slab, sc, &w.meta, &w.data, e.chunkBits, true)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // The ordered table agrees with a map, across growth, for fingerprints in
@@ -322,16 +323,36 @@ func TestGCPercentRestored(t *testing.T) {
 	restore()
 }
 
-// TestReserveKeeps: reserve gives an empty slice room for n without
-// growing a copy, and keeps what a non-empty one holds.
-func TestReserveKeeps(t *testing.T) {
-	s := reserve([]uint64(nil), 100)
-	if len(s) != 0 || cap(s) < 100 {
-		t.Fatalf("len %d cap %d, want 0 and at least 100", len(s), cap(s))
+// TestSlabsReuse: place copies a batch at its exact size, runs are
+// 8-aligned, and a released set's chunks are handed out again.
+func TestSlabsReuse(t *testing.T) {
+	var s slabs
+	var meta, data slabSet
+	mc, dc := slabCursor{set: &meta}, slabCursor{set: &data}
+	var sc batch
+	for i := range 100 {
+		sc.add(uint64(i+1), uint64(i)<<16, []byte{byte(i), byte(i), 1})
 	}
-	s = append(s, 7, 8)
-	s = reserve(s, 1000)
-	if len(s) != 2 || s[0] != 7 || s[1] != 8 || cap(s)-len(s) < 1000 {
-		t.Fatalf("got %v (cap %d)", s, cap(s))
+	var b batch
+	b.place(&s, &sc, &mc, &dc, slabMinBits, true)
+	if cap(b.fps) != 100 || cap(b.keys) != 100 || cap(b.ends) != 100 || cap(b.data) != 300 {
+		t.Fatalf("capacities %d %d %d %d, want 100, 100, 100 and 300", cap(b.fps), cap(b.keys), cap(b.ends), cap(b.data))
+	}
+	for i := range 100 {
+		if b.fps[i] != uint64(i+1) || b.keys[i] != uint64(i)<<16 || string(b.state(b.data, i)) != string([]byte{byte(i), byte(i), 1}) {
+			t.Fatalf("state %d differs", i)
+		}
+	}
+	if r := s.alloc(&dc, 3, slabMinBits); uintptr(unsafe.Pointer(&r[0]))%8 != 0 {
+		t.Fatal("a run is not 8-aligned")
+	}
+	first := &meta.chunks[0][0]
+	s.release(&meta)
+	if len(meta.chunks) != 0 || s.bytes() != 1<<slabMinBits {
+		t.Fatalf("released: %d chunks left, %d bytes free", len(meta.chunks), s.bytes())
+	}
+	mc = slabCursor{set: &meta}
+	if r := s.alloc(&mc, 8, slabMinBits); &r[0] != first {
+		t.Fatal("a released chunk was not reused")
 	}
 }

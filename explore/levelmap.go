@@ -48,7 +48,7 @@ func (lm *levelMap) reset(want int, workers int) {
 	n := uint64(float64(want)/0.6) + levelMinSlots
 	if c := uint64(cap(lm.slots)); c < n || c > 4*n {
 		lm.slots = nil
-		lm.slots = make([]levelSlot, n)
+		lm.slots = makeLarge[levelSlot](int(n), int(n))
 	}
 	lm.slots, lm.n = lm.slots[:n], n
 	// Zeroed by writing even when new (see written).

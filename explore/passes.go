@@ -81,6 +81,7 @@ func (e *engine[S, A]) toPasses(ctx context.Context) error {
 		}
 	}
 	e.pool.drop()
+	e.slab.drop()
 	e.lm = levelMap{}
 	return nil
 }
@@ -112,7 +113,7 @@ func (e *engine[S, A]) passCount(need float64) int {
 
 // avail is what the budget's share leaves for a level's own tables.
 func (e *engine[S, A]) avail() int64 {
-	return e.share() - (e.memEstimate() - e.lm.bytes() - e.pool.bytes())
+	return e.share() - (e.memEstimate() - e.lm.bytes() - e.pool.bytes() - e.slab.bytes())
 }
 
 // levelNeed is what the level being expanded is estimated to need in one
@@ -250,6 +251,8 @@ func (e *engine[S, A]) commitPass(ctx context.Context, outs []*batch, f *os.File
 		}
 		e.pool.put(b)
 	}
+	e.slab.release(&e.candMeta)
+	e.slab.release(&e.candData)
 	if err := w.Flush(); err != nil {
 		return 0, fmt.Errorf("explore: writing a pass of the level: %w", err)
 	}
@@ -382,23 +385,9 @@ func (e *engine[S, A]) mapWant() int {
 }
 
 const (
-	mapCapFloor     = 1 << 24
-	mapCapGrowth    = 16
-	maxReserveRatio = 64 // candidates a unit reserves room for, per state, at most
+	mapCapFloor  = 1 << 24
+	mapCapGrowth = 16
 )
-
-// reserveCap bounds the candidates a unit reserves room for in advance, for
-// the same reason as mapWant: at most maxReserveRatio a state, and under a
-// budget no more than half the level's (or pass's) room spread over its nu
-// units (the level map may take the other half). A unit that needs more
-// grows its batch as it goes.
-func (e *engine[S, A]) reserveCap(nu int) int {
-	c := maxReserveRatio * unitSize
-	if e.opts.MemBudget > 0 && nu > 0 {
-		c = min(c, int(e.room()/2)/nu/(bytesPerCand+e.encLen))
-	}
-	return max(c, 16)
-}
 
 // room is the memory the level being expanded may hold: what the budget
 // leaves, or the pass's planned share of it.

@@ -55,25 +55,6 @@ func (b *batch) add(fp, key uint64, enc []byte) {
 	b.ends = append(b.ends, uint32(len(b.data)))
 }
 
-// reserve makes room for n more states of about encLen bytes each.
-func (b *batch) reserve(n, encLen int) {
-	b.fps = reserve(b.fps, n)
-	b.keys = reserve(b.keys, n)
-	b.ends = reserve(b.ends, n)
-	b.data = reserve(b.data, n*encLen)
-}
-
-// reserve is slices.Grow for a batch's slices, which are empty when it is
-// called: a new slab is made rather than grown, since growing would copy
-// the old slab's whole capacity and zero the new part (fresh memory from
-// the system is zero already, and untouched pages cost nothing).
-func reserve[E any](s []E, n int) []E {
-	if len(s) == 0 && cap(s) < n {
-		return make([]E, 0, n)
-	}
-	return slices.Grow(s, n)
-}
-
 func (b *batch) bytes() int64 {
 	return int64(cap(b.fps)+cap(b.keys))*8 + int64(cap(b.ends))*4 + int64(cap(b.data)) + int64(cap(b.keep))*4
 }
@@ -81,6 +62,40 @@ func (b *batch) bytes() int64 {
 func (b *batch) reset() {
 	b.fps, b.keys, b.ends, b.data, b.keep = b.fps[:0], b.keys[:0], b.ends[:0], b.data[:0], b.keep[:0]
 	b.spilled, b.off, b.size = false, 0, 0
+}
+
+// detach forgets the batch's states, whose memory may belong to slabs
+// about to be reused.
+func (b *batch) detach() {
+	b.fps, b.keys, b.ends, b.data, b.keep = nil, nil, nil, nil, nil
+	b.spilled, b.off, b.size = false, 0, 0
+}
+
+// place moves the states of sc, a worker's scratch batch, into b at their
+// exact size: fingerprints and keys, and room for the list of kept
+// positions, from the cursor meta; end offsets and (unless withData is
+// false) encodings from data. Encodings that sc wrote straight into data's
+// chunk (see room) stay where they are.
+func (b *batch) place(s *slabs, sc *batch, meta, data *slabCursor, bits int, withData bool) {
+	n := sc.len()
+	if n == 0 {
+		return
+	}
+	m := s.alloc(meta, 20*n, bits)
+	b.fps, b.keys, b.keep = words(m, n), words(m[8*n:], n), halfWords(m[16*n:], n)[:0]
+	copy(b.fps, sc.fps)
+	copy(b.keys, sc.keys)
+	if withData {
+		size := len(sc.data)
+		if data.holds(sc.data) {
+			b.data = s.alloc(data, size, bits)[:size:size]
+		} else {
+			b.data = s.alloc(data, size, bits)[:size:size]
+			copy(b.data, sc.data)
+		}
+	}
+	b.ends = halfWords(s.alloc(data, 4*n, bits), n)
+	copy(b.ends, sc.ends)
 }
 
 // filter keeps the candidates that are their fingerprint's canonical
@@ -150,8 +165,14 @@ func (b *batch) refilter(lm *levelMap) {
 
 // compactData drops the encodings of the candidates filter removed.
 func (b *batch) compactData() {
-	var dst uint32
-	for w, i := range b.keep {
+	// The states before the first one dropped stay where they are.
+	w0 := 0
+	for w0 < len(b.keep) && b.keep[w0] == uint32(w0) {
+		w0++
+	}
+	dst := b.start(w0)
+	for w, i := range b.keep[w0:] {
+		w += w0
 		s, e := b.start(int(i)), b.ends[i]
 		copy(b.data[dst:], b.data[s:e])
 		dst += e - s
@@ -160,7 +181,7 @@ func (b *batch) compactData() {
 	b.ends, b.data, b.keep = b.ends[:len(b.keep)], b.data[:dst], b.keep[:0]
 }
 
-// batchPool recycles batches between levels, so slabs are allocated once.
+// batchPool recycles batches between levels (their states live in slabs).
 type batchPool struct {
 	mu   sync.Mutex
 	free []*batch
@@ -178,7 +199,7 @@ func (p *batchPool) get() *batch {
 }
 
 func (p *batchPool) put(b *batch) {
-	b.reset()
+	b.detach()
 	p.mu.Lock()
 	p.free = append(p.free, b)
 	p.mu.Unlock()
@@ -206,6 +227,7 @@ func (p *batchPool) bytes() int64 {
 type frontier struct {
 	n       uint64
 	batches []*batch
+	slab    slabSet // the batches' memory
 	file    *os.File
 }
 

@@ -115,9 +115,15 @@ type engine[S, A any] struct {
 	lm    levelMap
 	trace traceStore
 	pool  batchPool
-	cand  candFile
-	front frontier
-	depth int // level of the frontier
+	// slab holds the memory of the level's candidates: their fingerprints
+	// and keys (candMeta, freed once the level is committed) and their
+	// end offsets and encodings (candData, the next frontier's slab).
+	slab               slabs
+	candMeta, candData slabSet
+	chunkBits          int // the size class of this level's chunks
+	cand               candFile
+	front              frontier
+	depth              int // level of the frontier
 	// spilled: the frontier lives in files (the budget was exceeded).
 	spilled bool
 	// A level in passes (passes.go) is expanded once per pass, and a pass

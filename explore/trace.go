@@ -109,7 +109,7 @@ func code(runs [][]uint64, workers int) levelKeys {
 		starts: make([]uint64, 0, blocks),
 		first:  make([]uint64, 0, blocks),
 		offs:   make([]int64, 0, blocks),
-		data:   make([]byte, 0, size),
+		data:   makeLarge[byte](0, size),
 	}
 	for r, p := range parts {
 		for b := range p.first {
