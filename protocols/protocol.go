@@ -350,7 +350,8 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		}
 		// Continue (--all) checks every property, the opt-in ones too.
 		if name := invariants.ExactEmission.Name; slices.Contains(opts.With, name) || slices.Contains(opts.Only, name) || opts.Continue && len(opts.Only) == 0 {
-			cfg.ExactEmission = true
+			// only for a model that declares it: another's states stay as they were
+			cfg.ExactEmission = slices.ContainsFunc(build(cfg).Properties(), func(q explore.Property[S, A]) bool { return q.Name == name })
 		}
 		if cfg.ExactEmission && (opts.Symmetry || opts.CheckSymmetry) {
 			return explore.Report{}, ErrEmissionSymmetry

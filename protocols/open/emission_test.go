@@ -46,10 +46,25 @@ func TestExactEmissionOpen(t *testing.T) {
 				tc.name, tc.mode, with.Verdict, with.Violation, judged, with.Stats.Distinct, without.Stats.Distinct)
 		}
 	}
+	// --all keeps no digest where the check is not declared: version-max's
+	// states are the plain run's.
 	vm, _ := protocols.Lookup("versionmax")
 	for _, pr := range vm.Properties(vm.Defaults) {
 		if pr.Name == "exact-emission" {
 			t.Error("versionmax lists exact-emission")
 		}
+	}
+	vcfg := cfg
+	vcfg.Mode = VersionmaxEngine
+	all, err := vm.Check(context.Background(), vcfg, explore.Options{Workers: 2, Continue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := vm.Check(context.Background(), vcfg, explore.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Stats.Distinct != plain.Stats.Distinct {
+		t.Errorf("versionmax: %d states under --all, %d without", all.Stats.Distinct, plain.Stats.Distinct)
 	}
 }
