@@ -40,7 +40,8 @@ func TestCheckAll(t *testing.T) {
 	var rep struct {
 		Violations []struct{ Property, Class string } `json:"violations"`
 	}
-	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Violations) != 4 || rep.Violations[0].Property != "final-replay" || rep.Violations[3].Class != "transient" {
+	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Violations) != 5 || rep.Violations[0].Property != "final-replay" || rep.Violations[3].Class != "transient" ||
+		rep.Violations[4].Property != "exact-emission" || rep.Violations[4].Class != "claim" {
 		t.Errorf("--json: %v, violations %+v", err, rep.Violations)
 	}
 	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), `id="consequences"`) || !strings.Contains(string(b), "per-key-monotonicity") {

@@ -20,7 +20,9 @@ import (
 // the clause certify names for its counterexample's run ("" for Accept: the
 // property the mutation breaks is not one of the cut's — a shared read
 // instant, a latest-high or shared-witness trajectory, a duplicate delivery,
-// an entry for a key outside the scope —
+// an entry for a key outside the scope, a redundant copy (runOf rebuilds
+// the stream from the replays, so an entry that changes nothing is not in
+// the bundle) —
 // and the run is a virtual cut). A window still open at the counterexample's end is a
 // bracket reaching past the recorded log.
 var bundleClauses = map[string]string{
@@ -42,6 +44,8 @@ var bundleClauses = map[string]string{
 	"mut-false-recovery-point-dump":           "O2",
 	"mut-gate-drops-boundary-parallel":        "emission",
 	"mut-gate-passes-high-parallel":           "",
+	"mut-redundant-copy-classic":              "",
+	"mut-redundant-copy-parallel":             "",
 	"mut-gate-repeats-window-parallel":        "frontier at or after every high edge",
 	"mut-high-before-read-parallel":           "O3",
 	"mut-high-edge-off-by-one-classic":        "emission",

@@ -90,7 +90,7 @@ var (
 )
 
 // All lists every invariant.
-var All = []Invariant{FinalReplay, FrontierReplay, ClosedUnitCut, Monotonic, ExactTags, NoDuplicate, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint, SharedWitness}
+var All = []Invariant{FinalReplay, FrontierReplay, ClosedUnitCut, Monotonic, ExactTags, NoDuplicate, ExactEmission, Membership, CommittedOnly, TrustedSplice, LatestHigh, Contract, SingleReadPoint, SharedWitness}
 
 // Prop makes a state property from a check.
 func Prop[S, A any](inv Invariant, check func(*S) string) explore.Property[S, A] {

@@ -52,6 +52,12 @@ type Capture struct {
 	// the tag of the entry it took last. It may differ from Out, so it is
 	// then part of the state (encoded) and the search stays exact.
 	Sink Replayed
+	// Digesting keeps Emitted, the digest of the emitted stream, which the
+	// exact-emission check compares with the discipline's emission (§6).
+	// It is set only when that check runs: Emitted is then part of the
+	// state (encoded), and otherwise neither it nor the counts change.
+	Digesting bool
+	Emitted   Digest
 }
 
 // SinkRule is the sink's merge rule, LastWriterWins when Rule is 0.
@@ -105,6 +111,9 @@ func (c *Capture) emit(k Key, v Value, tag Coord, copied bool) bool {
 		c.Inexact = c.Inexact.With(k)
 	}
 	e := Entry{k, v, tag}
+	if c.Digesting {
+		c.Emitted.Add(e)
+	}
 	if c.Rule != 0 && rules[c.Rule].Take(c.Sink.Val[k], c.Sink.Tag[k], e, copied) {
 		c.Sink.Val[k], c.Sink.Tag[k] = v, tag
 	}
@@ -127,7 +136,8 @@ func (c *Capture) FinalPlan() Plan {
 // writes a per-key field as one 8-byte word, the next field overwriting
 // what lies past the width (hence 8 bytes of slack). Under a Rule the
 // width's high bit is set and the rule and Sink follow: a last-writer-wins
-// capture is encoded as it always was.
+// capture is encoded as it always was. A Digesting capture sets the width's
+// next bit and appends Emitted last.
 func (c *Capture) AppendTo(buf []byte) []byte {
 	w := c.width()
 	n, units := int(c.Log.N), int(c.Plan.N)
@@ -135,6 +145,9 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	size := 1 + w + 1 + 3*n + 3 + (6+w)*units + 3*w + 5
 	if c.Rule != 0 {
 		size += 1 + 2*w
+	}
+	if c.Digesting {
+		size += w + 8
 	}
 	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
@@ -167,12 +180,23 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 		b[o+5] = c.Rule
 		putWord(b[o+6:], word((*[MaxKeys]Value)(&c.Sink.Val)))
 		putWord(b[o+6+w:], word(&c.Sink.Tag))
+		o += 1 + 2*w
+	}
+	if c.Digesting {
+		b[0] |= digestFlag
+		putWord(b[o+5:], word(&c.Emitted.N))
+		putWord(b[o+5+w:], c.Emitted.Sum)
 	}
 	return buf[:at+size]
 }
 
-// sinkFlag marks an encoding with Sink (the width byte is at most MaxKeys).
-const sinkFlag = 0x80
+// sinkFlag marks an encoding with Sink, digestFlag one with Emitted (the
+// width byte is at most MaxKeys).
+const (
+	sinkFlag   = 0x80
+	digestFlag = 0x40
+	flags      = sinkFlag | digestFlag
+)
 
 // width is how many keys' fields AppendTo writes: the scope's, unless a
 // key beyond it holds a value, a coordinate or a recorded unit's refresh
@@ -183,7 +207,7 @@ func (c *Capture) width() int {
 		return w
 	}
 	held := word((*[MaxKeys]Value)(&c.Log.Init)) | word((*[MaxKeys]Value)(&c.Out.Val)) | word(&c.Out.Tag) | word(&c.ReadAt) |
-		word((*[MaxKeys]Value)(&c.Sink.Val)) | word(&c.Sink.Tag)
+		word((*[MaxKeys]Value)(&c.Sink.Val)) | word(&c.Sink.Tag) | word(&c.Emitted.N)
 	for i := range c.Plan.N {
 		held |= word((*[MaxKeys]Value)(&c.Plan.Units[i].Refresh))
 	}
@@ -233,13 +257,16 @@ var _ [8 - MaxKeys]struct{}
 // false if b is too short. It writes in place: a capture is some 200 bytes,
 // and decoding is on the explorer's hot path.
 func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
-	if len(b) < 1 || int(b[0]&^sinkFlag) > MaxKeys || len(b) < int(b[0]&^sinkFlag)+2 {
+	if len(b) < 1 || int(b[0]&^flags) > MaxKeys || len(b) < int(b[0]&^flags)+2 {
 		return nil, false
 	}
-	w, sink := int(b[0]&^sinkFlag), b[0]&sinkFlag != 0
+	w, sink, digest := int(b[0]&^flags), b[0]&sinkFlag != 0, b[0]&digestFlag != 0
 	head, unitLen, tail := w+2, 6+w, 3*w+5
 	if sink {
 		tail += 1 + 2*w
+	}
+	if digest {
+		tail += w + 8
 	}
 	setWord((*[MaxKeys]Value)(&c.Log.Init), getWord(b[1:], w))
 	n := int(b[1+w])
@@ -280,6 +307,12 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 		setWord((*[MaxKeys]Value)(&c.Sink.Val), getWord(b[1:], w))
 		setWord(&c.Sink.Tag, getWord(b[1+w:], w))
 		b = b[1+2*w:]
+	}
+	if digest {
+		c.Digesting = true
+		setWord(&c.Emitted.N, getWord(b, w))
+		c.Emitted.Sum = binary.LittleEndian.Uint64(b[w:])
+		b = b[w+8:]
 	}
 	return b, true
 }

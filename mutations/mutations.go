@@ -91,6 +91,8 @@ var All = []Mutation{
 		"§7.7, Thm 1 (σ restricted to the scope)", []string{"classic", "readonly", "parallel", "dump", "composite"}, "", "frontier-replay", false},
 	{protocols.OffsetOnCapturedRows, "The processed offset the release waits for moves only on captured rows (the skipped rows of other tables leave it where it was, as a connector that records its offset per emitted event, until a heartbeat moves it once the consumer is idle): when the window's last transaction lies outside the scope, the buffer is released only after the consumer has gone past the high edge, and its copies overwrite the newer events.",
 		"§7.7, §7.4 A-discard, Thm 3", []string{"readonly"}, "", "frontier-replay", false},
+	{protocols.RedundantCopy, "Each inserted row is also sent as a copy right after its insert event, with the event's value and tag (a snapshot row re-sent for a key the stream just created): every value, tag and replay stays right, and no log event is delivered twice; only a stream checked against the discipline's emission shows the extra entry.",
+		"Def. 6.2–6.4 (the emission), certify S4", []string{"classic", "parallel"}, "", "exact-emission", false},
 }
 
 // Lookup finds a mutation by name; the error lists the valid names.

@@ -53,7 +53,9 @@ package protocols
 // processed, inclusive, so the event there goes out again);
 // marker-only-from-stream (a window opens only when the consumer meets its
 // low watermark: a consumer that starts at lo never opens it, and the
-// chunk's rows are lost — only a start at lo itself shows it).
+// chunk's rows are lost — only a start at lo itself shows it);
+// redundant-copy (an inserted row is also sent as a copy right after its
+// insert event: same value, same tag, seen only by exact-emission).
 
 import (
 	"github.com/cutcheck/cutcheck/explore"
@@ -183,7 +185,7 @@ func Classic(parts ClassicParts) *Protocol {
 		Disciplines: map[string]string{"": WindowDiscard},
 		Faults: []Fault{NoDiscard, EarlyRelease, LowEdgeOffByOne, HighEdgeOffByOne,
 			ScanSkipsRow, OverlappingChunks, LateStart, CopyDropped, LostWatermark,
-			BeginTaggedEvents, EventDeliveredTwice, MarkerOnlyFromStream, OutsideEventForwarded},
+			BeginTaggedEvents, EventDeliveredTwice, MarkerOnlyFromStream, OutsideEventForwarded, RedundantCopy},
 	}, parts.model))
 }
 
@@ -389,6 +391,7 @@ func (m *classic) consumeAt(s *classicState, p model.Coord) {
 		}
 	}
 	s.Cap.Emit(e.Key, e.Img, tag)
+	redundantCopy(&m.cfg, &s.Cap, p)
 }
 
 // close emits the survivors, tagged with the high edge, and closes unit i.
@@ -474,6 +477,8 @@ func (m *classic) Properties() []explore.Property[classicState, classicAction] {
 		sometimes("stale-read-corrected", "Example 4.1, Thm 2", staleReadCorrected),
 		sometimes("copy-tag-past-read", "Lemma 4.1, Thm 3", CopyTagPastRead),
 	}
+	ps = append(ps, EmissionProps[classicState, classicAction](&m.cfg, invariants.WindowDiscard, Chunks[classicState](&m.cfg),
+		func(s *classicState) *model.Capture { return &s.Cap })...)
 	if m.cfg.NoOps {
 		ps = append(ps, sometimes("noop-write-in-window", "§2.1, Def. 6.2", NoOpInWindow))
 	}

@@ -561,6 +561,9 @@ func (m *composite) Properties() []explore.Property[compositeState, compositeAct
 	if !m.tablesync && units >= 3 {
 		props = append(props, sometimes("three-provenances", "Figure 3, Cor 3", m.threeProvenances))
 	}
+	// A point splice is window-discard over a point bracket (§6.4).
+	props = append(props, EmissionProps[compositeState, compositeAction](&m.cfg, invariants.WindowDiscard, func(*compositeState) int { return units },
+		func(s *compositeState) *model.Capture { return &s.Cap })...)
 	if m.cfg.WholeServer && !m.tablesync { // every tablesync unit is a splice: its window (r, r] is empty
 		props = append(props, sometimes("outside-event-in-window", "§7.7", func(s *compositeState) string { return OutsideInWindow(&s.Cap) }))
 	}

@@ -480,6 +480,12 @@ func (m *dump) Properties() []explore.Property[dumpState, dumpAction] {
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *dumpState) string { return CopyDecides(&s.Cap, 1, false) }),
 		sometimes("copy-shares-event-tag", "§9, §6.4", func(s *dumpState) string { return CopySharesEventTag(&s.Cap) }),
 	)
+	disc := invariants.WindowDiscard // over the widened bracket (b, e], Thm 8
+	if !m.uncertain {
+		disc = invariants.PointSplice // at the recorded r, Prop 6
+	}
+	props = append(props, EmissionProps[dumpState, dumpAction](&m.cfg, disc, func(*dumpState) int { return 1 },
+		func(s *dumpState) *model.Capture { return &s.Cap })...)
 	if m.cfg.WholeServer && m.uncertain { // a trusted splice's window (r, r] is empty
 		props = append(props, sometimes("outside-event-in-window", "§7.7", func(s *dumpState) string { return OutsideInWindow(&s.Cap) }))
 	}

@@ -62,6 +62,9 @@ const (
 	// Mistakes only a whole-server log shows (§7.7).
 	OutsideEventForwarded // every protocol: the consume path passes an event on a key outside the scope to the sink
 	OffsetOnCapturedRows  // readonly: the processed offset the release waits for moves only on captured rows
+
+	// Mistakes only the exact emission shows (§6).
+	RedundantCopy // classic, parallel: an exact copy of an inserted row is emitted right after its insert event
 )
 
 var faultNames = [...]string{
@@ -97,6 +100,7 @@ var faultNames = [...]string{
 	MarkerOnlyFromStream:   "marker-only-from-stream",
 	OutsideEventForwarded:  "outside-event-forwarded",
 	OffsetOnCapturedRows:   "offset-on-captured-rows",
+	RedundantCopy:          "redundant-copy",
 }
 
 func (f Fault) String() string {

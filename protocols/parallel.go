@@ -58,7 +58,8 @@ package protocols
 // scan-skips-row (the select omits the chunk's first present row,
 // §9.1); overlapping-chunks (O1); high-before-read (the high offset is
 // recorded before the last key is read); copy-dropped (the close emits no
-// merged rows).
+// merged rows); redundant-copy (an inserted row streamed by the reader is
+// also sent as a copy right after it).
 
 import (
 	"github.com/cutcheck/cutcheck/explore"
@@ -235,7 +236,7 @@ func Parallel(parts ParallelParts) *Protocol {
 		Disciplines: map[string]string{"": RangeMerge},
 		Faults: []Fault{WindowOnlyWithholding, GateDropsBoundary, GateRepeatsWindow, SkippedBackfill,
 			ScanSkipsRow, OverlappingChunks, LowEdgeOffByOne, HighEdgeOffByOne, HighBeforeRead, CopyDropped,
-			GatePassesHigh, ReaderBeforeBackfill, BackfillFromRead, OutsideEventForwarded},
+			GatePassesHigh, ReaderBeforeBackfill, BackfillFromRead, OutsideEventForwarded, RedundantCopy},
 	}, func(cfg Config) explore.Model[parallelState, parallelAction] { return newParallel(cfg, parts) }))
 }
 
@@ -559,6 +560,7 @@ func (m *parallel) consume(s *parallelState) {
 	e := s.Cap.Log.At(p)
 	if m.passesIn(s, e.Key, p) {
 		s.Cap.Emit(e.Key, e.Img, p)
+		redundantCopy(&m.cfg, &s.Cap, p)
 	}
 }
 
@@ -643,6 +645,8 @@ func (m *parallel) Properties() []explore.Property[parallelState, parallelAction
 		sometimes("live-event-withheld", "Def. 6.4 clause (a)", func(c *model.Capture) string { return m.liveWithheld(c, false) }),
 		sometimes("pre-low-event-withheld", "Prop 3, §7.5 A-handoff", func(c *model.Capture) string { return m.liveWithheld(c, true) }),
 	}
+	ps = append(ps, EmissionProps[parallelState, parallelAction](&m.cfg, invariants.RangeMerge, Chunks[parallelState](&m.cfg),
+		func(s *parallelState) *model.Capture { return &s.Cap })...)
 	if m.parts.Concurrent {
 		ps = append(ps, P{Name: "reader-runs-while-chunk-open", Cite: "Def. 6.4, §7.5", Kind: explore.Sometimes, Check: m.runsWhileOpen})
 	}

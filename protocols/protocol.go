@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -53,8 +54,14 @@ type Config struct {
 	// Sink is the merge rule at the sink (model.SinkRule; nil is
 	// last-writer-wins, the replay of §6, Def. 6.1): a one-line choice on
 	// any protocol, e.g. p.Defaults.Sink = model.VersionMax (sink.go).
-	Sink  *model.SinkRule
-	Fault Fault // a mutation of the protocol or of its claim; None = the protocol as published
+	Sink *model.SinkRule
+	// ExactEmission makes every capture keep a digest of its stream
+	// (model.Capture.Digesting) for the exact-emission check, and adds
+	// its emission-judged sometimes-property. Check sets it when the
+	// check runs (--with, a spec's with, --all); a run without it has the
+	// states it always had.
+	ExactEmission bool
+	Fault         Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {
@@ -340,6 +347,14 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		}
 		if len(opts.Only) == 0 && len(p.with) > 0 {
 			opts.With = append(slices.Clip(opts.With), p.with...)
+		}
+		// Continue (--all) checks every property, the opt-in ones too.
+		if name := invariants.ExactEmission.Name; slices.Contains(opts.With, name) || slices.Contains(opts.Only, name) || opts.Continue && len(opts.Only) == 0 {
+			// only for a model that declares it: another's states stay as they were
+			cfg.ExactEmission = slices.ContainsFunc(build(cfg).Properties(), func(q explore.Property[S, A]) bool { return q.Name == name })
+		}
+		if cfg.ExactEmission && (opts.Symmetry || opts.CheckSymmetry) {
+			return explore.Report{}, ErrEmissionSymmetry
 		}
 		m := build(cfg)
 		if err := checkSink(m, cfg.Sink); err != nil {

@@ -557,6 +557,8 @@ func (m *readonly) Properties() []explore.Property[readonlyState, readonlyAction
 			return invariants.CheckSingleReadPoint(&s.Cap)
 		}))
 	}
+	ps = append(ps, EmissionProps[readonlyState, readonlyAction](&m.cfg, invariants.WindowDiscard, Chunks[readonlyState](&m.cfg),
+		func(s *readonlyState) *model.Capture { return &s.Cap })...)
 	if m.cfg.WholeServer {
 		ps = append(ps, sometimes("outside-event-in-window", "§7.7", func(s *readonlyState) string { return OutsideInWindow(&s.Cap) }))
 	}

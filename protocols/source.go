@@ -197,6 +197,20 @@ func (historySymmetry) Error() string {
 
 func (historySymmetry) Unwrap() error { return explore.ErrNoSymmetry }
 
+// ErrEmissionSymmetry refuses value renaming with exact-emission: the
+// stream's digest (model.Capture.Emitted) mixes its values, and a renamed
+// state's digest is not the digest of the renamed stream. It wraps
+// explore.ErrNoSymmetry.
+var ErrEmissionSymmetry error = emissionSymmetry{}
+
+type emissionSymmetry struct{}
+
+func (emissionSymmetry) Error() string {
+	return "exact-emission keeps a digest of the stream's values: no value renaming (symmetry) applies to it"
+}
+
+func (emissionSymmetry) Unwrap() error { return explore.ErrNoSymmetry }
+
 // sourceKeys is how many keys the source writes: the scope's, and with
 // cfg.WholeServer key K beyond it (§7.7).
 func (cfg *Config) sourceKeys() int {
@@ -209,7 +223,8 @@ func (cfg *Config) sourceKeys() int {
 // InitialCaptures are the captures a run starts from, one per base store b0
 // (§2.1): every store over the keys and values when cfg.InitialAny, else
 // cfg.Initial alone; the log is empty and the scope is the keys. Each
-// carries the sink rule cfg.Sink.
+// carries the sink rule cfg.Sink, and keeps a digest of its stream with
+// cfg.ExactEmission.
 func InitialCaptures(cfg *Config) []model.Capture {
 	stores := []model.Store{cfg.Initial}
 	if cfg.InitialAny {
@@ -229,6 +244,7 @@ func InitialCaptures(cfg *Config) []model.Capture {
 		out[i].Plan.Keys = uint8(cfg.Keys)
 		out[i].Log.Init = b0
 		out[i].Rule, _ = cfg.Sink.ID() // a rule without one is refused before the search (sink.go)
+		out[i].Digesting = cfg.ExactEmission
 	}
 	return out
 }

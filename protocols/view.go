@@ -65,6 +65,13 @@ func CaptureFields(c *model.Capture, keys int) []explore.Field {
 		}
 		f = append(f, explore.Field{Name: "sink (" + c.SinkRule().Name + ")", Value: "{" + strings.Join(held, " ") + "}"})
 	}
+	if c.Digesting { // how many entries each key received (exact-emission)
+		var n []string
+		for k := model.Key(0); k < model.Key(keys); k++ {
+			n = append(n, fmt.Sprintf("%v×%d", k, c.Emitted.N[k]))
+		}
+		f = append(f, explore.Field{Name: "entries", Value: "{" + strings.Join(n, " ") + "}"})
+	}
 	return f
 }
 

@@ -391,7 +391,7 @@ func (m *keyrange) View(s *krState) any {
 func (m *keyrange) Properties() []explore.Property[krState, krAction] {
 	n := m.cfg.Chunks
 	type P = explore.Property[krState, krAction]
-	return []P{
+	return append([]P{
 		invariants.Prop[krState, krAction](invariants.FinalReplay, func(s *krState) string { return invariants.CheckFinalReplay(&s.Cap, n) }),
 		invariants.StepProp[krState, krAction](invariants.NoDuplicate, func(s *krState, _ krAction, t *krState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
@@ -413,8 +413,16 @@ func (m *keyrange) Properties() []explore.Property[krState, krAction] {
 		{Name: "copy-decides-frontier", Cite: "Thm 1, S-OBS", Kind: explore.Sometimes, Check: func(s *krState) string {
 			return protocols.CopyDecides(&s.Cap, n, true)
 		}},
-	}
+	}, protocols.EmissionProps[krState, krAction](&m.cfg, KeyrangeEmission, protocols.Chunks[krState](&m.cfg),
+		func(s *krState) *model.Capture { return &s.Cap })...)
 }
+
+// KeyrangeEmission is key-range gating's emission (§6.5): range-merge over
+// the point brackets where the cursor moved — an event of a key is applied
+// only beyond its range's copy (before it the key is ahead of the cursor
+// and discarded), and the copy emits the rows read present.
+var KeyrangeEmission = invariants.Discipline{Name: "key-range gating",
+	Pass: invariants.RangeMerge.Pass, Close: invariants.RangeMerge.Close, Point: true}
 
 // appliedBehindCursor: an event of a key copied in an earlier range reached
 // the sink after its copy, with a later range copied too — what a cursor

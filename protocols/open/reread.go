@@ -618,7 +618,7 @@ func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 	sometimes := func(name, cite string, check func(s *rereadState) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
-	return []P{
+	return append([]P{
 		prop(invariants.FinalReplay, func(s *rereadState) string { return invariants.CheckFinalReplay(&s.Cap, m.units(s)) }),
 		invariants.StepProp[rereadState, rereadAction](invariants.NoDuplicate, func(s *rereadState, _ rereadAction, t *rereadState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
@@ -641,8 +641,29 @@ func (m *reread) Properties() []explore.Property[rereadState, rereadAction] {
 		sometimes("reread-clean", "§6.5 (open)", func(s *rereadState) string { return m.rereadClean(s) }),
 		sometimes("delta-folded-onto-known-row", "§6.5 (open), S-IMG", func(s *rereadState) string { return m.deltaFolded(s) }),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *rereadState) string { return protocols.CopyDecides(&s.Cap, m.units(s), false) }),
-	}
+	}, protocols.EmissionProps[rereadState, rereadAction](&m.cfg, RereadEmission, m.units, func(s *rereadState) *model.Capture { return &s.Cap })...)
 }
+
+// RereadEmission is re-read normalization's emission (§6.5): window-discard
+// over the final plan, each key in the unit whose close settled it, except
+// that a delta of a key not yet known is withheld. A key is known once a
+// full image of it (an insert, a delete) was consumed, or past its unit's
+// close.
+var RereadEmission = invariants.Discipline{Name: "re-read normalization", Close: invariants.WindowDiscard.Close,
+	Pass: func(p *model.Plan, l *model.Log, s0 model.Coord) model.Pass {
+		return func(i int, pos model.Coord) bool {
+			if pos > p.Units[i].Hi || rrSee(l, pos).Full {
+				return true
+			}
+			k := l.At(pos).Key
+			for q := s0 + 1; q < pos; q++ {
+				if l.At(q).Key == k && rrSee(l, q).Full {
+					return true
+				}
+			}
+			return false
+		}
+	}}
 
 // checkImages: each key's last entry is σ at its tag.
 func (m *reread) checkImages(s *rereadState) string {

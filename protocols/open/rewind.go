@@ -389,7 +389,7 @@ func (m *rewind) Properties() []explore.Property[rewindState, rewindAction] {
 	sometimes := func(name, cite string, check func(s *rewindState) string) P {
 		return P{Name: name, Cite: cite, Kind: explore.Sometimes, Check: check}
 	}
-	return []P{
+	return append([]P{
 		invariants.Prop[rewindState, rewindAction](invariants.FinalReplay, func(s *rewindState) string { return invariants.CheckFinalReplay(&s.Cap, units) }),
 		invariants.StepProp[rewindState, rewindAction](invariants.NoDuplicate, func(s *rewindState, _ rewindAction, t *rewindState) string {
 			return invariants.CheckNoDuplicate(&s.Cap, &t.Cap)
@@ -411,7 +411,9 @@ func (m *rewind) Properties() []explore.Property[rewindState, rewindAction] {
 		sometimes("rolled-back-across-own-key", "§6.5 (open)", m.rolledBackAcrossOwnKey),
 		sometimes("deleted-row-restored", "§6.5 (open), §1.2", m.deletedRowRestored),
 		sometimes("copy-decides-frontier", "Thm 1, S-OBS", func(s *rewindState) string { return protocols.CopyDecides(&s.Cap, units, false) }),
-	}
+	}, // the refresh is spliced at lo: a point splice (§6.4)
+		protocols.EmissionProps[rewindState, rewindAction](&m.cfg, invariants.PointSplice, protocols.Chunks[rewindState](&m.cfg),
+			func(s *rewindState) *model.Capture { return &s.Cap })...)
 }
 
 // checkReconstructs: once a chunk has been read and rolled back, each of its

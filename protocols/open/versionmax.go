@@ -437,7 +437,10 @@ func (m *versionmax) View(s *vmState) any {
 // omission, so a key deleted before its read shows its older row until the
 // consumer reaches the delete: the sink is exact only from the read on, which
 // frontier replay checks) and the contract (point brackets at the reads make
-// O2 hold by construction; version-max has no bracket to check).
+// O2 hold by construction; version-max has no bracket to check), and
+// exact-emission (which entries the sink takes depends on when each copied
+// row reaches it, which no plan records: its emission is not a function of
+// the log, the plan and the reads).
 func (m *versionmax) Properties() []explore.Property[vmState, vmAction] {
 	n := m.cfg.Chunks
 	type P = explore.Property[vmState, vmAction]
