@@ -104,11 +104,10 @@ func (c *Capture) emit(k Key, v Value, tag Coord, copied bool) bool {
 	if tag > c.Log.Len() || v != c.Log.Sigma(tag, k) {
 		c.Inexact = c.Inexact.With(k)
 	}
-	e := Entry{k, v, tag}
-	if c.Rule != 0 && rules[c.Rule].Take(c.Sink.Val[k], c.Sink.Tag[k], e, copied) {
+	if c.Rule != 0 && rules[c.Rule].Take(c.Sink.Val[k], c.Log.Offset(c.Sink.Tag[k]), Offered{k, v, c.Log.Offset(tag)}, copied) {
 		c.Sink.Val[k], c.Sink.Tag[k] = v, tag
 	}
-	return c.Out.Apply(e)
+	return c.Out.Apply(Entry{k, v, tag})
 }
 
 // FinalPlan is the recorded plan with its frontier set to the consumer position.
@@ -126,8 +125,10 @@ func (c *Capture) FinalPlan() Plan {
 // explorer's hot path (every successor is encoded): it grows buf once and
 // writes a per-key field as one 8-byte word, the next field overwriting
 // what lies past the width (hence 8 bytes of slack). Under a Rule the
-// width's high bit is set and the rule and Sink follow: a last-writer-wins
-// capture is encoded as it always was.
+// width's high bit is set and the rule and Sink follow; with a Log.Shift
+// the next bit is set and the shift's two bytes come last: a
+// last-writer-wins capture whose positions start at 1 is encoded as it
+// always was.
 func (c *Capture) AppendTo(buf []byte) []byte {
 	w := c.width()
 	n, units := int(c.Log.N), int(c.Plan.N)
@@ -135,6 +136,9 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	size := 1 + w + 1 + 3*n + 3 + (6+w)*units + 3*w + 5
 	if c.Rule != 0 {
 		size += 1 + 2*w
+	}
+	if c.Log.Shift != 0 {
+		size += 2
 	}
 	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
@@ -167,12 +171,21 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 		b[o+5] = c.Rule
 		putWord(b[o+6:], word((*[MaxKeys]Value)(&c.Sink.Val)))
 		putWord(b[o+6+w:], word(&c.Sink.Tag))
+		o += 1 + 2*w
+	}
+	if c.Log.Shift != 0 {
+		b[0] |= shiftFlag
+		b[o+5], b[o+6] = byte(c.Log.Shift), byte(c.Log.Shift>>8)
 	}
 	return buf[:at+size]
 }
 
-// sinkFlag marks an encoding with Sink (the width byte is at most MaxKeys).
-const sinkFlag = 0x80
+// sinkFlag marks an encoding with Sink, shiftFlag one with Log.Shift (the
+// width byte is at most MaxKeys).
+const (
+	sinkFlag  = 0x80
+	shiftFlag = 0x40
+)
 
 // width is how many keys' fields AppendTo writes: the scope's, unless a
 // key beyond it holds a value, a coordinate or a recorded unit's refresh
@@ -233,13 +246,17 @@ var _ [8 - MaxKeys]struct{}
 // false if b is too short. It writes in place: a capture is some 200 bytes,
 // and decoding is on the explorer's hot path.
 func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
-	if len(b) < 1 || int(b[0]&^sinkFlag) > MaxKeys || len(b) < int(b[0]&^sinkFlag)+2 {
+	const flags = sinkFlag | shiftFlag
+	if len(b) < 1 || int(b[0]&^flags) > MaxKeys || len(b) < int(b[0]&^flags)+2 {
 		return nil, false
 	}
-	w, sink := int(b[0]&^sinkFlag), b[0]&sinkFlag != 0
+	w, sink, shift := int(b[0]&^flags), b[0]&sinkFlag != 0, b[0]&shiftFlag != 0
 	head, unitLen, tail := w+2, 6+w, 3*w+5
 	if sink {
 		tail += 1 + 2*w
+	}
+	if shift {
+		tail += 2
 	}
 	setWord((*[MaxKeys]Value)(&c.Log.Init), getWord(b[1:], w))
 	n := int(b[1+w])
@@ -280,6 +297,10 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 		setWord((*[MaxKeys]Value)(&c.Sink.Val), getWord(b[1:], w))
 		setWord(&c.Sink.Tag, getWord(b[1+w:], w))
 		b = b[1+2*w:]
+	}
+	if shift {
+		c.Log.Shift = uint16(b[0]) | uint16(b[1])<<8
+		b = b[2:]
 	}
 	return b, true
 }
