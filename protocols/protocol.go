@@ -53,8 +53,13 @@ type Config struct {
 	// Sink is the merge rule at the sink (model.SinkRule; nil is
 	// last-writer-wins, the replay of §6, Def. 6.1): a one-line choice on
 	// any protocol, e.g. p.Defaults.Sink = model.VersionMax (sink.go).
-	Sink  *model.SinkRule
-	Fault Fault // a mutation of the protocol or of its claim; None = the protocol as published
+	Sink *model.SinkRule
+	// CoordBase is the log's first position (0 is 1, the default): the
+	// positions a sink rule compares and traces show start there, so a run
+	// can cross 9 → 10 and 255 → 256 (coord.go). The states, and so the
+	// counts, are those of base 1.
+	CoordBase int
+	Fault     Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {
@@ -82,6 +87,9 @@ func (c Config) String() string {
 	}
 	if !c.Sink.IsLastWriterWins() {
 		s += " sink=" + c.Sink.Name
+	}
+	if c.CoordBase > 1 {
+		s += fmt.Sprintf(" coord-base=%d", c.CoordBase)
 	}
 	if c.Fault != None {
 		s += " fault=" + c.Fault.String()
@@ -292,6 +300,9 @@ func (p *Protocol) Validate(cfg Config) error {
 	if cfg.WholeServer && cfg.Keys >= model.MaxKeys {
 		return bad("keys", "%d leaves no key outside the scope for whole-server (at most %d)", cfg.Keys, model.MaxKeys-1)
 	}
+	if cfg.CoordBase < 0 || cfg.CoordBase > MaxCoordBase {
+		return bad("coord-base", "%d is out of range 1..%d (the log's first position)", cfg.CoordBase, MaxCoordBase)
+	}
 	if cfg.Fault != None && !slices.Contains(p.Faults, cfg.Fault) {
 		return bad("mutation", "%s does not apply to this protocol", cfg.Fault)
 	}
@@ -343,6 +354,9 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		}
 		m := build(cfg)
 		if err := checkSink(m, cfg.Sink); err != nil {
+			return explore.Report{}, fmt.Errorf("%s: %w", p.Name, err)
+		}
+		if err := checkShift(m, cfg.shift()); err != nil {
 			return explore.Report{}, fmt.Errorf("%s: %w", p.Name, err)
 		}
 		r, err := explore.Run(ctx, m, opts)

@@ -34,8 +34,8 @@ func CopyDecides(c *model.Capture, units int, gated bool) string {
 
 // DescribeStartLater: "consumer's start moves past position 3: s0 = 3".
 func DescribeStartLater(c *model.Capture) string {
-	p := c.Pos + 1
-	return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, EventString(&c.Log, p), p)
+	p := c.Log.Offset(c.Pos + 1)
+	return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, EventString(&c.Log, c.Pos+1), p)
 }
 
 // StaleRead is reached when a select returned a key as it stood before the

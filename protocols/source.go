@@ -208,8 +208,9 @@ func (cfg *Config) sourceKeys() int {
 
 // InitialCaptures are the captures a run starts from, one per base store b0
 // (§2.1): every store over the keys and values when cfg.InitialAny, else
-// cfg.Initial alone; the log is empty and the scope is the keys. Each
-// carries the sink rule cfg.Sink.
+// cfg.Initial alone; the log is empty, its positions start at
+// cfg.CoordBase, and the scope is the keys. Each carries the sink rule
+// cfg.Sink.
 func InitialCaptures(cfg *Config) []model.Capture {
 	stores := []model.Store{cfg.Initial}
 	if cfg.InitialAny {
@@ -228,6 +229,7 @@ func InitialCaptures(cfg *Config) []model.Capture {
 	for i, b0 := range stores {
 		out[i].Plan.Keys = uint8(cfg.Keys)
 		out[i].Log.Init = b0
+		out[i].Log.Shift = cfg.shift()
 		out[i].Rule, _ = cfg.Sink.ID() // a rule without one is refused before the search (sink.go)
 	}
 	return out
