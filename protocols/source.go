@@ -283,7 +283,7 @@ func NoOpInWindow(c *model.Capture) string {
 		}
 		for p := u.Lo + 1; p <= min(u.Hi, c.Log.Len()); p++ {
 			if e := c.Log.At(p); e.Key != model.NoKey && u.Domain.Has(e.Key) && e.Img == c.Log.Sigma(p-1, e.Key) {
-				return fmt.Sprintf("unit %d: no-op write %v := %v at %d inside its window", i+1, e.Key, e.Img, p)
+				return fmt.Sprintf("unit %d: no-op write %v := %v at %d inside its window", i+1, e.Key, e.Img, c.Log.Offset(p))
 			}
 		}
 	}
@@ -302,7 +302,7 @@ func CopySharesEventTag(c *model.Capture) string {
 		}
 		k := c.Log.At(u.Hi).Key
 		if k != model.NoKey && u.Survivors(&c.Log).Has(k) && c.Out.Tag[k] == u.Hi && c.Delivered.Has(k) {
-			return fmt.Sprintf("unit %d: the copy of %v and the event at %d share the tag %d", i+1, k, u.Hi, u.Hi)
+			return fmt.Sprintf("unit %d: the copy of %v and the event at %d share the tag %d", i+1, k, c.Log.Offset(u.Hi), c.Log.Offset(u.Hi))
 		}
 	}
 	return ""
@@ -325,7 +325,7 @@ func CopyTagPastRead(c *model.Capture) string {
 			}
 			for p := c.ReadAt[k] + 1; p <= min(u.Hi, c.Log.Len()); p++ {
 				if c.Log.At(p).Key != model.NoKey {
-					return fmt.Sprintf("unit %d: %v read at %d, copied with tag %d past the event at %d", i+1, k, c.ReadAt[k], u.Hi, p)
+					return fmt.Sprintf("unit %d: %v read at %d, copied with tag %d past the event at %d", i+1, k, c.Log.Offset(c.ReadAt[k]), c.Log.Offset(u.Hi), c.Log.Offset(p))
 				}
 			}
 		}

@@ -105,6 +105,10 @@ type View struct {
 	Sink     []KeyValue        `json:"sink,omitempty"`
 	SinkRule string            `json:"sink_rule,omitempty"`
 	Control  map[string]string `json:"control,omitempty"`
+	// CoordBase is the log's first position when it is not 1 (Config.
+	// CoordBase): the view's positions, tags and edges are prefix lengths
+	// (the model's count), and the log names position p as p+CoordBase-1.
+	CoordBase int `json:"coord_base,omitempty"`
 }
 
 // EventView is one log position.
@@ -142,6 +146,9 @@ type KeyValue struct {
 // CaptureView builds the View of a state's shared part.
 func CaptureView(c *model.Capture, keys int) View {
 	v := View{Consumed: int(c.Pos), Start: int(c.Start)}
+	if c.Log.Shift != 0 {
+		v.CoordBase = int(c.Log.Shift) + 1
+	}
 	for p := model.Coord(1); p <= c.Log.Len(); p++ {
 		e := c.Log.At(p)
 		ev := EventView{Pos: int(p), Key: int(e.Key), Value: int(e.Img), Txn: int(e.Txn)}
@@ -224,4 +231,10 @@ func bufferString(u *model.Unit, buf model.KeySet, keys int) string {
 		}
 	}
 	return "{" + strings.Join(out, " ") + "}"
+}
+
+// WindowString renders window w with its edges as the log names them
+// (Log.Offset): "(3, 5]".
+func WindowString(l *model.Log, w model.Window) string {
+	return fmt.Sprintf("(%d, %d]", l.Offset(w.Lo), l.Offset(w.Hi))
 }
