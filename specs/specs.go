@@ -45,20 +45,20 @@ type Spec struct {
 	History  []string `json:"history,omitempty"` // the source's first transactions, fixed: one string each, e.g. "k0=1 k1=⊥"
 	Onset    *int     `json:"onset,omitempty"`   // with early-common-onset: the one c* claimed, at the run's end (Prop 2)
 	// Whole: the log is the whole server's, events outside the scope too (protocols.Config.WholeServer).
-	Whole    bool   `json:"whole-server,omitempty"`
-	Mutation string `json:"mutation,omitempty"`
-	Sink     string `json:"sink,omitempty"` // the sink's merge rule (model.SinkRule by name); omitted: the protocol's
-	// CoordBase is the log's first position (protocols.Config.CoordBase); omitted: 1.
-	CoordBase *int     `json:"coord-base,omitempty"`
-	Expect    string   `json:"expect"`             // "pass", "deadlock", or the invariant that must fail (checked alone)
-	Only      []string `json:"only,omitempty"`     // check only these invariants (with an invariant expected, it must be one of them)
-	With      []string `json:"with,omitempty"`     // also check these opt-in invariants (e.g. no-duplicate-delivery)
-	Reach     bool     `json:"reach,omitempty"`    // every sometimes-property must be reached too
-	Quick     bool     `json:"quick,omitempty"`    // part of the quick set (about a minute in all)
-	Symmetry  bool     `json:"symmetry,omitempty"` // count states up to value renaming (as --symmetry)
-	Note      string   `json:"note,omitempty"`     // where the run comes from, e.g. "§10 run 3"
+	Whole    bool     `json:"whole-server,omitempty"`
+	Mutation string   `json:"mutation,omitempty"`
+	Sink     string   `json:"sink,omitempty"`     // the sink's merge rule (model.SinkRule by name); omitted: the protocol's
+	Expect   string   `json:"expect"`             // "pass", "deadlock", or the invariant that must fail (checked alone)
+	Only     []string `json:"only,omitempty"`     // check only these invariants (with an invariant expected, it must be one of them)
+	With     []string `json:"with,omitempty"`     // also check these opt-in invariants (e.g. no-duplicate-delivery)
+	Reach    bool     `json:"reach,omitempty"`    // every sometimes-property must be reached too
+	Quick    bool     `json:"quick,omitempty"`    // part of the quick set (about a minute in all)
+	Symmetry bool     `json:"symmetry,omitempty"` // count states up to value renaming (as --symmetry)
+	Note     string   `json:"note,omitempty"`     // where the run comes from, e.g. "§10 run 3"
 	// CheckSymmetry verifies value renaming on every state (as --check-symmetry).
 	CheckSymmetry bool `json:"check-symmetry,omitempty"`
+	// CoordBase is the log's first position (protocols.Config.CoordBase); omitted: 1.
+	CoordBase *int `json:"coord-base,omitempty"`
 }
 
 // Initial is a spec's base store b0: one value per key, or "any" for every
