@@ -24,7 +24,7 @@ type checkOpts struct {
 	keys, values, events, chunks, txn int
 	mode, mutation, initial, history  string
 	sink                              string
-	onset                             int
+	onset, coordBase                  int
 	noops, wholeServer                bool
 	jsonOut, traceJSON, html          string
 	bundle                            string
@@ -49,6 +49,7 @@ func checkFlags() (*pflag.FlagSet, *checkOpts) {
 	fs.BoolVar(&o.noops, "noops", false, "the source also commits no-op writes: an update to the current value, a delete of an absent key")
 	fs.StringVar(&o.history, "history", "", "fix the source's first transactions, separated by ';', e.g. 'k0=1; k1=2 k0=⊥' (0 or ⊥ deletes)")
 	fs.IntVar(&o.onset, "onset", 0, "with early-common-onset: claim exactly this c*, at the end of the run (Prop 2)")
+	fs.IntVar(&o.coordBase, "coord-base", 1, "the log's first position: the positions sink rules compare and traces show start here (e.g. 8 or 254, to cross 9 → 10 or 255 → 256); the states and counts are those of 1")
 	fs.BoolVar(&o.wholeServer, "whole-server", false, "the log is the whole server's (§7.7): the source also writes key K, outside the scope, whose events every capture must skip")
 	fs.StringVar(&o.initial, "initial", "", "the store before the history starts, one value per key (0 = absent), e.g. 1,0,2, or any: every store (default: empty)")
 	fs.StringVar(&o.jsonOut, "json", "", "write the machine-readable result to this file")
@@ -116,6 +117,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			return usageErr(stderr, "check", "--history: %v", err)
 		}
 		cfg.History = h
+	}
+	if fs.Changed("coord-base") {
+		if o.coordBase < 1 || o.coordBase > protocols.MaxCoordBase {
+			return usageErr(stderr, "check", "--coord-base: %d is not a first position (1..%d)", o.coordBase, protocols.MaxCoordBase)
+		}
+		cfg.CoordBase = o.coordBase
 	}
 	if fs.Changed("onset") {
 		if o.onset < 0 || o.onset >= model.MaxLog {

@@ -111,7 +111,7 @@ func CheckFrontierReplay(c *model.Capture, units int) string {
 		return ""
 	}
 	if k, want, ok := replayDiffers(c); ok {
-		return fmt.Sprintf("key %v: replayed %v, expected σ_%d = %v", k, c.Held().Val[k], c.Pos, want)
+		return fmt.Sprintf("key %v: replayed %v, expected σ_%d = %v", k, c.Held().Val[k], c.Log.Offset(c.Pos), want)
 	}
 	return outsideEntry(c)
 }
@@ -134,7 +134,7 @@ func replayDiffers(c *model.Capture) (k model.Key, want model.Value, ok bool) {
 func outsideEntry(c *model.Capture) string {
 	for k := model.Key(c.Plan.Keys); k < model.MaxKeys; k++ {
 		if c.Out.Val[k] != model.Absent || c.Out.Tag[k] != 0 {
-			return fmt.Sprintf("key %v is outside the scope, yet the sink received an entry for it (%v at %d)", k, c.Out.Val[k], c.Out.Tag[k])
+			return fmt.Sprintf("key %v is outside the scope, yet the sink received an entry for it (%v at %d)", k, c.Out.Val[k], c.Log.Offset(c.Out.Tag[k]))
 		}
 	}
 	return ""
@@ -149,7 +149,7 @@ func CheckFinalReplay(c *model.Capture, units int) string {
 		return ""
 	}
 	if k, want, ok := replayDiffers(c); ok {
-		return fmt.Sprintf("at rest after position %d, key %v: sink holds %v, source holds %v", c.Pos, k, c.Held().Val[k], want)
+		return fmt.Sprintf("at rest after position %d, key %v: sink holds %v, source holds %v", c.Log.Offset(c.Pos), k, c.Held().Val[k], want)
 	}
 	return outsideEntry(c)
 }
@@ -166,7 +166,7 @@ func CheckNoDuplicate(s, t *model.Capture) string {
 		return ""
 	}
 	k := model.Key(bits.TrailingZeros16(uint16(added)))
-	return fmt.Sprintf("key %v: the log event at position %d was delivered twice", k, t.Out.Tag[k])
+	return fmt.Sprintf("key %v: the log event at position %d was delivered twice", k, t.Log.Offset(t.Out.Tag[k]))
 }
 
 // CheckExactTags: every entry the step s → t emitted has v = σ_tag(k)
@@ -181,7 +181,7 @@ func CheckExactTags(s, t *model.Capture) string {
 		return ""
 	}
 	k := model.Key(bits.TrailingZeros16(uint16(added)))
-	return fmt.Sprintf("key %v: an entry was emitted whose value is not σ at its tag (the key's last entry: %v@%d, σ_%d = %v)", k, t.Out.Val[k], t.Out.Tag[k], t.Out.Tag[k], t.Log.Sigma(t.Out.Tag[k], k))
+	return fmt.Sprintf("key %v: an entry was emitted whose value is not σ at its tag (the key's last entry: %v@%d, σ_%d = %v)", k, t.Out.Val[k], t.Log.Offset(t.Out.Tag[k]), t.Log.Offset(t.Out.Tag[k]), t.Log.Sigma(t.Out.Tag[k], k))
 }
 
 // CheckClosedUnitCut: every key of a closed unit i replays to σ_g, where g =
@@ -197,7 +197,7 @@ func CheckClosedUnitCut(c *model.Capture) string {
 		for d := u.Domain & (1<<model.MaxKeys - 1); d != 0; d &= d - 1 {
 			k := d.Lowest()
 			if want := c.Log.Sigma(g, k); held.Val[k] != want {
-				return fmt.Sprintf("key %v of closed unit %d: replayed %v, expected σ_%d = %v", k, i+1, held.Val[k], g, want)
+				return fmt.Sprintf("key %v of closed unit %d: replayed %v, expected σ_%d = %v", k, i+1, held.Val[k], c.Log.Offset(g), want)
 			}
 		}
 	}
@@ -207,7 +207,7 @@ func CheckClosedUnitCut(c *model.Capture) string {
 // CheckMonotone: along a step, no key's last tag decreases (Thm 3, Thm 5).
 func CheckMonotone(s, t *model.Capture) string {
 	if k := t.Out.Regressed(&s.Out); k != model.NoKey {
-		return fmt.Sprintf("key %v: emitted an entry tagged %d after one tagged %d", k, t.Out.Tag[k], s.Out.Tag[k])
+		return fmt.Sprintf("key %v: emitted an entry tagged %d after one tagged %d", k, t.Log.Offset(t.Out.Tag[k]), t.Log.Offset(s.Out.Tag[k]))
 	}
 	return ""
 }
@@ -219,7 +219,7 @@ func CheckMembership(c *model.Capture, low, high model.TxnSet, lo, hi model.Coor
 	w := model.Window{Lo: lo, Hi: hi}
 	for p := model.Coord(1); p <= c.Log.Len(); p++ {
 		if got, want := c.Log.InSampledWindow(p, low, high), w.Contains(p); got != want {
-			return fmt.Sprintf("position %d: membership test says %v, window %v says %v", p, got, w, want)
+			return fmt.Sprintf("position %d: membership test says %v, window (%d, %d] says %v", c.Log.Offset(p), got, c.Log.Offset(w.Lo), c.Log.Offset(w.Hi), want)
 		}
 	}
 	return ""
@@ -229,13 +229,13 @@ func CheckMembership(c *model.Capture, low, high model.TxnSet, lo, hi model.Coor
 // reflects a transaction boundary (§2.1; §3.3 "a committed read").
 func CheckCommittedOnly(c *model.Capture) string {
 	if c.Partial {
-		return fmt.Sprintf("transaction %d is visible in part (log ends at position %d inside it)", c.Log.Txns(), c.Log.Len())
+		return fmt.Sprintf("transaction %d is visible in part (log ends at position %d inside it)", c.Log.Txns(), c.Log.Offset(c.Log.Len()))
 	}
 	for i := 0; i < int(c.Plan.N); i++ {
 		u := &c.Plan.Units[i]
 		for r := u.Read & (1<<model.MaxKeys - 1); r != 0; r &= r - 1 {
 			if k := r.Lowest(); !c.Log.Boundary(c.ReadAt[k]) {
-				return fmt.Sprintf("key %v was read at position %d, inside transaction %d", k, c.ReadAt[k], c.Log.At(c.ReadAt[k]).Txn)
+				return fmt.Sprintf("key %v was read at position %d, inside transaction %d", k, c.Log.Offset(c.ReadAt[k]), c.Log.At(c.ReadAt[k]).Txn)
 			}
 		}
 	}
@@ -251,7 +251,7 @@ func CheckTrajectory(c *model.Capture, units int, claim model.Coord) string {
 	}
 	p := &c.Plan // the trajectory reads no frontier: no copy (c.FinalPlan) is needed
 	if g, k, ok := p.Trajectory(&c.Log, claim, c.Pos); !ok {
-		return fmt.Sprintf("trajectory claimed from %d: at g = %d key %v has sink %v, expected σ_%d = %v", claim, g, k, p.Sink(&c.Log, g, k), g, c.Log.Sigma(g, k))
+		return fmt.Sprintf("trajectory claimed from %d: at g = %d key %v has sink %v, expected σ_%d = %v", c.Log.Offset(claim), c.Log.Offset(g), k, p.Sink(&c.Log, g, k), c.Log.Offset(g), c.Log.Sigma(g, k))
 	}
 	return ""
 }
@@ -283,7 +283,7 @@ func CheckSingleReadPoint(c *model.Capture) string {
 		one.Add(c.Plan.Units[i])
 		if one.SharedWitnesses(&c.Log) == 0 {
 			u := &c.Plan.Units[i]
-			return fmt.Sprintf("unit %d: no single coordinate in [%d, %d] explains its reads (each key was read at its own position)", i+1, u.Lo, u.Hi)
+			return fmt.Sprintf("unit %d: no single coordinate in [%d, %d] explains its reads (each key was read at its own position)", i+1, c.Log.Offset(u.Lo), c.Log.Offset(u.Hi))
 		}
 	}
 	return ""
@@ -304,7 +304,7 @@ func CheckSharedWitness(c *model.Capture, units int, witnesses model.CoordSet) s
 	for w := model.Coord(0); w <= c.Pos; w++ {
 		if witnesses.Has(w) {
 			if r := CheckTrajectory(c, units, w); r != "" {
-				return fmt.Sprintf("exhibited witness %d: %s", w, r)
+				return fmt.Sprintf("exhibited witness %d: %s", c.Log.Offset(w), r)
 			}
 		}
 	}

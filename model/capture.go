@@ -114,10 +114,10 @@ func (c *Capture) emit(k Key, v Value, tag Coord, copied bool) bool {
 	if c.Digesting {
 		c.Emitted.Add(e)
 	}
-	if c.Rule != 0 && rules[c.Rule].Take(c.Sink.Val[k], c.Sink.Tag[k], e, copied) {
+	if c.Rule != 0 && rules[c.Rule].Take(c.Sink.Val[k], c.Log.Offset(c.Sink.Tag[k]), Offered{k, v, c.Log.Offset(tag)}, copied) {
 		c.Sink.Val[k], c.Sink.Tag[k] = v, tag
 	}
-	return c.Out.Apply(e)
+	return c.Out.Apply(Entry{k, v, tag})
 }
 
 // FinalPlan is the recorded plan with its frontier set to the consumer position.
@@ -135,9 +135,11 @@ func (c *Capture) FinalPlan() Plan {
 // explorer's hot path (every successor is encoded): it grows buf once and
 // writes a per-key field as one 8-byte word, the next field overwriting
 // what lies past the width (hence 8 bytes of slack). Under a Rule the
-// width's high bit is set and the rule and Sink follow: a last-writer-wins
-// capture is encoded as it always was. A Digesting capture sets the width's
-// next bit and appends Emitted last.
+// width's high bit is set and the rule and Sink follow. A Digesting
+// capture sets the width's next bit and appends Emitted; with a Log.Shift
+// the bit after is set and the shift's two bytes come last: a
+// last-writer-wins capture whose positions start at 1 is encoded as it
+// always was.
 func (c *Capture) AppendTo(buf []byte) []byte {
 	w := c.width()
 	n, units := int(c.Log.N), int(c.Plan.N)
@@ -148,6 +150,9 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 	}
 	if c.Digesting {
 		size += w + 8
+	}
+	if c.Log.Shift != 0 {
+		size += 2
 	}
 	buf = slices.Grow(buf, size+8)[:at+size+8]
 	b := buf[at:]
@@ -186,16 +191,22 @@ func (c *Capture) AppendTo(buf []byte) []byte {
 		b[0] |= digestFlag
 		putWord(b[o+5:], word(&c.Emitted.N))
 		putWord(b[o+5+w:], c.Emitted.Sum)
+		o += w + 8
+	}
+	if c.Log.Shift != 0 {
+		b[0] |= shiftFlag
+		b[o+5], b[o+6] = byte(c.Log.Shift), byte(c.Log.Shift>>8)
 	}
 	return buf[:at+size]
 }
 
-// sinkFlag marks an encoding with Sink, digestFlag one with Emitted (the
-// width byte is at most MaxKeys).
+// sinkFlag marks an encoding with Sink, digestFlag one with Emitted,
+// shiftFlag one with Log.Shift (the width byte is at most MaxKeys).
 const (
 	sinkFlag   = 0x80
 	digestFlag = 0x40
-	flags      = sinkFlag | digestFlag
+	shiftFlag  = 0x20
+	flags      = sinkFlag | digestFlag | shiftFlag
 )
 
 // width is how many keys' fields AppendTo writes: the scope's, unless a
@@ -260,13 +271,16 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 	if len(b) < 1 || int(b[0]&^flags) > MaxKeys || len(b) < int(b[0]&^flags)+2 {
 		return nil, false
 	}
-	w, sink, digest := int(b[0]&^flags), b[0]&sinkFlag != 0, b[0]&digestFlag != 0
+	w, sink, digest, shift := int(b[0]&^flags), b[0]&sinkFlag != 0, b[0]&digestFlag != 0, b[0]&shiftFlag != 0
 	head, unitLen, tail := w+2, 6+w, 3*w+5
 	if sink {
 		tail += 1 + 2*w
 	}
 	if digest {
 		tail += w + 8
+	}
+	if shift {
+		tail += 2
 	}
 	setWord((*[MaxKeys]Value)(&c.Log.Init), getWord(b[1:], w))
 	n := int(b[1+w])
@@ -313,6 +327,10 @@ func (c *Capture) DecodeFrom(b []byte) (rest []byte, ok bool) {
 		setWord(&c.Emitted.N, getWord(b, w))
 		c.Emitted.Sum = binary.LittleEndian.Uint64(b[w:])
 		b = b[w+8:]
+	}
+	if shift {
+		c.Log.Shift = uint16(b[0]) | uint16(b[1])<<8
+		b = b[2:]
 	}
 	return b, true
 }

@@ -89,6 +89,9 @@ func TestCaptureRoundTrip(t *testing.T) {
 		{"start", func(c *model.Capture) { c.Start = 0 }},
 		{"closed", func(c *model.Capture) { c.Closed = 0b11 }},
 		{"partial", func(c *model.Capture) { c.Partial = false }},
+		{"shift", func(c *model.Capture) { c.Log.Shift = 7 }},
+		{"shift high byte", func(c *model.Capture) { c.Log.Shift = 7 + 1<<8 }},
+		{"shift under a rule", func(c *model.Capture) { c.Log.Shift, c.Rule, c.Sink.Tag[kb] = 253, 1, 2 }},
 	}
 	seen := map[string]string{}
 	for _, v := range variants {

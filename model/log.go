@@ -44,6 +44,12 @@ func (v Value) String() string {
 // first c committed events.
 type Coord uint8
 
+// Offset is a coordinate as the log names it, where its positions need not
+// start at 1 (Log.Shift): what a sink rule compares and traces show. It is
+// wider than a Coord, so a rule that keeps a byte of it, or compares it as
+// text, meets positions past 9 and past 255.
+type Offset uint32
+
 // Event is one committed row event: the key's post-image (Absent for a delete)
 // and the label of the transaction that committed it (§2.1, §7.4).
 type Event struct {
@@ -63,7 +69,16 @@ type Log struct {
 	Init Store
 	N    uint8
 	Ev   [MaxLog]Event
+	// Shift is how many positions the log names before its first: position
+	// p (a prefix length, 1 for the first event) is named p+Shift, so the
+	// positions start at Shift+1, the run's coordinate base. The model
+	// counts from 1 whatever the shift (its states, and so its state graph,
+	// are the same); Offset applies it where a position leaves the model.
+	Shift uint16
 }
+
+// Offset is coordinate p as the log names it: p+Shift.
+func (l *Log) Offset(p Coord) Offset { return Offset(p) + Offset(l.Shift) }
 
 // events is the log's events as bytes, three an event (key, image,
 // label), as AppendTo writes them: copied as a block, they are written

@@ -75,13 +75,14 @@ func (f *Failure) Error() string {
 }
 
 // CheckBrackets checks lo ⊑ hi ⊑ f for every unit (Def. 3.1).
-func (p *Plan) CheckBrackets() error { return p.checkBrackets(all, p.Frontier) }
+func (p *Plan) CheckBrackets() error { return p.checkBrackets(all, p.Frontier, &Log{}) }
 
-func (p *Plan) checkBrackets(units uint8, f Coord) error {
+// checkBrackets names positions as l does (Log.Offset).
+func (p *Plan) checkBrackets(units uint8, f Coord, l *Log) error {
 	for i := 0; i < int(p.N); i++ {
 		u := &p.Units[i]
 		if units&(1<<i) != 0 && (u.Lo > u.Hi || u.Hi > f) {
-			return &Failure{"bracket", i, NoKey, fmt.Sprintf("bracket %d..%d not within frontier %d", u.Lo, u.Hi, f)}
+			return &Failure{"bracket", i, NoKey, fmt.Sprintf("bracket %d..%d not within frontier %d", l.Offset(u.Lo), l.Offset(u.Hi), l.Offset(f))}
 		}
 	}
 	return nil
@@ -134,7 +135,7 @@ func (p *Plan) checkO2(units uint8, l *Log) error {
 			continue
 		}
 		if k := u.unmatched(l); k != NoKey {
-			return &Failure{"O2", i, k, fmt.Sprintf("read %v matches σ_c(%v) at no c in [%d, %d]", u.Refresh[k], k, u.Lo, u.Hi)}
+			return &Failure{"O2", i, k, fmt.Sprintf("read %v matches σ_c(%v) at no c in [%d, %d]", u.Refresh[k], k, l.Offset(u.Lo), l.Offset(u.Hi))}
 		}
 	}
 	return nil
@@ -144,7 +145,7 @@ func (p *Plan) checkO2(units uint8, l *Log) error {
 // the units whose bit is set in units, as Check would on a plan of those
 // units alone, but in place: a failure names the unit's index in p.
 func (p *Plan) CheckUnits(units uint8, l *Log, f Coord) error {
-	if err := p.checkBrackets(units, f); err != nil {
+	if err := p.checkBrackets(units, f, l); err != nil {
 		return err
 	}
 	if err := p.checkO3(units); err != nil {

@@ -21,21 +21,32 @@ type SinkRule struct {
 	// Name is the rule's name in flags, spec files and search identities.
 	Name string
 	// Take reports whether the sink applies e, holding val, the value of
-	// the entry it took last for e.Key (Absent: no row), tagged tag (0:
-	// none yet); copied marks a copied row (Capture.EmitCopy), as against
-	// a log event or an entry that carries one (Capture.Emit).
-	Take func(val Value, tag Coord, e Entry, copied bool) bool
+	// the entry it took last for e.Key (Absent: no row), tagged tag (the
+	// position before the log's first, Log.Offset(0): none yet); copied
+	// marks a copied row (Capture.EmitCopy), as against a log event or an
+	// entry that carries one (Capture.Emit). Tags are positions as the log
+	// names them (Log.Shift): a run whose positions start past 9 or 255
+	// tells a rule that compares them as text or keeps a byte of them.
+	Take func(val Value, tag Offset, e Offered, copied bool) bool
 	// ValueBlind declares that Take compares values only with Absent, so
 	// value renaming (--symmetry) still applies; every shipped rule is.
 	ValueBlind bool
 	id         uint8 // its number: its index in rules
 }
 
+// Offered is an entry as it reaches the sink: its tag is the position as
+// the log names it (Log.Offset).
+type Offered struct {
+	Key Key
+	Val Value
+	Tag Offset
+}
+
 // rules are the rules made so far, by number; 0 is last-writer-wins.
 var rules = []*SinkRule{LastWriterWins}
 
 // NewSinkRule makes a rule and numbers it (at most 255 rules in all).
-func NewSinkRule(name string, valueBlind bool, take func(val Value, tag Coord, e Entry, copied bool) bool) *SinkRule {
+func NewSinkRule(name string, valueBlind bool, take func(val Value, tag Offset, e Offered, copied bool) bool) *SinkRule {
 	if len(rules) > 255 {
 		panic("model.NewSinkRule: more than 255 sink rules")
 	}
@@ -70,22 +81,22 @@ var (
 	// LastWriterWins applies every entry: the replay of Def. 6.1, the
 	// default.
 	LastWriterWins = &SinkRule{Name: "last-writer-wins", ValueBlind: true,
-		Take: func(Value, Coord, Entry, bool) bool { return true }}
+		Take: func(Value, Offset, Offered, bool) bool { return true }}
 	// VersionMax applies an entry only if its tag is at least the tag of
 	// the entry the sink holds for its key (§6.5 version-max, with the tag
 	// as the version): the sink never steps back, whatever order the
 	// stream has.
 	VersionMax = NewSinkRule("version-max", true,
-		func(_ Value, tag Coord, e Entry, _ bool) bool { return e.Tag >= tag })
+		func(_ Value, tag Offset, e Offered, _ bool) bool { return e.Tag >= tag })
 	// InsertIgnore applies a copied row only when the sink holds no row for
 	// its key (INSERT … ON CONFLICT DO NOTHING), so a copy never overwrites
 	// a streamed row; log events apply as usual.
 	InsertIgnore = NewSinkRule("insert-ignore", true,
-		func(v Value, _ Coord, _ Entry, copied bool) bool { return !copied || v == Absent })
+		func(v Value, _ Offset, _ Offered, copied bool) bool { return !copied || v == Absent })
 	// UpsertOnly never applies a delete (value Absent): a sink that cannot
 	// delete, as an upsert-only table or a soft-delete-less index.
 	UpsertOnly = NewSinkRule("upsert-only", true,
-		func(_ Value, _ Coord, e Entry, _ bool) bool { return e.Val != Absent })
+		func(_ Value, _ Offset, e Offered, _ bool) bool { return e.Val != Absent })
 )
 
 // SinkRules lists the shipped rules, the default first.

@@ -18,7 +18,7 @@ func bufferedRowDiscarded(c *model.Capture) string {
 				continue
 			}
 			if _, at, ok := c.Log.Last(k, model.Window{Lo: u.Lo, Hi: min(c.Pos, u.Hi)}); ok {
-				return fmt.Sprintf("chunk %d: buffered %v=%v discarded by the event at %d", i+1, k, u.Refresh[k], at)
+				return fmt.Sprintf("chunk %d: buffered %v=%v discarded by the event at %d", i+1, k, u.Refresh[k], c.Log.Offset(at))
 			}
 		}
 	}

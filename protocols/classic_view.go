@@ -14,7 +14,7 @@ func (m *classic) ActionKind(a classicAction) int { return int(a.Kind) }
 
 func (m *classic) Describe(s *classicState, a classicAction) string {
 	l := &s.Cap.Log
-	next := l.Len() + 1
+	next := l.Offset(l.Len() + 1) // positions as the log names them
 	switch a.Kind {
 	case classicCommit:
 		return DescribeCommit(l, a.Txn)
@@ -34,7 +34,7 @@ func (m *classic) Describe(s *classicState, a classicAction) string {
 		if m.cfg.Fault == ScanSkipsRow {
 			what = "read chunk %d at position %d, skipping its first present row: %s"
 		}
-		return fmt.Sprintf(what, s.Cap.Plan.N, l.Len(), strings.Join(rs, " "))
+		return fmt.Sprintf(what, s.Cap.Plan.N, l.Offset(l.Len()), strings.Join(rs, " "))
 	case classicWriteHigh:
 		d := fmt.Sprintf("write high watermark for chunk %d at position %d", s.Cap.Plan.N, next)
 		if i := int(s.Cap.Plan.N) - 1; m.openUnit(s) == i {
@@ -67,23 +67,23 @@ func (m *classic) Describe(s *classicState, a classicAction) string {
 // describeConsume says what consuming the next position did.
 func (m *classic) describeConsume(s, t *classicState) string {
 	p := s.Cap.Pos + 1
-	e := s.Cap.Log.At(p)
+	e, at := s.Cap.Log.At(p), s.Cap.Log.Offset(p)
 	if e.Key == model.NoKey {
 		i, high := markerChunk(e)
 		switch {
 		case m.cfg.Fault == LostWatermark:
-			return fmt.Sprintf("position %d: %s filtered out of the consumed log (never seen)", p, MarkerName(e.Img))
+			return fmt.Sprintf("position %d: %s filtered out of the consumed log (never seen)", at, MarkerName(e.Img))
 		case s.Cap.UnitClosed(i):
-			return fmt.Sprintf("position %d: %s of closed chunk %d, ignored", p, MarkerName(e.Img), i+1)
+			return fmt.Sprintf("position %d: %s of closed chunk %d, ignored", at, MarkerName(e.Img), i+1)
 		case !high && s.Phase != classicHighWritten:
-			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens before its select has returned, buffer {}", p, i+1)
+			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens before its select has returned, buffer {}", at, i+1)
 		case !high:
-			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens, buffer %s", p, i+1, bufferString(&s.Cap.Plan.Units[i], t.Buf, m.cfg.Keys))
+			return fmt.Sprintf("position %d: low watermark, chunk %d's window opens, buffer %s", at, i+1, bufferString(&s.Cap.Plan.Units[i], t.Buf, m.cfg.Keys))
 		default:
-			return fmt.Sprintf("position %d: high watermark, close chunk %d: emit survivors %s", p, i+1, DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys))
+			return fmt.Sprintf("position %d: high watermark, close chunk %d: emit survivors %s", at, i+1, DescribeEmitted(&s.Cap, &t.Cap, m.cfg.Keys))
 		}
 	}
-	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
+	d := fmt.Sprintf("position %d: %v := %v", at, e.Key, e.Img)
 	if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
 		return d + w
 	}

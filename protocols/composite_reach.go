@@ -18,7 +18,7 @@ func (m *composite) witnessBelowHigh(s *compositeState) string {
 	w := c.Plan.SharedWitnesses(&c.Log)
 	for g := model.Coord(0); g < h; g++ {
 		if w.Has(g) {
-			return fmt.Sprintf("shared witness %d below the latest high %d", g, h)
+			return fmt.Sprintf("shared witness %d below the latest high %d", c.Log.Offset(g), c.Log.Offset(h))
 		}
 	}
 	return ""
@@ -35,7 +35,7 @@ func (m *composite) distinctSplices(s *compositeState) string {
 		r := c.Plan.Units[i].Lo
 		for j := 0; j < int(c.Plan.N); j++ {
 			if u := &c.Plan.Units[j]; j != i && m.complete(s, j) && (r < u.Lo || r > u.Hi) {
-				return fmt.Sprintf("splice at %d lies outside the bracket [%d, %d] of another unit", r, u.Lo, u.Hi)
+				return fmt.Sprintf("splice at %d lies outside the bracket [%d, %d] of another unit", c.Log.Offset(r), c.Log.Offset(u.Lo), c.Log.Offset(u.Hi))
 			}
 		}
 	}
@@ -77,7 +77,7 @@ func (m *composite) survivorEmitted(s *compositeState) string {
 				continue
 			}
 			if u.Hi <= c.Start || c.Log.At(u.Hi).Key != k {
-				return fmt.Sprintf("chunk %d emitted survivor %v=%v@%d", s.Chunk[i]+1, k, u.Refresh[k], u.Hi)
+				return fmt.Sprintf("chunk %d emitted survivor %v=%v@%d", s.Chunk[i]+1, k, u.Refresh[k], c.Log.Offset(u.Hi))
 			}
 		}
 	}
@@ -96,7 +96,7 @@ func (m *composite) threeProvenances(s *compositeState) string {
 	}
 	u, rd, rs := &c.Plan.Units[scan], c.Plan.Units[dump].Lo, c.Plan.Units[sel].Lo
 	if u.Lo < u.Hi && rd != rs {
-		return fmt.Sprintf("chunked scan (%d, %d], native dump at %d, point select at %d: no coordinate in all three brackets", u.Lo, u.Hi, rd, rs)
+		return fmt.Sprintf("chunked scan (%d, %d], native dump at %d, point select at %d: no coordinate in all three brackets", c.Log.Offset(u.Lo), c.Log.Offset(u.Hi), c.Log.Offset(rd), c.Log.Offset(rs))
 	}
 	return ""
 }

@@ -24,26 +24,27 @@ func (m *composite) provenance(ch int) string {
 func (m *composite) Describe(s *compositeState, a compositeAction) string {
 	c := &s.Cap
 	n := c.Log.Len()
+	at := c.Log.Offset // positions as the log names them
 	switch a.Kind {
 	case compCommit:
 		return DescribeCommit(&c.Log, a.Txn)
 	case compRecordLo:
-		return fmt.Sprintf("record lo for chunk 1 (chunked scan) %s at %d", KeySetString(m.domain[0], m.cfg.Keys), n)
+		return fmt.Sprintf("record lo for chunk 1 (chunked scan) %s at %d", KeySetString(m.domain[0], m.cfg.Keys), at(n))
 	case compRead:
 		t := *s
 		m.Next(s, a, &t)
 		i := m.scanUnit(&t)
 		k := nextKey(&c.Plan.Units[i])
-		d := fmt.Sprintf("read chunk 1's %v = %v at coordinate %d", k, c.Log.Sigma(a.At, k), a.At)
+		d := fmt.Sprintf("read chunk 1's %v = %v at coordinate %d", k, c.Log.Sigma(a.At, k), at(a.At))
 		if a.At != n {
-			d += fmt.Sprintf(" (log end %d)", n)
+			d += fmt.Sprintf(" (log end %d)", at(n))
 		}
 		return d + ", buffer " + bufferString(&t.Cap.Plan.Units[i], t.Buf&m.domain[0], m.cfg.Keys)
 	case compRecordHi:
-		return fmt.Sprintf("record hi for chunk 1 at %d: bracket (%d, %d]", n, c.Plan.Units[m.scanUnit(s)].Lo, n)
+		return fmt.Sprintf("record hi for chunk 1 at %d: bracket (%d, %d]", at(n), at(c.Plan.Units[m.scanUnit(s)].Lo), at(n))
 	case compSplice:
 		d := m.domain[a.Unit]
-		return fmt.Sprintf("splice chunk %d (%s) %s at recorded r = %d: %s", a.Unit+1, m.provenance(int(a.Unit)), KeySetString(d, m.cfg.Keys), n, m.readsText(&c.Log, d, n))
+		return fmt.Sprintf("splice chunk %d (%s) %s at recorded r = %d: %s", a.Unit+1, m.provenance(int(a.Unit)), KeySetString(d, m.cfg.Keys), at(n), m.readsText(&c.Log, d, n))
 	case compClose:
 		u := &c.Plan.Units[a.Unit]
 		what := bufferString(u, s.Buf&u.Domain, m.cfg.Keys)
@@ -53,13 +54,13 @@ func (m *composite) Describe(s *compositeState, a compositeAction) string {
 		case m.cfg.Fault == CopyDropped:
 			what = "nothing (the copy is dropped; buffered " + what + ")"
 		default:
-			what += fmt.Sprintf(" tagged %d", u.Hi)
+			what += fmt.Sprintf(" tagged %d", at(u.Hi))
 		}
-		return fmt.Sprintf("close chunk %d at %d: emit %s", s.Chunk[a.Unit]+1, u.Hi, what)
+		return fmt.Sprintf("close chunk %d at %d: emit %s", s.Chunk[a.Unit]+1, at(u.Hi), what)
 	case compConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
-		text := fmt.Sprintf("consume position %d: %v := %v", p, e.Key, e.Img)
+		text := fmt.Sprintf("consume position %d: %v := %v", at(p), e.Key, e.Img)
 		if w, ok := outsideWords(&m.cfg, c, e); ok {
 			return text + w
 		}
@@ -76,7 +77,7 @@ func (m *composite) Describe(s *compositeState, a compositeAction) string {
 	case compStartLater:
 		return DescribeStartLater(c)
 	case compClaim:
-		return fmt.Sprintf("claim the trajectory from an early common onset c* = %d (frontier %d, latest high %d)", a.At, c.Pos, c.Plan.LatestHigh())
+		return fmt.Sprintf("claim the trajectory from an early common onset c* = %d (frontier %d, latest high %d)", at(a.At), at(c.Pos), at(c.Plan.LatestHigh()))
 	}
 	return "?"
 }
@@ -123,7 +124,7 @@ func (m *composite) Fields(s *compositeState) []explore.Field {
 	}
 	f = append(f, explore.Field{Name: "buffer", Value: m.bufferText(s)})
 	if s.Onset != 0 {
-		f = append(f, explore.Field{Name: "claimed onset", Value: fmt.Sprint(s.Onset - 1)})
+		f = append(f, explore.Field{Name: "claimed onset", Value: fmt.Sprint(s.Cap.Log.Offset(s.Onset - 1))})
 	}
 	return f
 }
@@ -135,7 +136,7 @@ func (m *composite) View(s *compositeState) any {
 		v.Control["chunk 1"] = compScanNames[s.Scan]
 	}
 	if s.Onset != 0 {
-		v.Control["claimed onset"] = fmt.Sprint(s.Onset - 1)
+		v.Control["claimed onset"] = fmt.Sprint(s.Cap.Log.Offset(s.Onset - 1))
 	}
 	return v
 }

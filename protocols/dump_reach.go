@@ -24,7 +24,7 @@ func (m *dump) splicedRowEmitted(s *dumpState) string {
 	keys := model.Key(m.cfg.Keys)
 	for k := model.Key(0); k < keys; k++ {
 		if closeEmitted(&s.Cap, k) {
-			return fmt.Sprintf("the splice emitted %v=%v@%d", k, s.Cap.Out.Val[k], s.Cap.Out.Tag[k])
+			return fmt.Sprintf("the splice emitted %v=%v@%d", k, s.Cap.Out.Val[k], s.Cap.Log.Offset(s.Cap.Out.Tag[k]))
 		}
 	}
 	return ""
@@ -34,7 +34,7 @@ func (m *dump) splicedRowEmitted(s *dumpState) string {
 // coordinate r, so it processed (s0, r] before the splice.
 func (m *dump) eventBeforeSplice(s *dumpState) string {
 	if c := &s.Cap; c.AllClosed(1) && c.Start < c.Plan.Units[0].Hi {
-		return fmt.Sprintf("the consumer started at %d and processed (%d, %d] before the splice", c.Start, c.Start, c.Plan.Units[0].Hi)
+		return fmt.Sprintf("the consumer started at %d and processed (%d, %d] before the splice", c.Log.Offset(c.Start), c.Log.Offset(c.Start), c.Log.Offset(c.Plan.Units[0].Hi))
 	}
 	return ""
 }
@@ -94,7 +94,7 @@ func (m *dump) survivorEmitted(s *dumpState) string {
 	keys := model.Key(m.cfg.Keys)
 	for k := model.Key(0); k < keys; k++ {
 		if closeEmitted(&s.Cap, k) {
-			return fmt.Sprintf("survivor %v=%v@%d emitted", k, s.Cap.Out.Val[k], s.Cap.Out.Tag[k])
+			return fmt.Sprintf("survivor %v=%v@%d emitted", k, s.Cap.Out.Val[k], s.Cap.Log.Offset(s.Cap.Out.Tag[k]))
 		}
 	}
 	return ""

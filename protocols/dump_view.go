@@ -11,23 +11,24 @@ import (
 func (m *dump) Describe(s *dumpState, a dumpAction) string {
 	c := &s.Cap
 	n := c.Log.Len()
+	at := c.Log.Offset // positions as the log names them
 	switch a.Kind {
 	case dumpCommit:
 		return DescribeCommit(&c.Log, a.Txn)
 	case dumpSplice:
 		t := *s
 		m.Next(s, a, &t)
-		return fmt.Sprintf("dump every key at recorded r = %d (point bracket): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
+		return fmt.Sprintf("dump every key at recorded r = %d (point bracket): %s, buffer %s", at(n), dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
 	case dumpReadAt:
 		t := *s
 		m.Next(s, a, &t)
-		return fmt.Sprintf("dump reads every key at view %d (r not recorded yet): %s, buffer %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
+		return fmt.Sprintf("dump reads every key at view %d (r not recorded yet): %s, buffer %s", at(n), dumpReadsText(&c.Log, n, m.cfg.Keys), bufferString(&t.Cap.Plan.Units[0], t.Buf, m.cfg.Keys))
 	case dumpRecordR:
-		return fmt.Sprintf("record recovery point r = %d (the dump's view was %d)", n, c.ReadAt[0])
+		return fmt.Sprintf("record recovery point r = %d (the dump's view was %d)", at(n), at(c.ReadAt[0]))
 	case dumpRecordB:
-		return fmt.Sprintf("record backup start b = %d", n)
+		return fmt.Sprintf("record backup start b = %d", at(n))
 	case dumpRestore:
-		return fmt.Sprintf("the backup's consistent view, at latent v = %d: %s", n, dumpReadsText(&c.Log, n, m.cfg.Keys))
+		return fmt.Sprintf("the backup's consistent view, at latent v = %d: %s", at(n), dumpReadsText(&c.Log, n, m.cfg.Keys))
 	case dumpArrive:
 		t := *s
 		m.Next(s, a, &t)
@@ -38,13 +39,13 @@ func (m *dump) Describe(s *dumpState, a dumpAction) string {
 		}
 		return d
 	case dumpRecordE:
-		return fmt.Sprintf("record recovery end e = %d: bracket (%d, %d]", n, c.Plan.Units[0].Lo, n)
+		return fmt.Sprintf("record recovery end e = %d: bracket (%d, %d]", at(n), at(c.Plan.Units[0].Lo), at(n))
 	case dumpClose:
 		u := &c.Plan.Units[0]
 		if m.cfg.Fault == CopyDropped && s.Buf != 0 {
-			return fmt.Sprintf("close the unit at %d: emit nothing, dropping the buffer %s", u.Hi, bufferString(u, s.Buf, m.cfg.Keys))
+			return fmt.Sprintf("close the unit at %d: emit nothing, dropping the buffer %s", at(u.Hi), bufferString(u, s.Buf, m.cfg.Keys))
 		}
-		return fmt.Sprintf("close the unit at %d: emit %s", u.Hi, dumpEmitText(u, s.Buf, m.cfg.Keys))
+		return fmt.Sprintf("close the unit at %d: emit %s", at(u.Hi), dumpEmitText(&c.Log, u, s.Buf, m.cfg.Keys))
 	case dumpConsume:
 		t := *s
 		m.Next(s, a, &t)
@@ -59,12 +60,12 @@ func (m *dump) Describe(s *dumpState, a dumpAction) string {
 func (m *dump) describeConsume(s, t *dumpState) string {
 	p := s.Cap.Pos + 1
 	e := s.Cap.Log.At(p)
-	d := fmt.Sprintf("position %d: %v := %v", p, e.Key, e.Img)
+	d := fmt.Sprintf("position %d: %v := %v", s.Cap.Log.Offset(p), e.Key, e.Img)
 	if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
 		return d + w
 	}
 	if m.inWindow(s, p) {
-		d += fmt.Sprintf(" in window (%d, e]", s.Cap.Plan.Units[0].Lo)
+		d += fmt.Sprintf(" in window (%d, e]", s.Cap.Log.Offset(s.Cap.Plan.Units[0].Lo))
 		switch {
 		case s.Buf.Has(e.Key) && !t.Buf.Has(e.Key):
 			d += fmt.Sprintf(", discards buffered %v", e.Key)
@@ -139,15 +140,15 @@ func dumpReadsText(l *model.Log, at model.Coord, keys int) string {
 }
 
 // dumpEmitText lists the entries a close emits for the keys of set:
-// "k0=2@3 k1=1@3", or "nothing".
-func dumpEmitText(u *model.Unit, set model.KeySet, keys int) string {
+// "k0=2@3 k1=1@3", or "nothing" (tags as l names them).
+func dumpEmitText(l *model.Log, u *model.Unit, set model.KeySet, keys int) string {
 	s := ""
 	for k := model.Key(0); k < model.Key(keys); k++ {
 		if set.Has(k) {
 			if s != "" {
 				s += " "
 			}
-			s += fmt.Sprintf("%v=%v@%d", k, u.Refresh[k], u.Hi)
+			s += fmt.Sprintf("%v=%v@%d", k, u.Refresh[k], l.Offset(u.Hi))
 		}
 	}
 	if s == "" {

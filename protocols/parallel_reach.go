@@ -12,7 +12,7 @@ func (m *parallel) runsWhileOpen(s *parallelState) string {
 	c := &s.Cap
 	for i := 0; i < m.cfg.Chunks; i++ {
 		if c.Pos > c.Start && s.Phase[i] != chunkClosed {
-			return fmt.Sprintf("reader at %d (from %d), chunk %d %v", c.Pos, c.Start, i+1, s.Phase[i])
+			return fmt.Sprintf("reader at %d (from %d), chunk %d %v", c.Log.Offset(c.Pos), c.Log.Offset(c.Start), i+1, s.Phase[i])
 		}
 	}
 	return ""
@@ -24,7 +24,7 @@ func (m *parallel) bracketsOverlap(c *model.Capture) string {
 		for j := i + 1; j < int(c.Plan.N); j++ {
 			a, b := &c.Plan.Units[i], &c.Plan.Units[j]
 			if c.UnitClosed(i) && c.UnitClosed(j) && max(a.Lo, b.Lo) < min(a.Hi, b.Hi) {
-				return fmt.Sprintf("chunk %d %v and chunk %d %v overlap", i+1, a.Window(), j+1, b.Window())
+				return fmt.Sprintf("chunk %d %s and chunk %d %s overlap", i+1, WindowString(&c.Log, a.Window()), j+1, WindowString(&c.Log, b.Window()))
 			}
 		}
 	}
@@ -66,7 +66,7 @@ func (m *parallel) mergedShown(c *model.Capture, u *model.Unit, k model.Key) (mo
 func (m *parallel) mergeChangesValue(c *model.Capture) string {
 	return m.closedKeys(c, func(i int, u *model.Unit, k model.Key) string {
 		if mv, ok := m.mergedShown(c, u, k); ok && mv != u.Refresh[k] {
-			return fmt.Sprintf("chunk %d: %v read %v, merged %v emitted at %d", i+1, k, u.Refresh[k], mv, u.Hi)
+			return fmt.Sprintf("chunk %d: %v read %v, merged %v emitted at %d", i+1, k, u.Refresh[k], mv, c.Log.Offset(u.Hi))
 		}
 		return ""
 	})
@@ -84,7 +84,7 @@ func (m *parallel) absentReadInserted(c *model.Capture) string {
 		}
 		for p := u.Lo + 1; p <= u.Hi; p++ {
 			if e := c.Log.At(p); e.Key == k && e.Img != model.Absent && c.Log.Sigma(p-1, k) == model.Absent {
-				return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d in %v, merged entry emitted", i+1, k, p, u.Window())
+				return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d in %s, merged entry emitted", i+1, k, c.Log.Offset(p), WindowString(&c.Log, u.Window()))
 			}
 		}
 		return ""
@@ -102,7 +102,7 @@ func (m *parallel) deleteRacesRead(c *model.Capture) string {
 		}
 		for p := max(u.Lo, c.ReadAt[k]) + 1; p <= u.Hi; p++ {
 			if e := c.Log.At(p); e.Key == k && e.Img == model.Absent {
-				return fmt.Sprintf("chunk %d: %v read %v at %d, deleted at %d in %v, nothing emitted", i+1, k, u.Refresh[k], c.ReadAt[k], p, u.Window())
+				return fmt.Sprintf("chunk %d: %v read %v at %d, deleted at %d in %s, nothing emitted", i+1, k, u.Refresh[k], c.Log.Offset(c.ReadAt[k]), c.Log.Offset(p), WindowString(&c.Log, u.Window()))
 			}
 		}
 		return ""
@@ -120,7 +120,7 @@ func (m *parallel) staleReadCorrected(c *model.Capture) string {
 			return ""
 		}
 		if _, at, ok := c.Log.Last(k, model.Window{Lo: max(u.Lo, c.ReadAt[k]), Hi: u.Hi}); ok {
-			return fmt.Sprintf("chunk %d: %v read %v at %d, updated at %d, merged %v emitted", i+1, k, r, c.ReadAt[k], at, mv)
+			return fmt.Sprintf("chunk %d: %v read %v at %d, updated at %d, merged %v emitted", i+1, k, r, c.Log.Offset(c.ReadAt[k]), c.Log.Offset(at), mv)
 		}
 		return ""
 	})
@@ -141,7 +141,7 @@ func (m *parallel) liveWithheld(c *model.Capture, preLow bool) string {
 			edge = u.Lo
 		}
 		if p <= edge {
-			return fmt.Sprintf("position %d (%v) withheld: chunk %d bracket %v", p, e.Key, o+1, u.Window())
+			return fmt.Sprintf("position %d (%v) withheld: chunk %d bracket %s", c.Log.Offset(p), e.Key, o+1, WindowString(&c.Log, u.Window()))
 		}
 	}
 	return ""

@@ -61,7 +61,12 @@ type Config struct {
 	// check runs (--with, a spec's with, --all); a run without it has the
 	// states it always had.
 	ExactEmission bool
-	Fault         Fault // a mutation of the protocol or of its claim; None = the protocol as published
+	// CoordBase is the log's first position (0 is 1, the default): the
+	// positions a sink rule compares and traces show start there, so a run
+	// can cross 9 → 10 and 255 → 256 (coord.go). The states, and so the
+	// counts, are those of base 1.
+	CoordBase int
+	Fault     Fault // a mutation of the protocol or of its claim; None = the protocol as published
 }
 
 func (c Config) String() string {
@@ -89,6 +94,9 @@ func (c Config) String() string {
 	}
 	if !c.Sink.IsLastWriterWins() {
 		s += " sink=" + c.Sink.Name
+	}
+	if c.CoordBase > 1 {
+		s += fmt.Sprintf(" coord-base=%d", c.CoordBase)
 	}
 	if c.Fault != None {
 		s += " fault=" + c.Fault.String()
@@ -299,6 +307,9 @@ func (p *Protocol) Validate(cfg Config) error {
 	if cfg.WholeServer && cfg.Keys >= model.MaxKeys {
 		return bad("keys", "%d leaves no key outside the scope for whole-server (at most %d)", cfg.Keys, model.MaxKeys-1)
 	}
+	if cfg.CoordBase < 0 || cfg.CoordBase > MaxCoordBase {
+		return bad("coord-base", "%d is out of range 1..%d (the log's first position)", cfg.CoordBase, MaxCoordBase)
+	}
 	if cfg.Fault != None && !slices.Contains(p.Faults, cfg.Fault) {
 		return bad("mutation", "%s does not apply to this protocol", cfg.Fault)
 	}
@@ -358,6 +369,9 @@ func defineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine
 		}
 		m := build(cfg)
 		if err := checkSink(m, cfg.Sink); err != nil {
+			return explore.Report{}, fmt.Errorf("%s: %w", p.Name, err)
+		}
+		if err := checkShift(m, cfg.shift()); err != nil {
 			return explore.Report{}, fmt.Errorf("%s: %w", p.Name, err)
 		}
 		r, err := explore.Run(ctx, m, opts)

@@ -26,7 +26,7 @@ func CopyDecides(c *model.Capture, units int, gated bool) string {
 			from = max(from, c.Plan.Units[i].Hi)
 		}
 		if !c.Log.Touches(k, model.Window{Lo: from, Hi: c.Pos}) {
-			return fmt.Sprintf("%v=%v at %d comes only from a copied row (no event for it emitted from %d on)", k, c.Out.Val[k], c.Pos, from)
+			return fmt.Sprintf("%v=%v at %d comes only from a copied row (no event for it emitted from %d on)", k, c.Out.Val[k], c.Log.Offset(c.Pos), c.Log.Offset(from))
 		}
 	}
 	return ""
@@ -34,8 +34,8 @@ func CopyDecides(c *model.Capture, units int, gated bool) string {
 
 // DescribeStartLater: "consumer's start moves past position 3: s0 = 3".
 func DescribeStartLater(c *model.Capture) string {
-	p := c.Pos + 1
-	return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, EventString(&c.Log, p), p)
+	p := c.Log.Offset(c.Pos + 1)
+	return fmt.Sprintf("consumer's start moves past position %d (%s): s0 = %d, the log up to it is not retained", p, EventString(&c.Log, c.Pos+1), p)
 }
 
 // StaleRead is reached when a select returned a key as it stood before the
@@ -51,7 +51,7 @@ func StaleRead(c *model.Capture) string {
 		for a := model.Key(0); a < model.Key(c.Plan.Keys); a++ {
 			for b := a + 1; b < model.Key(c.Plan.Keys); b++ {
 				if u.Read.Has(a) && u.Read.Has(b) && c.ReadAt[b] < c.ReadAt[a] {
-					return fmt.Sprintf("unit %d: %v read after %v (at %d) reflects coordinate %d", i+1, b, a, c.ReadAt[a], c.ReadAt[b])
+					return fmt.Sprintf("unit %d: %v read after %v (at %d) reflects coordinate %d", i+1, b, a, c.Log.Offset(c.ReadAt[a]), c.Log.Offset(c.ReadAt[b]))
 				}
 			}
 		}
@@ -74,7 +74,7 @@ func survivorEmitted(c *model.Capture) string {
 		sv := u.Survivors(&c.Log)
 		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
 			if sv.Has(k) && c.Out.Tag[k] == u.Hi && c.Out.Val[k] == u.Refresh[k] {
-				return fmt.Sprintf("chunk %d emitted survivor %v=%v@%d", i+1, k, u.Refresh[k], u.Hi)
+				return fmt.Sprintf("chunk %d emitted survivor %v=%v@%d", i+1, k, u.Refresh[k], c.Log.Offset(u.Hi))
 			}
 		}
 	}
@@ -103,7 +103,7 @@ func windowEvent(c *model.Capture, pred func(read, img model.Value) bool) (unit 
 // event later overrides it"): a key read as ⊥ is inserted inside its window.
 func absentReadInserted(c *model.Capture) string {
 	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r == model.Absent && img != model.Absent }); ok {
-		return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d inside the window", i+1, k, p)
+		return fmt.Sprintf("chunk %d: %v read ⊥, inserted at %d inside the window", i+1, k, c.Log.Offset(p))
 	}
 	return ""
 }
@@ -112,7 +112,7 @@ func absentReadInserted(c *model.Capture) string {
 // after the read.
 func deleteRacesRead(c *model.Capture) string {
 	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r != model.Absent && img == model.Absent }); ok {
-		return fmt.Sprintf("chunk %d: %v read present, deleted at %d inside the window", i+1, k, p)
+		return fmt.Sprintf("chunk %d: %v read present, deleted at %d inside the window", i+1, k, c.Log.Offset(p))
 	}
 	return ""
 }
@@ -121,7 +121,7 @@ func deleteRacesRead(c *model.Capture) string {
 // another present value inside its window, after the read.
 func staleReadCorrected(c *model.Capture) string {
 	if i, k, p, ok := windowEvent(c, func(r, img model.Value) bool { return r != model.Absent && img != model.Absent && img != r }); ok {
-		return fmt.Sprintf("chunk %d: %v read present, updated at %d inside the window", i+1, k, p)
+		return fmt.Sprintf("chunk %d: %v read present, updated at %d inside the window", i+1, k, c.Log.Offset(p))
 	}
 	return ""
 }

@@ -19,7 +19,7 @@ func readonlyDiscarded(s *readonlyState) string {
 		if !u.Present().Has(k) || s.Buf.Has(k) {
 			continue
 		}
-		return fmt.Sprintf("chunk %d: buffered %v=%v (read at %d) discarded by a window event", i+1, k, u.Refresh[k], s.Cap.ReadAt[k])
+		return fmt.Sprintf("chunk %d: buffered %v=%v (read at %d) discarded by a window event", i+1, k, u.Refresh[k], s.Cap.Log.Offset(s.Cap.ReadAt[k]))
 	}
 	return ""
 }
@@ -31,7 +31,7 @@ func readsApart(c *model.Capture) string {
 		for a := model.Key(0); a < model.Key(c.Plan.Keys); a++ {
 			for b := a + 1; b < model.Key(c.Plan.Keys); b++ {
 				if u.Read.Has(a) && u.Read.Has(b) && c.ReadAt[a] != c.ReadAt[b] {
-					return fmt.Sprintf("chunk %d: %v read at %d, %v at %d", i+1, a, c.ReadAt[a], b, c.ReadAt[b])
+					return fmt.Sprintf("chunk %d: %v read at %d, %v at %d", i+1, a, c.Log.Offset(c.ReadAt[a]), b, c.Log.Offset(c.ReadAt[b]))
 				}
 			}
 		}
@@ -49,7 +49,7 @@ func multiRowInWindow(c *model.Capture) string {
 		}
 		for p := u.Lo + 2; p <= u.Hi; p++ {
 			if c.Log.At(p).Txn == c.Log.At(p-1).Txn {
-				return fmt.Sprintf("chunk %d: transaction t%d spans positions %d–%d of window %v", i+1, c.Log.At(p).Txn, p-1, p, u.Window())
+				return fmt.Sprintf("chunk %d: transaction t%d spans positions %d–%d of window %s", i+1, c.Log.At(p).Txn, c.Log.Offset(p-1), c.Log.Offset(p), WindowString(&c.Log, u.Window()))
 			}
 		}
 	}

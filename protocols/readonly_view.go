@@ -15,34 +15,35 @@ func (m *readonly) ActionKind(a readonlyAction) int { return int(a.Kind) }
 func (m *readonly) Describe(s *readonlyState, a readonlyAction) string {
 	l := &s.Cap.Log
 	i := int(s.Cap.Plan.N) - 1
+	at := l.Offset // positions as the log names them
 	switch a.Kind {
 	case readonlyCommit:
 		switch {
 		case s.Cap.Partial:
-			return fmt.Sprintf("source appends the rest of t%d (%d rows) at position %d", l.Txns(), a.Txn.N, l.Len()+1)
+			return fmt.Sprintf("source appends the rest of t%d (%d rows) at position %d", l.Txns(), a.Txn.N, at(l.Len()+1))
 		case m.cfg.Fault == SplitTransaction && a.Txn.N >= 2:
-			return DescribeCommit(l, a.Txn) + fmt.Sprintf(", exposing only its first row at position %d", l.Len()+1)
+			return DescribeCommit(l, a.Txn) + fmt.Sprintf(", exposing only its first row at position %d", at(l.Len()+1))
 		}
 		return DescribeCommit(l, a.Txn)
 	case readonlySampleLow:
 		c := m.sample(l)
-		return fmt.Sprintf("sample low for chunk %d at position %d: G(%d) = %s", i+2, l.Len(), c, txnSetString(l.Executed(c)))
+		return fmt.Sprintf("sample low for chunk %d at position %d: G(%d) = %s", i+2, at(l.Len()), at(c), txnSetString(l.Executed(c)))
 	case readonlyReadKey:
 		k := nextKey(&s.Cap.Plan.Units[i])
-		d := fmt.Sprintf("read %v = %v at coordinate %d (chunk %d", k, l.Sigma(a.At, k), a.At, i+1)
+		d := fmt.Sprintf("read %v = %v at coordinate %d (chunk %d", k, l.Sigma(a.At, k), at(a.At), i+1)
 		if a.At != l.Len() {
-			d += fmt.Sprintf(", log end %d", l.Len())
+			d += fmt.Sprintf(", log end %d", at(l.Len()))
 		}
 		return d + ")"
 	case readonlySampleHigh:
 		c := m.sample(l)
-		return fmt.Sprintf("sample high for chunk %d at position %d: G(%d) = %s", i+1, l.Len(), c, txnSetString(l.Executed(c)))
+		return fmt.Sprintf("sample high for chunk %d at position %d: G(%d) = %s", i+1, at(l.Len()), at(c), txnSetString(l.Executed(c)))
 	case readonlyConsume:
 		p := s.Cap.Pos + 1
 		e := l.At(p)
 		t := *s
 		m.Next(s, a, &t)
-		d := fmt.Sprintf("consume position %d: %v := %v (t%d)", p, e.Key, e.Img, e.Txn)
+		d := fmt.Sprintf("consume position %d: %v := %v (t%d)", at(p), e.Key, e.Img, e.Txn)
 		if w, ok := outsideWords(&m.cfg, &s.Cap, e); ok {
 			return d + w
 		}
@@ -81,9 +82,9 @@ func (m *readonly) control(s *readonlyState) map[string]string {
 	if i := int(s.Cap.Plan.N) - 1; i >= 0 && s.Phase != readonlyIdle {
 		l := &s.Cap.Log
 		c["buffer"] = bufferString(&s.Cap.Plan.Units[i], s.Buf, m.cfg.Keys)
-		c["low sample"] = fmt.Sprintf("G(%d) = %s", s.LowAt[i], txnSetString(l.Executed(s.LowAt[i])))
+		c["low sample"] = fmt.Sprintf("G(%d) = %s", l.Offset(s.LowAt[i]), txnSetString(l.Executed(s.LowAt[i])))
 		if s.Phase == readonlyHighSampled {
-			c["high sample"] = fmt.Sprintf("G(%d) = %s", s.HighAt[i], txnSetString(l.Executed(s.HighAt[i])))
+			c["high sample"] = fmt.Sprintf("G(%d) = %s", l.Offset(s.HighAt[i]), txnSetString(l.Executed(s.HighAt[i])))
 		}
 	}
 	if s.Cap.Partial {

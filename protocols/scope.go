@@ -31,19 +31,19 @@ func OutsideInWindow(c *model.Capture) string {
 		}
 		for i := 0; i < int(c.Plan.N); i++ {
 			if u := &c.Plan.Units[i]; p > u.Lo && (u.Hi < u.Lo || p <= u.Hi) {
-				return fmt.Sprintf("position %d: %v := %v, outside the scope, consumed inside unit %d's window (%d, %s]", p, e.Key, e.Img, i+1, u.Lo, hiString(u))
+				return fmt.Sprintf("position %d: %v := %v, outside the scope, consumed inside unit %d's window (%d, %s]", c.Log.Offset(p), e.Key, e.Img, i+1, c.Log.Offset(u.Lo), hiString(&c.Log, u))
 			}
 		}
 	}
 	return ""
 }
 
-// hiString is u's high edge, "?" while it is not recorded.
-func hiString(u *model.Unit) string {
+// hiString is u's high edge as l names it, "?" while it is not recorded.
+func hiString(l *model.Log, u *model.Unit) string {
 	if u.Hi < u.Lo {
 		return "?"
 	}
-	return fmt.Sprint(u.Hi)
+	return fmt.Sprint(l.Offset(u.Hi))
 }
 
 // outsideWords ends a consume step's description when the event lies outside

@@ -129,8 +129,8 @@ func TestSinkRules(t *testing.T) {
 
 // Users' rules, made once (rules are numbered for the whole program).
 var (
-	takeAll  = model.NewSinkRule("take-all", true, func(model.Value, model.Coord, model.Entry, bool) bool { return true })
-	keepOnes = model.NewSinkRule("keep-ones", false, func(v model.Value, _ model.Coord, _ model.Entry, _ bool) bool { return v != 1 })
+	takeAll  = model.NewSinkRule("take-all", true, func(model.Value, model.Offset, model.Offered, bool) bool { return true })
+	keepOnes = model.NewSinkRule("keep-ones", false, func(v model.Value, _ model.Offset, _ model.Offered, _ bool) bool { return v != 1 })
 )
 
 // Reference: §6, Def. 6.1. The default is the search as it was: naming

@@ -222,9 +222,9 @@ func (cfg *Config) sourceKeys() int {
 
 // InitialCaptures are the captures a run starts from, one per base store b0
 // (§2.1): every store over the keys and values when cfg.InitialAny, else
-// cfg.Initial alone; the log is empty and the scope is the keys. Each
-// carries the sink rule cfg.Sink, and keeps a digest of its stream with
-// cfg.ExactEmission.
+// cfg.Initial alone; the log is empty, its positions start at
+// cfg.CoordBase, and the scope is the keys. Each carries the sink rule
+// cfg.Sink, and keeps a digest of its stream with cfg.ExactEmission.
 func InitialCaptures(cfg *Config) []model.Capture {
 	stores := []model.Store{cfg.Initial}
 	if cfg.InitialAny {
@@ -243,6 +243,7 @@ func InitialCaptures(cfg *Config) []model.Capture {
 	for i, b0 := range stores {
 		out[i].Plan.Keys = uint8(cfg.Keys)
 		out[i].Log.Init = b0
+		out[i].Log.Shift = cfg.shift()
 		out[i].Rule, _ = cfg.Sink.ID() // a rule without one is refused before the search (sink.go)
 		out[i].Digesting = cfg.ExactEmission
 	}
@@ -297,7 +298,7 @@ func NoOpInWindow(c *model.Capture) string {
 		}
 		for p := u.Lo + 1; p <= min(u.Hi, c.Log.Len()); p++ {
 			if e := c.Log.At(p); e.Key != model.NoKey && u.Domain.Has(e.Key) && e.Img == c.Log.Sigma(p-1, e.Key) {
-				return fmt.Sprintf("unit %d: no-op write %v := %v at %d inside its window", i+1, e.Key, e.Img, p)
+				return fmt.Sprintf("unit %d: no-op write %v := %v at %d inside its window", i+1, e.Key, e.Img, c.Log.Offset(p))
 			}
 		}
 	}
@@ -316,7 +317,7 @@ func CopySharesEventTag(c *model.Capture) string {
 		}
 		k := c.Log.At(u.Hi).Key
 		if k != model.NoKey && u.Survivors(&c.Log).Has(k) && c.Out.Tag[k] == u.Hi && c.Delivered.Has(k) {
-			return fmt.Sprintf("unit %d: the copy of %v and the event at %d share the tag %d", i+1, k, u.Hi, u.Hi)
+			return fmt.Sprintf("unit %d: the copy of %v and the event at %d share the tag %d", i+1, k, c.Log.Offset(u.Hi), c.Log.Offset(u.Hi))
 		}
 	}
 	return ""
@@ -339,7 +340,7 @@ func CopyTagPastRead(c *model.Capture) string {
 			}
 			for p := c.ReadAt[k] + 1; p <= min(u.Hi, c.Log.Len()); p++ {
 				if c.Log.At(p).Key != model.NoKey {
-					return fmt.Sprintf("unit %d: %v read at %d, copied with tag %d past the event at %d", i+1, k, c.ReadAt[k], u.Hi, p)
+					return fmt.Sprintf("unit %d: %v read at %d, copied with tag %d past the event at %d", i+1, k, c.Log.Offset(c.ReadAt[k]), c.Log.Offset(u.Hi), c.Log.Offset(p))
 				}
 			}
 		}

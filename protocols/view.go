@@ -8,18 +8,21 @@ import (
 	"github.com/cutcheck/cutcheck/model"
 )
 
-// EventString renders the event at position p: "3:k1=2/t2" or "4:H1".
+// EventString renders the event at position p, named as the log names it
+// (Log.Offset): "3:k1=2/t2" or "4:H1".
 func EventString(l *model.Log, p model.Coord) string {
 	e := l.At(p)
 	if e.Key == model.NoKey {
-		return fmt.Sprintf("%d:%s", p, MarkerName(e.Img))
+		return fmt.Sprintf("%d:%s", l.Offset(p), MarkerName(e.Img))
 	}
-	return fmt.Sprintf("%d:%v=%v/t%d", p, e.Key, e.Img, e.Txn)
+	return fmt.Sprintf("%d:%v=%v/t%d", l.Offset(p), e.Key, e.Img, e.Txn)
 }
 
-// CaptureFields renders the shared part of a state as trace fields; a protocol
-// appends its control fields.
+// CaptureFields renders the shared part of a state as trace fields, its
+// positions as the log names them (Log.Offset); a protocol appends its
+// control fields.
 func CaptureFields(c *model.Capture, keys int) []explore.Field {
+	at := c.Log.Offset
 	var log []string
 	for p := model.Coord(1); p <= c.Log.Len(); p++ {
 		log = append(log, EventString(&c.Log, p))
@@ -30,38 +33,38 @@ func CaptureFields(c *model.Capture, keys int) []explore.Field {
 		var reads []string
 		for k := model.Key(0); k < model.Key(keys); k++ {
 			if u.Read.Has(k) {
-				reads = append(reads, fmt.Sprintf("%v=%v@%d", k, u.Refresh[k], c.ReadAt[k]))
+				reads = append(reads, fmt.Sprintf("%v=%v@%d", k, u.Refresh[k], at(c.ReadAt[k])))
 			}
 		}
 		state := "open"
 		if c.UnitClosed(i) {
 			state = "closed"
 		}
-		hi := fmt.Sprint(u.Hi)
+		hi := fmt.Sprint(at(u.Hi))
 		if u.Hi < u.Lo {
 			hi = "?" // the high edge is not recorded yet
 		}
 		f = append(f, explore.Field{Name: fmt.Sprintf("unit %d", i+1),
-			Value: fmt.Sprintf("%s bracket (%d, %s] reads {%s} %s", KeySetString(u.Domain, keys), u.Lo, hi, strings.Join(reads, " "), state)})
+			Value: fmt.Sprintf("%s bracket (%d, %s] reads {%s} %s", KeySetString(u.Domain, keys), at(u.Lo), hi, strings.Join(reads, " "), state)})
 	}
 	var out []string
 	for k := model.Key(0); k < model.Key(keys); k++ {
-		out = append(out, fmt.Sprintf("%v=%v@%d", k, c.Out.Val[k], c.Out.Tag[k]))
+		out = append(out, fmt.Sprintf("%v=%v@%d", k, c.Out.Val[k], at(c.Out.Tag[k])))
 	}
 	for k := model.Key(keys); k < model.MaxKeys; k++ {
 		if c.Out.Tag[k] != 0 || c.Out.Val[k] != model.Absent { // an entry outside the scope (§7.7) is wrong: shown
-			out = append(out, fmt.Sprintf("%v=%v@%d", k, c.Out.Val[k], c.Out.Tag[k]))
+			out = append(out, fmt.Sprintf("%v=%v@%d", k, c.Out.Val[k], at(c.Out.Tag[k])))
 		}
 	}
 	f = append(f,
-		explore.Field{Name: "consumed", Value: fmt.Sprintf("%d (from %d)", c.Pos, c.Start)},
+		explore.Field{Name: "consumed", Value: fmt.Sprintf("%d (from %d)", at(c.Pos), at(c.Start))},
 		explore.Field{Name: "replay", Value: "{" + strings.Join(out, " ") + "}"},
 		explore.Field{Name: "σ", Value: StoreString(c.Log.State(c.Pos), keys)},
 	)
 	if c.Rule != 0 { // what the sink holds under its rule, beside the stream's replay
 		var held []string
 		for k := model.Key(0); k < model.Key(keys); k++ {
-			held = append(held, fmt.Sprintf("%v=%v@%d", k, c.Sink.Val[k], c.Sink.Tag[k]))
+			held = append(held, fmt.Sprintf("%v=%v@%d", k, c.Sink.Val[k], at(c.Sink.Tag[k])))
 		}
 		f = append(f, explore.Field{Name: "sink (" + c.SinkRule().Name + ")", Value: "{" + strings.Join(held, " ") + "}"})
 	}
@@ -109,6 +112,10 @@ type View struct {
 	Sink     []KeyValue        `json:"sink,omitempty"`
 	SinkRule string            `json:"sink_rule,omitempty"`
 	Control  map[string]string `json:"control,omitempty"`
+	// CoordBase is the log's first position when it is not 1 (Config.
+	// CoordBase): the view's positions, tags and edges are prefix lengths
+	// (the model's count), and the log names position p as p+CoordBase-1.
+	CoordBase int `json:"coord_base,omitempty"`
 }
 
 // EventView is one log position.
@@ -146,6 +153,9 @@ type KeyValue struct {
 // CaptureView builds the View of a state's shared part.
 func CaptureView(c *model.Capture, keys int) View {
 	v := View{Consumed: int(c.Pos), Start: int(c.Start)}
+	if c.Log.Shift != 0 {
+		v.CoordBase = int(c.Log.Shift) + 1
+	}
 	for p := model.Coord(1); p <= c.Log.Len(); p++ {
 		e := c.Log.At(p)
 		ev := EventView{Pos: int(p), Key: int(e.Key), Value: int(e.Img), Txn: int(e.Txn)}
@@ -187,15 +197,16 @@ func CaptureView(c *model.Capture, keys int) View {
 }
 
 // DescribeEmitted renders the entries a step emitted, from the replay before and
-// after it: "k1=2@6 k2=1@6", or "nothing".
+// after it: "k1=2@6 k2=1@6", or "nothing" (tags as the log names them).
 func DescribeEmitted(s, t *model.Capture, keys int) string {
+	at := t.Log.Offset
 	var out []string
 	for k := 0; k < keys; k++ {
 		switch kk := model.Key(k); {
 		case t.Dup.Has(kk) && !s.Dup.Has(kk):
-			out = append(out, fmt.Sprintf("%v=%v@%d (again)", kk, t.Out.Val[k], t.Out.Tag[k]))
+			out = append(out, fmt.Sprintf("%v=%v@%d (again)", kk, t.Out.Val[k], at(t.Out.Tag[k])))
 		case t.Out.Tag[k] != s.Out.Tag[k] || t.Out.Val[k] != s.Out.Val[k]:
-			out = append(out, fmt.Sprintf("%v=%v@%d", kk, t.Out.Val[k], t.Out.Tag[k]))
+			out = append(out, fmt.Sprintf("%v=%v@%d", kk, t.Out.Val[k], at(t.Out.Tag[k])))
 		}
 	}
 	if len(out) == 0 {
@@ -211,11 +222,11 @@ func DescribeCommit(l *model.Log, t Txn) string {
 	for _, e := range t.Events() {
 		ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
 	}
-	from := l.Len() + 1
+	from := l.Offset(l.Len() + 1)
 	if t.N == 1 {
 		return fmt.Sprintf("source commits %s at position %d", ev[0], from)
 	}
-	return fmt.Sprintf("source commits t%d {%s} at positions %d–%d", l.Txns()+1, strings.Join(ev, ", "), from, from+model.Coord(t.N)-1)
+	return fmt.Sprintf("source commits t%d {%s} at positions %d–%d", l.Txns()+1, strings.Join(ev, ", "), from, from+model.Offset(t.N)-1)
 }
 
 // bufferString renders buffered rows with their read values: "{k0=1 k2=2}".
@@ -227,4 +238,10 @@ func bufferString(u *model.Unit, buf model.KeySet, keys int) string {
 		}
 	}
 	return "{" + strings.Join(out, " ") + "}"
+}
+
+// WindowString renders window w with its edges as the log names them
+// (Log.Offset): "(3, 5]".
+func WindowString(l *model.Log, w model.Window) string {
+	return fmt.Sprintf("(%d, %d]", l.Offset(w.Lo), l.Offset(w.Hi))
 }

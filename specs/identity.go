@@ -12,8 +12,8 @@ import (
 // under cfg (explore.Options.Identity): the build, the protocol (its
 // registered name and the version it declares for its parts), every
 // bound, the mode, the initial store, the source's no-op writes and
-// whole-server log, the fixed history, the fixed onset, the mutation, and
-// a sink rule other than the default. With the options' own (deadlock
+// whole-server log, the fixed history, the fixed onset, the mutation, a
+// sink rule other than the default, and a coordinate base other than 1. With the options' own (deadlock
 // checking, the properties checked, symmetry, the depth limit, the shard
 // split), opts.SearchIdentity() is the identity every file a later run
 // reads back carries.
@@ -50,6 +50,9 @@ func Identify(p *protocols.Protocol, cfg protocols.Config, opts explore.Options)
 		With("mutation", cfg.Fault.String())
 	if !cfg.Sink.IsLastWriterWins() { // absent under the default, so earlier identities stand
 		opts.Identity = opts.Identity.With("sink", cfg.Sink.Name)
+	}
+	if cfg.CoordBase > 1 { // absent at 1, so earlier identities stand
+		opts.Identity = opts.Identity.With("coord-base", fmt.Sprint(cfg.CoordBase))
 	}
 	return opts
 }

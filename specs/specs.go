@@ -57,6 +57,8 @@ type Spec struct {
 	Note     string   `json:"note,omitempty"`     // where the run comes from, e.g. "§10 run 3"
 	// CheckSymmetry verifies value renaming on every state (as --check-symmetry).
 	CheckSymmetry bool `json:"check-symmetry,omitempty"`
+	// CoordBase is the log's first position (protocols.Config.CoordBase); omitted: 1.
+	CoordBase *int `json:"coord-base,omitempty"`
 }
 
 // Initial is a spec's base store b0: one value per key, or "any" for every
@@ -337,6 +339,12 @@ func (s Spec) Config() (protocols.Config, *protocols.Protocol, error) {
 			return cfg, p, &Error{s.Name, "symmetry", "a fixed history names its values: no value renaming applies to it"}
 		}
 		cfg.History = h
+	}
+	if s.CoordBase != nil {
+		if *s.CoordBase < 1 || *s.CoordBase > protocols.MaxCoordBase {
+			return cfg, p, &Error{s.Name, "coord-base", fmt.Sprintf("%d is not a first position (1..%d)", *s.CoordBase, protocols.MaxCoordBase)}
+		}
+		cfg.CoordBase = *s.CoordBase
 	}
 	if s.Onset != nil {
 		if *s.Onset < 0 || *s.Onset >= model.MaxLog {

@@ -320,12 +320,12 @@ func (m *keyrange) Describe(s *krState, a krAction) string {
 				rows = append(rows, fmt.Sprintf("%v = %v", k, u.Refresh[k]))
 			}
 		}
-		d := fmt.Sprintf("copy %s at coordinate %d", strings.Join(rows, ", "), m.readAt(c))
+		d := fmt.Sprintf("copy %s at coordinate %d", strings.Join(rows, ", "), c.Log.Offset(m.readAt(c)))
 		switch at := m.readAt(c); {
 		case slices.Contains(m.parts.replaced, "ReadAt"):
-			d += fmt.Sprintf(" (the variant's ReadAt; the consumer is at %d)", c.Pos)
+			d += fmt.Sprintf(" (the variant's ReadAt; the consumer is at %d)", c.Log.Offset(c.Pos))
 		case at != c.Pos:
-			d += fmt.Sprintf(" (the snapshot; the consumer is at %d)", c.Pos)
+			d += fmt.Sprintf(" (the snapshot; the consumer is at %d)", c.Log.Offset(c.Pos))
 		}
 		d += fmt.Sprintf("; cursor → %v", model.Key(t.Upto-1))
 		if t.Upto < s.Upto {
@@ -333,8 +333,7 @@ func (m *keyrange) Describe(s *krState, a krAction) string {
 		}
 		return d
 	case krConsume:
-		p := c.Pos + 1
-		e := c.Log.At(p)
+		e, p := c.Log.At(c.Pos+1), c.Log.Offset(c.Pos+1)
 		if !c.Plan.Scope().Has(e.Key) {
 			return fmt.Sprintf("skip %v := %v at position %d (outside the scope)", e.Key, e.Img, p)
 		}
@@ -372,7 +371,7 @@ func (m *keyrange) discField(s *krState) string {
 	var out []string
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if s.Disc[k] != 0 {
-			out = append(out, fmt.Sprintf("%v@%d", k, s.Disc[k]))
+			out = append(out, fmt.Sprintf("%v@%d", k, s.Cap.Log.Offset(s.Disc[k])))
 		}
 	}
 	return "{" + strings.Join(out, " ") + "}"
@@ -431,7 +430,7 @@ func appliedBehindCursor(s *krState) string {
 	c := &s.Cap
 	for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
 		if i := c.Plan.Owner(k); i >= 0 && i < int(c.Plan.N)-1 && c.Out.Tag[k] > c.Plan.Units[i].Hi {
-			return fmt.Sprintf("%v applied at %d after its range's copy at %d; the cursor is past it", k, c.Out.Tag[k], c.Plan.Units[i].Hi)
+			return fmt.Sprintf("%v applied at %d after its range's copy at %d; the cursor is past it", k, c.Log.Offset(c.Out.Tag[k]), c.Log.Offset(c.Plan.Units[i].Hi))
 		}
 	}
 	return ""
@@ -453,7 +452,7 @@ func checkFreshRefresh(s *krState) string {
 		u := &c.Plan.Units[i]
 		for k := model.Key(0); k < model.Key(c.Plan.Keys); k++ {
 			if u.Read.Has(k) && c.ReadAt[k] < s.Disc[k] {
-				return fmt.Sprintf("key %v was read at coordinate %d, before its event at %d was discarded", k, c.ReadAt[k], s.Disc[k])
+				return fmt.Sprintf("key %v was read at coordinate %d, before its event at %d was discarded", k, c.Log.Offset(c.ReadAt[k]), c.Log.Offset(s.Disc[k]))
 			}
 		}
 	}
@@ -472,7 +471,7 @@ func discardedChangeCopied(s *krState) string {
 				continue
 			}
 			if e := c.Log.At(d); e.Img != model.Absent && u.Refresh[k] == e.Img && c.Out.Tag[k] == c.ReadAt[k] && c.Out.Val[k] == e.Img {
-				return fmt.Sprintf("%v := %v discarded at %d; the copy at %d supplied it", k, e.Img, d, c.ReadAt[k])
+				return fmt.Sprintf("%v := %v discarded at %d; the copy at %d supplied it", k, e.Img, c.Log.Offset(d), c.Log.Offset(c.ReadAt[k]))
 			}
 		}
 	}

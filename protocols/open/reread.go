@@ -498,11 +498,12 @@ func (m *reread) ActionKind(a rereadAction) int { return int(a.Kind) }
 func (m *reread) Describe(s *rereadState, a rereadAction) string {
 	c := &s.Cap
 	keys := func(set model.KeySet) string { return protocols.KeySetString(set, m.cfg.Keys) }
+	pos := c.Log.Offset // positions as the log names them
 	switch a.Kind {
 	case rereadCommit:
 		return protocols.DescribeCommit(&c.Log, a.Txn)
 	case rereadOpen:
-		return fmt.Sprintf("bracket 1 over %s: record lo = %d; the consumer may run up to it", keys(c.Plan.Scope()), c.Log.Len())
+		return fmt.Sprintf("bracket 1 over %s: record lo = %d; the consumer may run up to it", keys(c.Plan.Scope()), pos(c.Log.Len()))
 	case rereadReadKeys:
 		u, at := m.open(s), c.Log.Len()
 		var rs []string
@@ -511,21 +512,21 @@ func (m *reread) Describe(s *rereadState, a rereadAction) string {
 				rs = append(rs, fmt.Sprintf("%v=%s", k, rrRow(c.Log.Sigma(at, k))))
 			}
 		}
-		return fmt.Sprintf("bracket %d reads %s at position %d: %s", c.Plan.N, keys(u.Domain), at, strings.Join(rs, " "))
+		return fmt.Sprintf("bracket %d reads %s at position %d: %s", c.Plan.N, keys(u.Domain), pos(at), strings.Join(rs, " "))
 	case rereadRecordHigh:
-		return fmt.Sprintf("bracket %d records hi = %d", c.Plan.N, c.Log.Len())
+		return fmt.Sprintf("bracket %d records hi = %d", c.Plan.N, pos(c.Log.Len()))
 	case rereadConsume:
 		return m.describeConsume(s)
 	case rereadClose:
 		t := *s
 		m.Next(s, a, &t)
 		u := m.open(s)
-		d := fmt.Sprintf("close bracket %d (%d, %d]: emit survivors %s", c.Plan.N, u.Lo, u.Hi, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
+		d := fmt.Sprintf("close bracket %d (%d, %d]: emit survivors %s", c.Plan.N, pos(u.Lo), pos(u.Hi), protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 		switch need := s.Collide &^ s.Known; t.Phase {
 		case rereadDone:
 			return d + "; no collision: every key settled"
 		case rereadLow:
-			return d + fmt.Sprintf("; %s collided: re-select under fresh bracket %d, lo = %d", keys(need), t.Cap.Plan.N, c.Log.Len())
+			return d + fmt.Sprintf("; %s collided: re-select under fresh bracket %d, lo = %d", keys(need), t.Cap.Plan.N, pos(c.Log.Len()))
 		case rereadStale:
 			return d + fmt.Sprintf("; %s collided: re-read under the same bracket", keys(need))
 		default:
@@ -535,7 +536,7 @@ func (m *reread) Describe(s *rereadState, a rereadAction) string {
 		t := *s
 		m.Next(s, a, &t)
 		return fmt.Sprintf("re-read %s at position %d as if inside (%d, %d], folding that window's events onto it: emit %s",
-			keys(s.Collide), c.Log.Len(), m.open(s).Lo, m.open(s).Hi, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
+			keys(s.Collide), pos(c.Log.Len()), pos(m.open(s).Lo), pos(m.open(s).Hi), protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 	case rereadStartLater:
 		return protocols.DescribeStartLater(c)
 	}
@@ -549,14 +550,14 @@ func (m *reread) describeConsume(s *rereadState) string {
 	p := c.Pos + 1
 	e := c.Log.At(p)
 	if e.Key == model.NoKey {
-		return fmt.Sprintf("consume position %d", p)
+		return fmt.Sprintf("consume position %d", c.Log.Offset(p))
 	}
 	if !c.Plan.Scope().Has(e.Key) {
-		return fmt.Sprintf("consume position %d: %v, outside the scope, skipped", p, e.Key)
+		return fmt.Sprintf("consume position %d: %v, outside the scope, skipped", c.Log.Offset(p), e.Key)
 	}
 	t := *s
 	m.Next(s, rereadAction{Kind: rereadConsume}, &t)
-	d := fmt.Sprintf("consume position %d: %v %v", p, e.Key, rrSee(&c.Log, p))
+	d := fmt.Sprintf("consume position %d: %v %v", c.Log.Offset(p), e.Key, rrSee(&c.Log, p))
 	if t.Cap.Out != c.Out || t.Cap.Dup != c.Dup {
 		d += ", emits " + protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys)
 	} else {
@@ -671,7 +672,7 @@ func (m *reread) checkImages(s *rereadState) string {
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		v, tag := c.Out.Val[k], c.Out.Tag[k]
 		if (tag > 0 || v != model.Absent) && v != c.Log.Sigma(tag, k) {
-			return fmt.Sprintf("key %v: emitted %s tagged %d, but its image there is %s", k, rrRow(v), tag, rrRow(c.Log.Sigma(tag, k)))
+			return fmt.Sprintf("key %v: emitted %s tagged %d, but its image there is %s", k, rrRow(v), c.Log.Offset(tag), rrRow(c.Log.Sigma(tag, k)))
 		}
 	}
 	return ""
@@ -688,7 +689,7 @@ func (m *reread) checkTerminates(s *rereadState) string {
 	for p := u.Hi; p > u.Lo; p-- {
 		if e := c.Log.At(p); s.Collide.Has(e.Key) {
 			return fmt.Sprintf("bracket %d (%d, %d] was raced by %s %v: %v needs bracket %d, beyond chunks = %d",
-				c.Plan.N, u.Lo, u.Hi, protocols.EventString(&c.Log, p), rrSee(&c.Log, p), e.Key, c.Plan.N+1, m.cfg.Chunks)
+				c.Plan.N, c.Log.Offset(u.Lo), c.Log.Offset(u.Hi), protocols.EventString(&c.Log, p), rrSee(&c.Log, p), e.Key, c.Plan.N+1, m.cfg.Chunks)
 		}
 	}
 	return fmt.Sprintf("bracket %d collided with no bracket left", c.Plan.N)
@@ -705,7 +706,7 @@ func (m *reread) deltaFolded(s *rereadState) string {
 			continue
 		}
 		if d := rrSee(&c.Log, p); !d.Full && uint8(c.Out.Val[k]-1)&^d.Mask != 0 {
-			return fmt.Sprintf("%v: %s at %d folded onto its known row: %s", k, d, p, rrRow(c.Out.Val[k]))
+			return fmt.Sprintf("%v: %s at %d folded onto its known row: %s", k, d, c.Log.Offset(p), rrRow(c.Out.Val[k]))
 		}
 	}
 	return ""
@@ -723,7 +724,7 @@ func (m *reread) rereadClean(s *rereadState) string {
 	for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 		if u.Domain.Has(k) && u.Refresh[k] != model.Absent && c.Out.Val[k] == u.Refresh[k] && c.Out.Tag[k] == u.Hi {
 			return fmt.Sprintf("%v collided in bracket %d, re-read at %d under bracket %d (%d, %d], which was clean: emitted %s@%d",
-				k, c.Plan.N-1, c.ReadAt[k], c.Plan.N, u.Lo, u.Hi, rrRow(u.Refresh[k]), u.Hi)
+				k, c.Plan.N-1, c.Log.Offset(c.ReadAt[k]), c.Plan.N, c.Log.Offset(u.Lo), c.Log.Offset(u.Hi), rrRow(u.Refresh[k]), c.Log.Offset(u.Hi))
 		}
 	}
 	return ""

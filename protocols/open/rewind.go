@@ -308,12 +308,12 @@ func (m *rewind) Describe(s *rewindState, a rewindAction) string {
 	case rewindCommit:
 		return protocols.DescribeCommit(&c.Log, a.Txn)
 	case rewindRecordLow:
-		return fmt.Sprintf("chunk %d records its low edge lo = %d; the consumer may run up to it", c.Plan.N+1, c.Log.Len())
+		return fmt.Sprintf("chunk %d records its low edge lo = %d; the consumer may run up to it", c.Plan.N+1, c.Log.Offset(c.Log.Len()))
 	case rewindRead:
 		return m.describeRead(s)
 	case rewindConsume:
-		p := c.Pos + 1
-		if e := c.Log.At(p); c.Plan.Scope().Has(e.Key) {
+		p := c.Log.Offset(c.Pos + 1)
+		if e := c.Log.At(c.Pos + 1); c.Plan.Scope().Has(e.Key) {
 			return fmt.Sprintf("consume position %d: %v := %v, emitted", p, e.Key, e.Img)
 		} else if e.Key != model.NoKey {
 			return fmt.Sprintf("consume position %d: %v := %v, outside the scope, skipped", p, e.Key, e.Img)
@@ -322,7 +322,7 @@ func (m *rewind) Describe(s *rewindState, a rewindAction) string {
 	case rewindSplice:
 		t := *s
 		m.Next(s, a, &t)
-		return fmt.Sprintf("splice chunk %d at lo = %d: emit %s", c.Plan.N, m.open(s).Lo, protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
+		return fmt.Sprintf("splice chunk %d at lo = %d: emit %s", c.Plan.N, c.Log.Offset(m.open(s).Lo), protocols.DescribeEmitted(c, &t.Cap, m.cfg.Keys))
 	case rewindStartLater:
 		return protocols.DescribeStartLater(c)
 	}
@@ -355,8 +355,8 @@ func (m *rewind) describeRead(s *rewindState) string {
 	if len(undo) == 0 {
 		undo = []string{"nothing of the chunk's keys"}
 	}
-	return fmt.Sprintf("chunk %d reads at r = %d: %s; rolls back %v by before-images: %s; refresh at lo = %d: %s",
-		c.Plan.N, r, strings.Join(read, " "), w, strings.Join(undo, ", "), u.Lo, strings.Join(refresh, " "))
+	return fmt.Sprintf("chunk %d reads at r = %d: %s; rolls back %s by before-images: %s; refresh at lo = %d: %s",
+		c.Plan.N, c.Log.Offset(r), strings.Join(read, " "), protocols.WindowString(&c.Log, w), strings.Join(undo, ", "), c.Log.Offset(u.Lo), strings.Join(refresh, " "))
 }
 
 func (m *rewind) Fields(s *rewindState) []explore.Field {
@@ -425,7 +425,7 @@ func (m *rewind) checkReconstructs(s *rewindState) string {
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 			if u.Read.Has(k) && u.Refresh[k] != c.Log.Sigma(u.Lo, k) {
 				return fmt.Sprintf("chunk %d key %v: read %v at r = %d, rolled back to %v, but σ_%d(%v) = %v",
-					i+1, k, c.Log.Sigma(c.ReadAt[k], k), c.ReadAt[k], u.Refresh[k], u.Lo, k, c.Log.Sigma(u.Lo, k))
+					i+1, k, c.Log.Sigma(c.ReadAt[k], k), c.Log.Offset(c.ReadAt[k]), u.Refresh[k], c.Log.Offset(u.Lo), k, c.Log.Sigma(u.Lo, k))
 			}
 		}
 	}
@@ -446,7 +446,7 @@ func (m *rewind) rolledBackAcrossOwnKey(s *rewindState) string {
 			r := c.ReadAt[k]
 			if _, at, ok := c.Log.Last(k, model.Window{Lo: u.Lo, Hi: r}); ok && c.Log.Sigma(r, k) != u.Refresh[k] {
 				return fmt.Sprintf("chunk %d: %v read %v at r = %d > lo = %d, rolled back across %s to %v",
-					i+1, k, c.Log.Sigma(r, k), r, u.Lo, protocols.EventString(&c.Log, at), u.Refresh[k])
+					i+1, k, c.Log.Sigma(r, k), c.Log.Offset(r), c.Log.Offset(u.Lo), protocols.EventString(&c.Log, at), u.Refresh[k])
 			}
 		}
 	}
@@ -461,7 +461,7 @@ func (m *rewind) deletedRowRestored(s *rewindState) string {
 		u := &c.Plan.Units[i]
 		for k := model.Key(0); k < model.Key(m.cfg.Keys); k++ {
 			if u.Read.Has(k) && c.Log.Sigma(c.ReadAt[k], k) == model.Absent && u.Refresh[k] != model.Absent {
-				return fmt.Sprintf("chunk %d: %v read ⊥ at r = %d, restored to %v at lo = %d", i+1, k, c.ReadAt[k], u.Refresh[k], u.Lo)
+				return fmt.Sprintf("chunk %d: %v read ⊥ at r = %d, restored to %v at lo = %d", i+1, k, c.Log.Offset(c.ReadAt[k]), u.Refresh[k], c.Log.Offset(u.Lo))
 			}
 		}
 	}

@@ -357,7 +357,7 @@ func (m *versionmax) Describe(s *vmState, a vmAction) string {
 				}
 			}
 		}
-		d := fmt.Sprintf("read %s at coordinate %d", strings.Join(rows, ", "), u.Lo)
+		d := fmt.Sprintf("read %s at coordinate %d", strings.Join(rows, ", "), c.Log.Offset(u.Lo))
 		if t.Flight != s.Flight {
 			d += "; the present rows are in flight to the sink"
 		}
@@ -365,14 +365,14 @@ func (m *versionmax) Describe(s *vmState, a vmAction) string {
 	case vmDeliver:
 		k := a.Key
 		v := c.Plan.Units[c.Plan.Owner(k)].Refresh[k]
-		return fmt.Sprintf("copied %v = %v (v%d, read at %d) reaches the sink: %s", k, v, m.rowVersion(s, c.ReadAt[k], k), c.ReadAt[k], m.verdict(s, &t, k))
+		return fmt.Sprintf("copied %v = %v (v%d, read at %d) reaches the sink: %s", k, v, m.rowVersion(s, c.ReadAt[k], k), c.Log.Offset(c.ReadAt[k]), m.verdict(s, &t, k))
 	case vmConsume:
 		p := c.Pos + 1
 		e := c.Log.At(p)
 		if !c.Plan.Scope().Has(e.Key) {
-			return fmt.Sprintf("consume %v := %v (v%d) at position %d: outside the scope, skipped", e.Key, e.Img, s.Ver[p-1], p)
+			return fmt.Sprintf("consume %v := %v (v%d) at position %d: outside the scope, skipped", e.Key, e.Img, s.Ver[p-1], c.Log.Offset(p))
 		}
-		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], p, m.verdict(s, &t, e.Key))
+		return fmt.Sprintf("consume %v := %v (v%d) at position %d: %s", e.Key, e.Img, s.Ver[p-1], c.Log.Offset(p), m.verdict(s, &t, e.Key))
 	case vmStartLater:
 		return protocols.DescribeStartLater(c)
 	}
@@ -411,8 +411,8 @@ func (m *versionmax) Fields(s *vmState) []explore.Field {
 
 func (m *versionmax) versionsField(s *vmState) string {
 	var out []string
-	for p := 1; p <= int(s.Cap.Log.N); p++ {
-		out = append(out, fmt.Sprintf("%d:v%d", p, s.Ver[p-1]))
+	for p := model.Coord(1); p <= s.Cap.Log.Len(); p++ {
+		out = append(out, fmt.Sprintf("%d:v%d", s.Cap.Log.Offset(p), s.Ver[p-1]))
 	}
 	return "[" + strings.Join(out, " ") + "]"
 }
@@ -479,9 +479,9 @@ func checkVersionOrder(s *vmState) string {
 		k, v := s.Cap.Log.At(p).Key, s.Ver[p-1]
 		if v <= last[k] {
 			if at[k] == 0 {
-				return fmt.Sprintf("key %v: the event at %d has version %d, not above the base row's %d", k, p, v, last[k])
+				return fmt.Sprintf("key %v: the event at %d has version %d, not above the base row's %d", k, s.Cap.Log.Offset(p), v, last[k])
 			}
-			return fmt.Sprintf("key %v: the event at %d has version %d, the earlier one at %d version %d", k, p, v, at[k], last[k])
+			return fmt.Sprintf("key %v: the event at %d has version %d, the earlier one at %d version %d", k, s.Cap.Log.Offset(p), v, s.Cap.Log.Offset(at[k]), last[k])
 		}
 		last[k], at[k] = v, p
 	}

@@ -125,6 +125,10 @@ type picData struct {
 	// (protocols.View.Sink), which the replay and cut claims judge.
 	Sink    string          `json:"sink,omitempty"`
 	Control []explore.Field `json:"control,omitempty"`
+	// Shift is what the log's names add to a position (protocols.View.
+	// CoordBase less one): the picture is laid out by prefix length and
+	// labelled with the names.
+	Shift int `json:"shift,omitempty"`
 }
 
 // Cell kinds.
@@ -242,7 +246,7 @@ func decodeView(b []byte) (protocols.View, bool, error) {
 }
 
 func picture(v protocols.View) *picData {
-	p := &picData{Consumed: v.Consumed, Start: v.Start}
+	p := &picData{Consumed: v.Consumed, Start: v.Start, Shift: max(v.CoordBase-1, 0)}
 	for _, e := range v.Log {
 		c := cellData{Pos: e.Pos, Key: e.Key}
 		switch {
@@ -400,6 +404,7 @@ type stepLayout struct {
 	Cells         []cellBox
 	Bands         []bandBox
 	Ticks         []int // x of coordinates 0..n
+	Shift         int   // what a label adds to a position (picData.Shift)
 	Cons, Start   marker
 	Judged        *marker // the coordinate the failure judges σ at, if not the consumer's
 	KeysY, SigY   int     // top of the replay and σ rows
@@ -448,6 +453,7 @@ func layoutStep(d *pageData, i int) stepLayout {
 	if p == nil {
 		return l
 	}
+	l.Shift = p.Shift
 	n := 0 // the log's last position
 	for _, c := range p.Cells {
 		n = max(n, c.Pos)
