@@ -240,6 +240,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if errors.Is(err, explore.ErrNoSymmetry) {
 		flag := map[bool]string{false: "--symmetry", true: "--check-symmetry"}[opts.CheckSymmetry]
+		if errors.Is(err, protocols.ErrEmissionSymmetry) || errors.Is(err, protocols.ErrHistorySymmetry) {
+			return usageErr(stderr, "check", "%s: %v; run it without %s", flag, err, flag)
+		}
 		return usageErr(stderr, "check", "%s: %s declares no symmetry; run it without %s", flag, p.Name, flag)
 	}
 	if err != nil {

@@ -51,6 +51,15 @@ func TestCheckSymmetryAskedOfModelWithout(t *testing.T) {
 	}
 }
 
+// --symmetry with exact-emission is refused for what it is: the stream's
+// digest mixes values, not a protocol without symmetry.
+func TestSymmetryRefusedWithEmission(t *testing.T) {
+	code, _, stderr := runCLI("check", "classic", "--keys", "2", "--values", "2", "--events", "2", "--with", "exact-emission", "--symmetry", "--progress", "0")
+	if code != exitUsage || !strings.Contains(stderr, "--symmetry: exact-emission keeps a digest") || strings.Contains(stderr, "declares no symmetry") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
 // --symmetry with --shard is a usage error: shards split concrete states.
 func TestSymmetryNotSharded(t *testing.T) {
 	for _, args := range [][]string{
