@@ -24,7 +24,10 @@
 // restricts to a sub-scope (§11): Options.Segment and Options.Restrict.
 //
 // Verify streams: keys are arbitrary strings or integers, values arbitrary
-// JSON, and memory grows with the keys in scope, not with the log.
+// JSON, and memory grows with the keys in scope, not with the log. Past
+// Options.Mem a bundle that can be read again is verified as a local split
+// by key (partition.go); VerifyPart and MergeParts split a verification
+// across machines with the same answer (shard.go).
 // WriteModelBundle exports a model capture as a bundle (the cross-check
 // against the model checker uses it); FromDebezium converts a Debezium-style
 // recording of an incremental snapshot. The format is in FORMAT.md.

@@ -19,7 +19,7 @@ import (
 // partitions the bundle by key into buckets on disk (each bucket the full
 // lines of its keys) and a skeleton of every line (its kind, its bucket,
 // and for a log event its position and transaction label), then the
-// verification runs as parts (split.go), one after another, each holding
+// verification runs as parts (shard.go), one after another, each holding
 // the states of its buckets' keys only: it reads the skeleton and its own
 // buckets, and another part's line is the skeleton's stub of it, which
 // does to the part what the line would (a position, a label, a count).
