@@ -116,13 +116,7 @@ func (s *slabs) bytes() int64 {
 // new chunk of class bits when the current one is short.
 func (s *slabs) alloc(c *slabCursor, n, bits int) []byte {
 	n = (n + 7) &^ 7
-	if len(c.rest) < n {
-		ch := s.get(n, bits)
-		s.mu.Lock()
-		c.set.chunks = append(c.set.chunks, ch)
-		s.mu.Unlock()
-		c.rest = ch
-	}
+	s.ensure(c, n, bits)
 	b := c.rest[:n:n]
 	c.rest = c.rest[n:]
 	return b
@@ -132,6 +126,13 @@ func (s *slabs) alloc(c *slabCursor, n, bits int) []byte {
 // least n bytes, for a unit to write its encodings into; place then keeps
 // them there.
 func (s *slabs) room(c *slabCursor, n, bits int) []byte {
+	s.ensure(c, n, bits)
+	return c.rest[:0]
+}
+
+// ensure gives c a chunk with at least n bytes left, taking a new one of
+// class bits (kept in c's set) when the current one is short.
+func (s *slabs) ensure(c *slabCursor, n, bits int) {
 	if len(c.rest) < n {
 		ch := s.get(n, bits)
 		s.mu.Lock()
@@ -139,7 +140,6 @@ func (s *slabs) room(c *slabCursor, n, bits int) []byte {
 		s.mu.Unlock()
 		c.rest = ch
 	}
-	return c.rest[:0]
 }
 
 // holds reports whether b starts the rest of c's chunk (b was written into
