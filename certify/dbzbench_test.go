@@ -95,7 +95,10 @@ func dbzSynth(w io.Writer, keys, chunk, events int) (bounds []json.RawMessage) {
 //
 //	go test ./certify -run '^$' -bench FromDebezium -benchtime 1x
 //
-// CUTCHECK_BENCH_SCALE=N multiplies keys and events by N.
+// CUTCHECK_BENCH_SCALE=N multiplies keys and events by N;
+// CUTCHECK_BENCH_MEM (e.g. 256MiB) is the converter's budget (default
+// MinMem). The peak resident memory includes the recording's generation:
+// run it with -benchtime 1x and read it as an upper bound.
 func BenchmarkFromDebezium(b *testing.B) {
 	keys, events := 200_000, 1_000_000
 	if n, err := strconv.Atoi(os.Getenv("CUTCHECK_BENCH_SCALE")); err == nil && n > 1 {
@@ -138,8 +141,10 @@ func BenchmarkFromDebezium(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		conv, fail, err := FromDebeziumFiles([]DebeziumInput{{Name: path, R: in}}, out, DebeziumOptions{Table: "customers", MaxKey: []byte(strconv.Itoa(keys)), ChunkBounds: bounds})
+		mem, _ := parseMem(os.Getenv("CUTCHECK_BENCH_MEM"))
+		conv, fail, err := FromDebeziumFiles([]DebeziumInput{{Name: path, R: in}}, out, DebeziumOptions{Table: "customers", MaxKey: []byte(strconv.Itoa(keys)), ChunkBounds: bounds, Mem: mem, Dir: b.TempDir()})
 		elapsed := time.Since(start)
+		rss := procStatus("VmHWM")
 		close(done)
 		in.Close()
 		if err != nil || fail != nil {
@@ -153,6 +158,7 @@ func BenchmarkFromDebezium(b *testing.B) {
 		}
 		b.ReportMetric(float64(res.Stats.Events)/elapsed.Seconds(), "events/s")
 		b.ReportMetric(float64(peak.Load())/(1<<20), "MiB-heap-peak")
+		b.ReportMetric(float64(rss)/(1<<20), "MiB-peak-RSS")
 		b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-recording")
 		b.ReportMetric(elapsed.Seconds(), "s/convert")
 	}
@@ -182,4 +188,18 @@ func TestDbzSynthAccepted(t *testing.T) {
 	if res := verifyBytes(t, b, Options{}); res.Verdict != Reject || res.Failure.Obligation != "S4" {
 		t.Fatalf("a stale chunk row: %s", res.Line())
 	}
+}
+
+// parseMem reads a budget such as 256MiB or 1GiB.
+func parseMem(s string) (int64, error) {
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n * u.n, err
+		}
+	}
+	return strconv.ParseInt(s, 10, 64)
 }

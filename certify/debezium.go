@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,11 +42,20 @@ type DebeziumOptions struct {
 	// consumer that applies each source position once); "apply", a stream
 	// entry applied again in delivery order, as an upsert sink applies it.
 	Redelivery string
-	// Dir is where the converter spools the events' row images and the
-	// bundle's log while it reads (the system temporary directory if
-	// empty); the spool is removed at the end.
+	// Dir is where the converter spools the events, sorted by commit
+	// order in runs, and the bundle's log while it reads (the system
+	// temporary directory if empty); the spool is removed at the end.
 	Dir string
+	// Mem is the memory budget (Options.Mem): a quarter of it holds the
+	// events waiting to be sorted, the rest what a run's reading and the
+	// collector need. Zero is MinMem.
+	Mem int64
 }
+
+// dbzSortLimit, when set, is the converter's sort buffer instead of a
+// quarter of the budget: tests set it small to make every recording sort in
+// many runs.
+var dbzSortLimit int
 
 // Placeholder is what Debezium writes for a column it did not read
 // (unavailable.value.placeholder's default), e.g. an unchanged TOASTed value.
@@ -88,9 +98,10 @@ type Conversion struct {
 // Evidence the converter cannot place is an Unsupported failure naming the
 // line; err is for reading and writing only.
 //
-// The converter holds each event's place in the order in memory and spools
-// its row images and the bundle's log to DebeziumOptions.Dir (the bundle
-// lists the reads before the log); the verifier itself streams.
+// The converter's memory is bounded by DebeziumOptions.Mem, not by the
+// recording: the events are sorted into the order externally, and what the
+// checks need of the events read so far is spooled to DebeziumOptions.Dir
+// (debezium_order.go); the bundle lists the reads before the log.
 func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (conv Conversion, f *Failure, err error) {
 	if opt.SignalTable == "" {
 		opt.SignalTable = "debezium_signal"
@@ -98,22 +109,46 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 	if len(opt.Key) == 0 {
 		opt.Key = []string{"id"}
 	}
-	c := &dbzConverter{opt: opt, touched: map[string]dkey{}, skipped: map[string]int{}, streams: map[string]int{},
-		sink: map[string]string{}, txIDs: map[string]int{}, txEvents: map[string]int{}, txEnd: map[string]int{},
-		names: map[string]string{}, schemas: map[string]map[string]bool{}}
+	c := &dbzConverter{opt: opt, skipped: map[string]int{}, streams: map[string]int{},
+		names: map[string]string{}, schemas: map[string]int{}, seq: map[int]*dbzStream{}}
+	if opt.Redelivery == "apply" {
+		c.sink = map[string]string{}
+	}
 	if c.sp, err = openDbzSpool(opt.Dir); err != nil {
 		return conv, nil, err
 	}
 	defer c.sp.close()
-	var evs []*dbzEvent
+	// the sort's buffer: a quarter of the budget, the rest for the
+	// collector's headroom and the read buffers of its runs
+	limit := int(max(opt.Mem, MinMem) / 4)
+	if dbzSortLimit > 0 {
+		limit = dbzSortLimit
+	}
+	c.events = newExtSort(c.sp.dir, "events", limit)
+	c.labels = newExtSort(c.sp.dir, "labels", min(limit, 4<<20))
+	defer c.events.remove()
+	defer c.labels.remove()
+	defer memoryLimit(opt.Mem)()
+	for _, name := range []string{"reads", "touched", "ends"} {
+		sf, err := c.sp.file(name)
+		if err != nil {
+			return conv, nil, err
+		}
+		c.spools = append(c.spools, sf)
+	}
+	c.reads, c.touched, c.ends = c.spools[0], c.spools[1], c.spools[2]
+	defer func() {
+		for _, f := range c.spools {
+			f.f.Close()
+		}
+		for _, s := range c.seq {
+			s.f.Close()
+		}
+	}()
 	for i, in := range ins {
 		c.inputs = append(c.inputs, in.Name)
 		f, err := readDump(in.R, in.Name, "format", func(rec dbzRecord) *Failure {
-			e, f := c.parse(i, rec)
-			if e != nil {
-				evs = append(evs, e)
-			}
-			return f
+			return c.parse(i, rec)
 		})
 		if c.spErr != nil {
 			return conv, nil, fmt.Errorf("certify: writing the spool: %w", c.spErr)
@@ -122,22 +157,38 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 			return conv, f, err
 		}
 	}
-	if evs, f = c.captured(evs); f != nil {
+	if f = c.captured(); f != nil {
 		return conv, f, nil
 	}
-	if f := c.order(evs); f != nil {
-		return conv, f, nil
+	if c.orderFail != nil {
+		return conv, c.orderFail, nil
 	}
-	for i, e := range evs {
+	if len(c.seq) > 1 {
+		if f, err := c.twoTopics(); f != nil || err != nil {
+			return conv, f, err
+		}
+	}
+	var e dbzEvent
+	var derr error
+	err = c.events.pass(func(k, p []byte) bool {
+		if derr = c.decodeEvent(k, p, &e); derr != nil {
+			return false
+		}
 		c.file, c.line = e.file, e.line
-		if err := c.inflate(e); err != nil {
-			return conv, nil, err
-		}
-		if f := c.record(e); f != nil {
-			return conv, f, nil
-		}
-		evs[i] = nil // placed: its memory goes
+		f = c.record(&e)
+		return f == nil && c.spErr == nil
+	})
+	if err = cmpErr(cmpErr(err, derr), c.spErr); err != nil {
+		return conv, nil, err
 	}
+	// a transaction's events not contiguous come before any later failure
+	if lf, err := c.labelCheck(); lf != nil || err != nil {
+		return conv, lf, err
+	}
+	if f != nil {
+		return conv, f, nil
+	}
+	c.events.remove()
 	c.line = 0
 	var inStream io.Reader
 	if len(c.notes2) > 0 {
@@ -166,45 +217,31 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 
 // captured names the captured table: --table by its full name (schema.table
 // or db.table) or its own name if that names one table, else the one table
-// the recording holds besides the signalling table; and drops the rows of
-// initial snapshots, which have no place in the commit order.
-func (c *dbzConverter) captured(evs []*dbzEvent) ([]*dbzEvent, *Failure) {
-	var names []string
-	db := func(e *dbzEvent) string { return e.db }
-	for _, e := range evs {
-		if !slices.Contains(c.tables, e.table) {
-			c.tables = append(c.tables, e.table)
-		}
-		if e.signal = matches(c.opt.SignalTable, e.table, db(e)); e.signal {
-			continue
-		}
-		if (c.opt.Table == "" || matches(c.opt.Table, e.table, db(e))) && !slices.Contains(names, e.table) {
-			names = append(names, e.table)
-		}
-	}
+// the recording holds besides the signalling table (noteTable lists them as
+// they are read); and skips the rows of initial snapshots, which have no
+// place in the commit order.
+func (c *dbzConverter) captured() *Failure {
+	names := c.named
 	switch {
 	case len(names) > 1 && c.opt.Table != "":
-		return nil, unsupported("table", "--table %s names tables %s: give the full name", c.opt.Table, strings.Join(names, " and "))
+		return unsupported("table", "--table %s names tables %s: give the full name", c.opt.Table, strings.Join(names, " and "))
 	case len(names) > 1:
-		return nil, unsupported("source.table", "events of tables %s: name the captured table with --table%s", strings.Join(names, " and "), c.signalHint(names))
+		return unsupported("source.table", "events of tables %s: name the captured table with --table%s", strings.Join(names, " and "), c.signalHint(names))
 	case len(names) == 1:
 		c.table = names[0]
 	}
-	kept := evs[:0]
-	for _, e := range evs {
-		e.ours = e.table == c.table && c.table != ""
+	c.ours = c.table
+	for _, t := range c.initials {
 		switch {
-		case !e.initial:
-			kept = append(kept, e)
-		case e.signal:
-			c.skipped["rows of the signalling table's initial snapshot"]++
-		case !e.ours:
-			c.skipped["rows of other tables' initial snapshots"]++
+		case t.signal:
+			c.skipped["rows of the signalling table's initial snapshot"] += t.initial
+		case t.name != c.table || c.table == "":
+			c.skipped["rows of other tables' initial snapshots"] += t.initial
 		default:
-			return nil, c.failAt(e.file, e.line, "source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", e.snapshot)
+			return c.failAt(t.file, t.line, "source.snapshot", "a snapshot read of kind %q: only incremental-snapshot chunks have watermark brackets", t.snapshot)
 		}
 	}
-	return kept, nil
+	return nil
 }
 
 // signalHint points at --signal-table when the recording holds the table
@@ -242,57 +279,78 @@ type dkey struct {
 }
 
 type dbzChunk struct {
-	id        string
-	lo, hi    int64  // bundle positions of the open and close watermarks
-	at        dbzPos // the close's source position, which its rows carry
-	closed    bool
-	rows      []dbzRow // the rows delivered at the close, in the chunk's read order
-	end       *dkey    // the last key the chunk read, as --chunk-bounds states it
-	stated    *dkey    // the same, as the notifications state it
-	noRead    bool     // --chunk-bounds states the chunk read nothing
-	completes bool     // the notifications say the table scan completed in this window
+	id     string
+	lo, hi int64  // bundle positions of the open and close watermarks
+	at     dbzPos // the close's source position, which its rows carry
+	closed bool
+	// the rows delivered at the close, in the chunk's read order: how
+	// many, the first and last keys, where the first is in the reads spool
+	nrows       int
+	first, last dkey
+	rowsAt      int64
+	end         *dkey // the last key the chunk read, as --chunk-bounds states it
+	stated      *dkey // the same, as the notifications state it
+	noRead      bool  // --chunk-bounds states the chunk read nothing
+	completes   bool  // the notifications say the table scan completed in this window
 }
 
-type dbzRow struct {
-	k dkey
-	v string
+// touch spools a key some log event writes (plan's untouched).
+func (c *dbzConverter) touch(k dkey) {
+	if _, err := c.touched.put(appendKey(c.keyBuf[:0], k)); err != nil {
+		c.spErr = err
+	}
 }
 
 type dbzConverter struct {
-	opt       DebeziumOptions
-	inputs    []string // the files' names
-	file      int
-	line      int
-	notes     []string
-	assumes   []string
-	spErr     error
-	sp        *dbzSpool                  // the row images and the bundle lines of the log, interleaved with delivered entries
-	names     map[string]string          // interned table and source names
-	schemas   map[string]map[string]bool // each distinct schema's JSON columns
-	pos       int64
-	connector string
-	table     string // the captured table's full name
-	streams   map[string]int
-	tables    []string       // every table the recording names
-	skipped   map[string]int // records that change no row, by kind
-	notes2    [][]byte       // notifications found among the events
-	dups      int
-	// transactions: each label's number and events, the last label, the
-	// event counts of the END records, whether some event has no label
-	txIDs     map[string]int
-	txEvents  map[string]int
-	txEnd     map[string]int
+	opt     DebeziumOptions
+	inputs  []string // the files' names
+	file    int
+	line    int
+	notes   []string
+	assumes []string
+	spErr   error
+	sp      *dbzSpool // the bundle lines of the log, interleaved with delivered entries
+	// the events in the sort by commit order (debezium_order.go), each
+	// stream's placed positions, and the first position going back
+	events     *extSort
+	seq        map[int]*dbzStream
+	orderFail  *Failure
+	keyBuf     []byte
+	payBuf     []byte
+	names      map[string]string // interned table and source names
+	schemas    map[string]int    // each distinct schema's number
+	schemaCols []map[string]bool // and its JSON columns
+	// spooled: the chunks' rows (chunk, key, value), the keys the log
+	// writes, the transaction metadata's END counts (label, count)
+	spools               []*spoolFile
+	reads, touched, ends *spoolFile
+	named                []string    // the tables --table may name, besides the signalling table
+	initials             []*dbzTable // the tables with initial-snapshot rows
+	pos                  int64
+	connector            string
+	table                string // the captured table's full name
+	ours                 string // the same, as captured names it from the events (a signal may name it later)
+	streams              map[string]int
+	tables               []string       // every table the recording names
+	skipped              map[string]int // records that change no row, by kind
+	notes2               [][]byte       // notifications found among the events
+	dups                 int
+	// transactions: the runs of one label so far (labels: each run's
+	// start, for labelCheck), the last label and its events, whether some
+	// event has no label
+	labels    *extSort
+	txRuns    int
 	lastTx    string
+	txEvents  int
 	unlabeled bool
 	dropped   int               // redelivered rows of the table dropped (Redelivery "drop")
 	applied   int               // redeliveries delivered again (Redelivery "apply")
-	sink      map[string]string // each key's last delivered value, for Redelivery "apply"
+	sink      map[string]string // each key's last delivered value, kept for Redelivery "apply" only
 	chunks    []*dbzChunk
 	start     bool // the recording holds the snapshot's start (execute-snapshot)
 	stopped   int  // line of a stop-snapshot signal
 	integer   bool
 	kinded    bool
-	touched   map[string]dkey // keys some log event writes
 	lastRead  *dkey
 	colInt    []bool // per key column: integer (else string)
 	// the watermarking strategy: windows close by a close row
@@ -331,8 +389,10 @@ func (c *dbzConverter) record(e *dbzEvent) *Failure {
 	if f := c.logEvent(e, `,"k":`+kj+`,"v":`+v); f != nil {
 		return f
 	}
-	c.touched[kj] = k
-	c.sink[kj] = v
+	c.touch(k)
+	if c.sink != nil {
+		c.sink[kj] = v
+	}
 	c.sp.line(fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
 	return nil
 }
@@ -434,8 +494,17 @@ func (c *dbzConverter) read(e *dbzEvent) *Failure {
 	if f != nil {
 		return f
 	}
-	ch.rows = append(ch.rows, dbzRow{k, v})
-	c.sink[c.keyJSON(k)] = v
+	if ch.nrows == 0 {
+		ch.first, ch.rowsAt = k, c.reads.n
+	}
+	ch.last = k
+	ch.nrows++
+	if _, err := c.reads.put(appendStr(appendKey(binary.AppendUvarint(c.keyBuf[:0], uint64(n-1)), k), v)); err != nil {
+		c.spErr = err
+	}
+	if c.sink != nil {
+		c.sink[c.keyJSON(k)] = v
+	}
 	c.sp.line(fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, c.keyJSON(k), v, ch.hi))
 	return nil
 }
@@ -518,17 +587,13 @@ func (c *dbzConverter) label(e *dbzEvent) (string, *Failure) {
 		c.unlabeled = true
 		return "", nil
 	}
-	n, seen := c.txIDs[id]
-	if seen && id != c.lastTx {
-		return "", c.fail("transaction", "an event of transaction %s after transaction %s's: a transaction's events are contiguous in commit order", id, c.lastTx)
+	if id != c.lastTx { // a new transaction, unless labelCheck finds it came back
+		c.txRuns++
+		c.labelRun(id)
+		c.lastTx, c.txEvents = id, 0
 	}
-	if !seen {
-		n = len(c.txIDs) + 1
-		c.txIDs[id] = n
-	}
-	c.lastTx = id
-	c.txEvents[id]++
-	return fmt.Sprintf(`,"x":%d`, n), nil
+	c.txEvents++
+	return fmt.Sprintf(`,"x":%d`, c.txRuns), nil
 }
 
 // closure says what the frontier's transaction closure rests on. With
@@ -540,10 +605,18 @@ func (c *dbzConverter) closure() {
 	if c.unlabeled || c.lastTx == "" {
 		return
 	}
-	if n, ok := c.txEnd[c.lastTx]; ok && n == c.txEvents[c.lastTx] {
+	n := -1 // the last END record's count of the last label
+	err := c.ends.each(0, func(rec []byte) bool {
+		r := payloadReader{rec}
+		if id := r.bytes(); string(id) == c.lastTx {
+			n = int(r.uint())
+		}
+		return true
+	})
+	if err == nil && n == c.txEvents {
 		return
 	}
-	c.assumes = append(c.assumes, fmt.Sprintf("a row-event cut unless the recording's last transaction (%s) is whole: no transaction metadata END record counts its %d events", c.lastTx, c.txEvents[c.lastTx]))
+	c.assumes = append(c.assumes, fmt.Sprintf("a row-event cut unless the recording's last transaction (%s) is whole: no transaction metadata END record counts its %d events", c.lastTx, c.txEvents))
 }
 
 // logEvent writes the next log position, with its transaction label where
@@ -865,25 +938,6 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 	if c.applied > 0 {
 		c.notes = append(c.notes, fmt.Sprintf("%d redelivered events were applied again where they were delivered", c.applied))
 	}
-	touched := make([]dkey, 0, len(c.touched))
-	for _, k := range c.touched {
-		touched = append(touched, k)
-	}
-	slices.SortFunc(touched, c.cmp)
-	// untouched says no log event writes a key strictly between a and b
-	// (nil = unbounded): such keys are absent throughout, since a present
-	// one would have been delivered by the chunk that read it.
-	untouched := func(a, b *dkey) bool {
-		i := 0
-		if a != nil {
-			i, _ = slices.BinarySearchFunc(touched, *a, c.cmp)
-			if i < len(touched) && c.cmp(touched[i], *a) == 0 {
-				i++
-			}
-		}
-		return i >= len(touched) || b != nil && c.cmp(touched[i], *b) >= 0
-	}
-
 	h := &Header{Format: Format, Version: Version, Coordinates: "position", Keys: "string", Base: "from-reads",
 		Discipline: WindowDiscard, Reads: "survivors",
 		Certificate: Certificate{Frontier: c.pos},
@@ -895,70 +949,111 @@ func (c *dbzConverter) plan() (*Header, *Failure) {
 	// low is where the next domain starts: after *low (exclusive) when
 	// known, below everything when start and low == nil.
 	var low *dkey
-	known := c.start
+	var known bool
 	var scope []RangeSpec
 	add := func(ch *dbzChunk, r RangeSpec) {
 		lo, hi := ch.lo, ch.hi
 		h.Units = append(h.Units, UnitSpec{Domain: ScopeSpec{Ranges: []RangeSpec{r}}, Lo: &lo, Hi: &hi})
 		scope = append(scope, r)
 	}
-	for i, ch := range closed {
-		for _, row := range ch.rows {
-			if known && low != nil && c.cmp(row.k, *low) <= 0 || ch.end != nil && c.cmp(row.k, *ch.end) > 0 {
-				return nil, unsupported("chunk-bounds", "window %q delivered key %s outside the chunk bounds stated for it", ch.id, c.keyJSON(row.k))
+	// untouched says no log event writes a key strictly between a and b
+	// (nil = unbounded): such keys are absent throughout, since a present
+	// one would have been delivered by the chunk that read it. The domains
+	// are laid out twice when it is asked: first to learn the questions,
+	// then with the answers from one read of the keys the log writes.
+	var asked [][2]*dkey
+	var answers []bool
+	untouched := func(a, b *dkey) bool {
+		if answers == nil {
+			asked = append(asked, [2]*dkey{a, b})
+			return false
+		}
+		r := answers[0]
+		answers = answers[1:]
+		return r
+	}
+	lay := func() *Failure {
+		low, known = nil, c.start
+		for i, ch := range closed {
+			if ch.nrows > 0 {
+				// the rows ascend: the first is the lowest, and the
+				// first above the end is the first out of bounds
+				k, out := ch.first, known && low != nil && c.cmp(ch.first, *low) <= 0
+				if !out && ch.end != nil && c.cmp(ch.last, *ch.end) > 0 {
+					k, out = c.firstAbove(ch, *ch.end), true
+				}
+				if out {
+					return unsupported("chunk-bounds", "window %q delivered key %s outside the chunk bounds stated for it", ch.id, c.keyJSON(k))
+				}
 			}
-		}
-		if len(ch.rows) == 0 && ch.end != nil && known && low != nil && c.cmp(*ch.end, *low) == 0 {
-			continue // the scan completed at the last chunk's end
-		}
-		if ch.end != nil && known && low != nil && c.cmp(*ch.end, *low) <= 0 {
-			return nil, unsupported("chunk-bounds", "the chunk end %s of window %q is not above the previous end %s", c.keyJSON(*ch.end), ch.id, c.keyJSON(*low))
-		}
-		if len(ch.rows) == 0 && ch.end == nil {
-			// an empty window with no stated end: a retried chunk (the
-			// chunk end does not move), a finished table or a failed read;
-			// only the first is followed by another window. Or a chunk
-			// whose rows the window's events all discarded: the end moved
-			// to a key the events do not show, so the next window's lower
-			// bound is unknown.
-			if i+1 < len(closed) {
-				known = false
+			if ch.nrows == 0 && ch.end != nil && known && low != nil && c.cmp(*ch.end, *low) == 0 {
+				continue // the scan completed at the last chunk's end
 			}
-			continue
-		}
-		var r RangeSpec
-		first := ch.end
-		if len(ch.rows) > 0 {
-			first = &ch.rows[0].k
-		}
-		switch {
-		case known && low == nil:
-		case known:
-			r.Gt = json.RawMessage(c.keyJSON(*low))
-		case (low != nil || c.start) && c.dups == 0 && untouched(low, first):
-			// (not after a restart: a chunk whose rows were lost with it
-			// would look like a gap)
-			if low != nil {
-				r.Gt = json.RawMessage(c.keyJSON(*low))
+			if ch.end != nil && known && low != nil && c.cmp(*ch.end, *low) <= 0 {
+				return unsupported("chunk-bounds", "the chunk end %s of window %q is not above the previous end %s", c.keyJSON(*ch.end), ch.id, c.keyJSON(*low))
 			}
-		default:
-			r.Ge = json.RawMessage(c.keyJSON(*first))
+			if ch.nrows == 0 && ch.end == nil {
+				// an empty window with no stated end: a retried chunk (the
+				// chunk end does not move), a finished table or a failed read;
+				// only the first is followed by another window. Or a chunk
+				// whose rows the window's events all discarded: the end moved
+				// to a key the events do not show, so the next window's lower
+				// bound is unknown.
+				if i+1 < len(closed) {
+					known = false
+				}
+				continue
+			}
+			var r RangeSpec
+			first := ch.end
+			if ch.nrows > 0 {
+				first = &ch.first
+			}
 			switch {
-			case low != nil:
-				c.notes = append(c.notes, fmt.Sprintf("keys strictly between %s and %s are not certified: events touch them and no evidence states which chunk read them", c.keyJSON(*low), c.keyJSON(*first)))
-			case !c.start:
-				c.notes = append(c.notes, fmt.Sprintf("keys below %s are not certified: the recording does not hold the snapshot's start (its execute-snapshot signal)", c.keyJSON(*first)))
+			case known && low == nil:
+			case known:
+				r.Gt = json.RawMessage(c.keyJSON(*low))
+			case (low != nil || c.start) && c.dups == 0 && untouched(low, first):
+				// (not after a restart: a chunk whose rows were lost with it
+				// would look like a gap)
+				if low != nil {
+					r.Gt = json.RawMessage(c.keyJSON(*low))
+				}
 			default:
-				c.notes = append(c.notes, fmt.Sprintf("keys below %s are not certified: events touch them, an earlier window delivered no row, and no evidence states which chunk read them", c.keyJSON(*first)))
+				r.Ge = json.RawMessage(c.keyJSON(*first))
+				switch {
+				case low != nil:
+					c.notes = append(c.notes, fmt.Sprintf("keys strictly between %s and %s are not certified: events touch them and no evidence states which chunk read them", c.keyJSON(*low), c.keyJSON(*first)))
+				case !c.start:
+					c.notes = append(c.notes, fmt.Sprintf("keys below %s are not certified: the recording does not hold the snapshot's start (its execute-snapshot signal)", c.keyJSON(*first)))
+				default:
+					c.notes = append(c.notes, fmt.Sprintf("keys below %s are not certified: events touch them, an earlier window delivered no row, and no evidence states which chunk read them", c.keyJSON(*first)))
+				}
 			}
+			end := ch.end
+			if end == nil {
+				end = &ch.last
+			}
+			r.Le = json.RawMessage(c.keyJSON(*end))
+			add(ch, r)
+			low, known = end, ch.end != nil
 		}
-		end := ch.end
-		if end == nil {
-			end = &ch.rows[len(ch.rows)-1].k
+		return nil
+	}
+	notes := len(c.notes)
+	if f := lay(); f != nil {
+		return nil, f
+	}
+	if len(asked) > 0 {
+		var err error
+		if answers, err = c.untouchedAnswers(asked); err != nil {
+			c.spErr = err
+			return nil, &Failure{}
 		}
-		r.Le = json.RawMessage(c.keyJSON(*end))
-		add(ch, r)
-		low, known = end, ch.end != nil
+		h.Units, scope, c.notes = nil, nil, c.notes[:notes]
+		if f := lay(); f != nil {
+			return nil, f
+		}
 	}
 	if low == nil {
 		return nil, unsupported("snapshot-window-open", "no window delivered a row or has a stated chunk end: no chunk's domain is determined")
@@ -1017,14 +1112,22 @@ func (c *dbzConverter) write(w io.Writer, h *Header) error {
 	}
 	bw.Write(head)
 	bw.WriteByte('\n')
-	for _, ch := range c.chunks {
-		if !ch.closed || len(ch.rows) == 0 {
-			continue
+	units := make([]int, len(c.chunks))
+	for i, ch := range c.chunks {
+		if ch.closed && ch.nrows > 0 {
+			units[i] = c.unitOf(h, ch)
 		}
-		unit := c.unitOf(h, ch)
-		for _, row := range ch.rows {
-			fmt.Fprintf(bw, `{"read":%d,"k":%s,"v":%s}`+"\n", unit, c.keyJSON(row.k), row.v)
-		}
+	}
+	var err2 error
+	err = c.reads.each(0, func(rec []byte) bool {
+		r := payloadReader{rec}
+		unit := units[r.uint()]
+		k := readKey(&r)
+		_, err2 = fmt.Fprintf(bw, `{"read":%d,"k":%s,"v":%s}`+"\n", unit, c.keyJSON(k), r.bytes())
+		return err2 == nil
+	})
+	if err = cmpErr(err, err2); err != nil {
+		return err
 	}
 	if err := c.sp.copyLog(bw); err != nil {
 		return err

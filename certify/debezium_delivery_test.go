@@ -157,16 +157,14 @@ func twin(t testing.TB, lines []string) []string {
 
 func convertFiles(t *testing.T, opt DebeziumOptions, files ...string) ([]byte, Conversion, *Failure) {
 	t.Helper()
-	var ins []DebeziumInput
-	for i, f := range files {
-		ins = append(ins, DebeziumInput{Name: fmt.Sprintf("file%d", i+1), R: strings.NewReader(f)})
+	if len(files) == 1 {
+		files = append(files, "") // named file1, as with several
 	}
-	var out bytes.Buffer
-	conv, f, err := FromDebeziumFiles(ins, &out, opt)
+	out, conv, f, err := convertBoth(t, files, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.Bytes(), conv, f
+	return out, conv, f
 }
 
 // copyRun is the samples' run, then a COPY of three rows and a delete.

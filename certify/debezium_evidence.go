@@ -107,7 +107,7 @@ func (c *dbzConverter) placeEnds(ends []dkey, done bool) {
 	for _, ch := range c.chunks {
 		if ch.closed {
 			closed = append(closed, ch)
-			if len(ch.rows) > 0 {
+			if ch.nrows > 0 {
 				delivered = append(delivered, ch)
 			}
 		}
@@ -130,7 +130,7 @@ func (c *dbzConverter) placeEnds(ends []dkey, done bool) {
 	}
 	// The scan completed in a window after the last chunk that read rows:
 	// with one table, the last window of the recording.
-	if last := closed[len(closed)-1]; done && last != to[len(to)-1] && len(last.rows) == 0 {
+	if last := closed[len(closed)-1]; done && last != to[len(to)-1] && last.nrows == 0 {
 		last.completes = true
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -119,7 +119,6 @@ type dbzEvent struct {
 	seq        int // its place in its stream's delivery order
 	env        dbzEnvelope
 	table      string // schema.table (PostgreSQL) or db.table (MySQL)
-	bare       string // the table's own name
 	pos        dbzPos
 	sum        [16]byte // its content (SHA-256, halved), to tell a redelivery from another event at its position
 	read       bool     // an incremental-snapshot row: placed by its window's close
@@ -127,34 +126,32 @@ type dbzEvent struct {
 	signal     bool     // a row of the signalling table
 	ours       bool     // a row of the captured table
 	redelivery bool
+	schema     int // its schema's number (1-based; 0: none), whose JSON columns are jsonCols
 	jsonCols   map[string]bool
-	// kept from the source block (shrink); the row images' place in the
-	// spool
+	// kept from the source block
 	db, snapshot, txID, gtid string
-	imgAt                    int64
-	nb, na                   int32
 }
 
 // parse classifies one record: a change event, a notification, or
 // something that changes no row (counted in c.skipped).
-func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
+func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 	if rec.value == nil {
 		c.skipped["tombstones"]++
-		return nil, nil
+		return nil
 	}
 	top, err := rawObject(rec.value) // aliases the reader's buffer: nothing raw outlives parse
 	if err != nil {
-		return nil, c.failAt(file, rec.line, "line", "a record value that is not a JSON object")
+		return c.failAt(file, rec.line, "line", "a record value that is not a JSON object")
 	}
 	var schema json.RawMessage
 	if p, ok := top["payload"]; ok && top["schema"] != nil {
 		schema = top["schema"]
 		if string(bytes.TrimSpace(p)) == "null" {
 			c.skipped["tombstones"]++
-			return nil, nil
+			return nil
 		}
 		if top, err = rawObject(p); err != nil {
-			return nil, c.failAt(file, rec.line, "payload", "a payload that is not a JSON object")
+			return c.failAt(file, rec.line, "payload", "a payload that is not a JSON object")
 		}
 	}
 	has := func(names ...string) bool {
@@ -168,7 +165,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 	switch {
 	case len(top) == 1 && has("ts_ms"): // io.debezium.connector.common.Heartbeat
 		c.skipped["heartbeats"]++
-		return nil, nil
+		return nil
 	case has("status", "id") && !has("op"): // the transaction topic's BEGIN and END
 		c.skipped["transaction metadata records"]++
 		var end struct {
@@ -176,66 +173,69 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 			Count      *int `json:"event_count"`
 		}
 		if json.Unmarshal(rec.value, &end) == nil && end.Status == "END" && end.Count != nil {
-			c.txEnd[end.ID] = *end.Count
+			if _, err := c.ends.put(binary.AppendUvarint(appendStr(nil, end.ID), uint64(*end.Count))); err != nil {
+				c.spErr = err
+				return &Failure{}
+			}
 		}
-		return nil, nil
+		return nil
 	case has("aggregate_type"): // a notification on the same dump
 		c.notes2 = append(c.notes2, bytes.Clone(rec.value)) // rec.value is the reader's buffer
-		return nil, nil
+		return nil
 	}
 	e := &dbzEvent{file: file, line: rec.line}
 	before, after, err := e.envelope(top)
 	if err != nil {
-		return nil, c.failAt(file, rec.line, "line", "not a Debezium change event: %v", err)
+		return c.failAt(file, rec.line, "line", "not a Debezium change event: %v", err)
 	}
 	env := &e.env
 	if env.Op == "m" { // a logical decoding message: no row
 		c.skipped[`"m" messages`]++
-		return nil, nil
+		return nil
 	}
 	if env.Op == "" && env.Source == nil && env.Before == nil && env.After == nil {
-		return nil, c.failAt(file, rec.line, "source", "not a Debezium change event (no op, before, after or source): a record unwrapped by ExtractNewRecordState cannot be placed in commit order")
+		return c.failAt(file, rec.line, "source", "not a Debezium change event (no op, before, after or source): a record unwrapped by ExtractNewRecordState cannot be placed in commit order")
 	}
 	if env.Source == nil {
-		return nil, c.failAt(file, rec.line, "source", "a change event without source: its table and commit position are unknown")
+		return c.failAt(file, rec.line, "source", "a change event without source: its table and commit position are unknown")
 	}
 	connector := rawString(env.Source["connector"])
 	switch {
 	case connector != "postgresql" && connector != "mysql":
-		return nil, c.failAt(file, rec.line, "source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", connector)
+		return c.failAt(file, rec.line, "source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", connector)
 	case c.connector == "":
 		c.connector = connector
 	case connector != c.connector:
-		return nil, c.failAt(file, rec.line, "source.connector", "connector %q after %q: one recording is one connector's", connector, c.connector)
+		return c.failAt(file, rec.line, "source.connector", "connector %q after %q: one recording is one connector's", connector, c.connector)
 	}
-	if e.bare = rawString(env.Source["table"]); e.bare == "" {
-		return nil, c.failAt(file, rec.line, "source.table", "an event without source.table: it cannot be told to belong to the table or not")
+	if rawString(env.Source["table"]) == "" {
+		return c.failAt(file, rec.line, "source.table", "an event without source.table: it cannot be told to belong to the table or not")
 	}
 	e.table = c.intern(fullName(env.Source))
-	e.bare = c.intern(e.bare)
 	e.db, e.snapshot = rawString(env.Source["db"]), rawString(env.Source["snapshot"])
 	e.db, e.snapshot = c.intern(e.db), c.intern(e.snapshot)
 	e.txID = string(bytes.TrimSpace(env.Source["txId"]))
 	e.gtid = rawString(env.Source["gtid"])
 	if e.initial = env.Op == "r" && e.snapshot != "incremental"; e.initial {
-		e.shrink()
-		return e, nil // an initial snapshot's row: no place in the commit order
+		c.noteTable(e)
+		return nil // an initial snapshot's row: no place in the commit order
 	}
 	e.read = env.Op == "r"
 	c.file, c.line = file, rec.line
 	var f *Failure
 	if e.pos, f = c.position(env.Source); f != nil {
-		return nil, f
+		return f
 	}
 	sum := sha256.Sum256([]byte(env.Op + "\x00" + canonRow(env.Before) + "\x00" + canonRow(env.After) + "\x00" + e.table))
 	e.sum = [16]byte(sum[:16])
 	if len(schema) > 0 { // one map per distinct schema, not per event
-		cols, ok := c.schemas[string(schema)]
+		n, ok := c.schemas[string(schema)]
 		if !ok {
-			cols = jsonColumns(schema)
-			c.schemas[string(schema)] = cols
+			c.schemaCols = append(c.schemaCols, jsonColumns(schema))
+			n = len(c.schemaCols)
+			c.schemas[string(schema)] = n
 		}
-		e.jsonCols = cols
+		e.schema = n
 	}
 	topic := rec.topic
 	if topic == "" {
@@ -248,14 +248,27 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) (*dbzEvent, *Failure) {
 		c.streams[key] = s
 	}
 	e.stream = s
-	e.shrink()
-	at, err := c.sp.putImages(before, after)
-	if err != nil {
+	c.noteTable(e)
+	if err := c.place(e, before, after); err != nil {
 		c.spErr = err
-		return nil, &Failure{} // stops the reading; FromDebeziumFiles answers spErr
+		return &Failure{} // stops the reading; FromDebeziumFiles answers spErr
 	}
-	e.imgAt, e.nb, e.na = at, int32(len(before)), int32(len(after))
-	return e, nil
+	return nil
+}
+
+// place puts an event in the sort by its place in the commit order, with
+// its row images, once sequence has placed it in its stream.
+func (c *dbzConverter) place(e *dbzEvent, before, after []byte) error {
+	if c.orderFail != nil {
+		return nil // the recording is Unsupported: nothing more is placed
+	}
+	if err := c.sequence(e); err != nil || c.orderFail != nil {
+		return err
+	}
+	c.keyBuf = eventKey(c.keyBuf[:0], e)
+	c.payBuf = eventPayload(c.payBuf[:0], e, before, after)
+	c.events.add(c.keyBuf, c.payBuf)
+	return nil
 }
 
 // intern keeps one copy of a name many events carry.
@@ -268,10 +281,9 @@ func (c *dbzConverter) intern(s string) string {
 }
 
 // envelope decodes a change event's members from the record's top level.
-// The row images are kept as they came (the raw members) and decoded
-// again only when the event is placed (inflate): a recording's events wait
-// in memory for the merge by position, and a decoded image is several
-// times its text.
+// The row images are kept as they came (the raw members), go with the
+// event into the sort by position, and are decoded again when it is
+// placed: a decoded image is several times its text.
 func (e *dbzEvent) envelope(top map[string]json.RawMessage) (before, after json.RawMessage, err error) {
 	env := &e.env
 	for _, m := range []struct {
@@ -298,22 +310,6 @@ func (e *dbzEvent) envelope(top map[string]json.RawMessage) (before, after json.
 		}
 	}
 	return top["before"], top["after"], nil
-}
-
-// shrink drops the decoded images and source once parse has read them.
-func (e *dbzEvent) shrink() {
-	e.env.Before, e.env.After, e.env.Source = nil, nil, nil
-}
-
-// inflate decodes an event's images again, from the spool, for record.
-func (c *dbzConverter) inflate(e *dbzEvent) error {
-	before, after, err := c.sp.images(e.imgAt, e.nb, e.na)
-	if err != nil {
-		return fmt.Errorf("certify: reading the spool: %w", err)
-	}
-	e.env.Before, _ = rawObject(before) // written by parse: valid, an object or null
-	e.env.After, _ = rawObject(after)
-	return nil
 }
 
 // fullName is the table's name as Debezium's collections name it:
@@ -364,91 +360,6 @@ func jsonColumns(schema json.RawMessage) map[string]bool {
 		}
 	}
 	return cols
-}
-
-// order puts the recording's events in the connector's commit order. Kafka
-// keeps order within a topic partition only, so the evidence is: each
-// stream (a topic of one file) in its delivery order, and every event's
-// source position. Streams are merged by position; events at one position
-// (a COPY, a multi-row statement) keep their stream's delivery order; a
-// window's snapshot rows carry their close's position (closeWindow runs
-// while the close row is dispatched, before its own event is queued:
-// EventDispatcher.dispatchDataChangeEvent,
-// AbstractIncrementalSnapshotChangeEventSource.closeWindow) and are placed
-// after it, whether delivered before it or after. Events of two streams at
-// one position are in no order the evidence fixes: Unsupported. An event at
-// a position its stream has passed is a redelivery if an event of the same
-// content was delivered there, else Unsupported.
-func (c *dbzConverter) order(evs []*dbzEvent) *Failure {
-	type placed struct {
-		pos dbzPos
-		sum [16]byte
-	}
-	type streamState struct {
-		hi   dbzPos
-		n    int
-		seen []placed // the events placed so far, in position order
-	}
-	// redelivered says whether an event with e's content was placed at e's
-	// position before.
-	redelivered := func(s *streamState, e *dbzEvent) bool {
-		i, _ := slices.BinarySearchFunc(s.seen, e.pos, func(p placed, pos dbzPos) int { return slices.Compare(p.pos[:], pos[:]) })
-		for ; i < len(s.seen) && s.seen[i].pos == e.pos; i++ {
-			if s.seen[i].sum == e.sum {
-				return true
-			}
-		}
-		return false
-	}
-	st := map[int]*streamState{}
-	for _, e := range evs {
-		s := st[e.stream]
-		if s == nil {
-			s = &streamState{}
-			st[e.stream] = s
-		}
-		e.seq = s.n
-		s.n++
-		if s.n > 1 && !s.hi.less(e.pos) && redelivered(s, e) {
-			e.redelivery, e.pos = true, s.hi // delivered where its stream had reached
-			continue
-		}
-		if s.n > 1 && e.pos.less(s.hi) {
-			return c.failAt(e.file, e.line, "source.sequence", "source position %v after %v in the same topic, and no redelivery of an event there: the topic's order is not the connector's commit order (a topic of several partitions, or two dumps joined)", e.pos, s.hi)
-		}
-		s.hi = e.pos
-		s.seen = append(s.seen, placed{e.pos, e.sum})
-	}
-	slices.SortStableFunc(evs, func(a, b *dbzEvent) int {
-		if n := slices.Compare(a.pos[:], b.pos[:]); n != 0 {
-			return n
-		}
-		// at one position: the events that make the log, then the rows of
-		// the window closed there, then the redeliveries
-		rank := func(e *dbzEvent) int {
-			switch {
-			case e.redelivery:
-				return 2
-			case e.read:
-				return 1
-			}
-			return 0
-		}
-		if n := rank(a) - rank(b); n != 0 {
-			return n
-		}
-		if a.stream != b.stream {
-			return a.stream - b.stream
-		}
-		return a.seq - b.seq
-	})
-	for i := 1; i < len(evs); i++ {
-		a, b := evs[i-1], evs[i]
-		if a.pos == b.pos && a.stream != b.stream && !a.read && !b.read && !a.redelivery && !b.redelivery {
-			return c.failAt(b.file, b.line, "source.sequence", "events of two topics at one source position %v (%s line %d and line %d): their order is not evidenced", b.pos, c.inputs[a.file], a.line, b.line)
-		}
-	}
-	return nil
 }
 
 // failAt is an Unsupported failure naming the input line.

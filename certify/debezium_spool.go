@@ -7,24 +7,17 @@ import (
 	"os"
 )
 
-// dbzSpool keeps on disk what the converter writes once and reads back
-// later: the events' raw row images, written as the recording is read and
-// read back one event at a time after the merge by position, and the
-// bundle's log lines, which come before the header is known. In memory an
-// event is then its place in the order and a few interned names. The
-// directory is made like the verifier's spill directory (owner file), so
-// `cutcheck clean` removes one a killed run left behind.
+// dbzSpool is the directory where the converter keeps on disk what it
+// writes once and reads back later: the sort's runs of events, the files
+// of debezium_order.go, and the bundle's log lines, which come before the
+// header is known. The directory is made like the verifier's spill
+// directory (owner file), so `cutcheck clean` removes one a killed run
+// left behind.
 type dbzSpool struct {
-	dir        string
-	owner      *os.File
-	img, log   *os.File
-	imgW, logW *bufio.Writer
-	imgAt      int64
-	buf        []byte
-	// win is the part of the images file read last, from winAt; served
-	// is how much of it images has handed out.
-	win           []byte
-	winAt, served int64
+	dir   string
+	owner *os.File
+	log   *os.File
+	logW  *bufio.Writer
 }
 
 func openDbzSpool(parent string) (*dbzSpool, error) {
@@ -37,56 +30,14 @@ func openDbzSpool(parent string) (*dbzSpool, error) {
 	}
 	s := &dbzSpool{dir: dir}
 	if s.owner, err = claimDir(dir); err == nil {
-		if s.img, err = os.Create(dir + "/images"); err == nil {
-			s.log, err = os.Create(dir + "/log")
-		}
+		s.log, err = os.Create(dir + "/log")
 	}
 	if err != nil {
 		s.close()
 		return nil, err
 	}
-	s.imgW, s.logW = bufio.NewWriterSize(s.img, 1<<20), bufio.NewWriterSize(s.log, 1<<20)
+	s.logW = bufio.NewWriterSize(s.log, 1<<20)
 	return s, nil
-}
-
-// putImages stores an event's two images; the offset and lengths find them.
-func (s *dbzSpool) putImages(before, after []byte) (at int64, err error) {
-	at = s.imgAt
-	if _, err = s.imgW.Write(before); err == nil {
-		_, err = s.imgW.Write(after)
-	}
-	s.imgAt += int64(len(before) + len(after))
-	return at, err
-}
-
-// images reads them back (after the last putImages).
-func (s *dbzSpool) images(at int64, nb, na int32) (before, after []byte, err error) {
-	if s.imgW.Buffered() > 0 {
-		if err := s.imgW.Flush(); err != nil {
-			return nil, nil, err
-		}
-	}
-	n := int64(nb + na)
-	if at < s.winAt || at+n > s.winAt+int64(len(s.win)) {
-		// Events are placed mostly in the order they were read: read
-		// ahead, four times what the last window served (so a jump
-		// between distant events reads little), at most 256 KiB.
-		size := min(max(n, 4*s.served), 256<<10)
-		if int64(cap(s.buf)) < size {
-			s.buf = make([]byte, size)
-		}
-		got, err := s.img.ReadAt(s.buf[:size], at)
-		if int64(got) < n {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, nil, err
-		}
-		s.win, s.winAt, s.served = s.buf[:got], at, 0
-	}
-	b := s.win[at-s.winAt : at-s.winAt+n]
-	s.served += n
-	return b[:nb], b[nb:], nil
 }
 
 // line appends a log line.
@@ -109,10 +60,8 @@ func (s *dbzSpool) copyLog(w io.Writer) error {
 
 // close removes the directory; the owner file's lock goes last.
 func (s *dbzSpool) close() {
-	for _, f := range []*os.File{s.img, s.log} {
-		if f != nil {
-			f.Close()
-		}
+	if s.log != nil {
+		s.log.Close()
 	}
 	os.RemoveAll(s.dir)
 	if s.owner != nil {
@@ -129,9 +78,8 @@ func SpoolFile(dir string) (f *os.File, remove func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s.img.Close()
 	s.log.Close()
-	s.img, s.log = nil, nil
+	s.log = nil
 	if f, err = os.Create(s.dir + "/bundle"); err != nil {
 		s.close()
 		return nil, nil, err

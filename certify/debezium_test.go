@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -116,12 +117,11 @@ func convertOpt(t *testing.T, in string, opt DebeziumOptions) ([]byte, []string)
 	if opt.Table == "" {
 		opt.Table = "customers"
 	}
-	var out bytes.Buffer
-	notes, f, err := FromDebezium(strings.NewReader(in), &out, opt)
+	out, conv, f, err := convertBoth(t, []string{in}, opt)
 	if err != nil || f != nil {
 		t.Fatalf("convert: %v %v\n%s", err, f, in)
 	}
-	return out.Bytes(), notes
+	return out, conv.Notes
 }
 
 func convert(t *testing.T, path string) []byte {
@@ -139,8 +139,7 @@ func convertFails(t *testing.T, in string, opt DebeziumOptions, field string) *F
 	if opt.Table == "" {
 		opt.Table = "customers"
 	}
-	var out bytes.Buffer
-	_, f, err := FromDebezium(strings.NewReader(in), &out, opt)
+	_, _, f, err := convertBoth(t, []string{in}, opt)
 	if err != nil || f == nil || f.Field != field {
 		t.Fatalf("got %v %v, want a failure naming %s\n%s", f, err, field, in)
 	}
@@ -789,4 +788,46 @@ func TestLsnPair(t *testing.T) {
 			}
 		}
 	}
+}
+
+// convertBoth converts a recording (one input or several, named file1,
+// file2, ... when several) twice: with the events sorted in memory, and in
+// runs of a few hundred bytes each merged back; the bundles, notes and
+// failures must be the same.
+func convertBoth(t *testing.T, files []string, opt DebeziumOptions) ([]byte, Conversion, *Failure, error) {
+	t.Helper()
+	// the evidence readers are read once a run
+	var evidence [2][]byte
+	for i, r := range []io.Reader{opt.Offsets, opt.Notifications} {
+		if r != nil {
+			evidence[i], _ = io.ReadAll(r)
+		}
+	}
+	run := func() ([]byte, Conversion, *Failure, error) {
+		if opt.Offsets != nil {
+			opt.Offsets = bytes.NewReader(evidence[0])
+		}
+		if opt.Notifications != nil {
+			opt.Notifications = bytes.NewReader(evidence[1])
+		}
+		var ins []DebeziumInput
+		for i, f := range files {
+			name := "the recording"
+			if len(files) > 1 {
+				name = fmt.Sprintf("file%d", i+1)
+			}
+			ins = append(ins, DebeziumInput{Name: name, R: strings.NewReader(f)})
+		}
+		var out bytes.Buffer
+		conv, f, err := FromDebeziumFiles(ins, &out, opt)
+		return out.Bytes(), conv, f, err
+	}
+	out, conv, f, err := run()
+	dbzSortLimit = 300
+	defer func() { dbzSortLimit = 0 }()
+	out2, conv2, f2, err2 := run()
+	if !bytes.Equal(out, out2) || !reflect.DeepEqual(conv, conv2) || !reflect.DeepEqual(f, f2) || fmt.Sprint(err) != fmt.Sprint(err2) {
+		t.Fatalf("sorted in memory: %v %v %q\n%s\nsorted in runs: %v %v %q\n%s", f, err, conv.Notes, out, f2, err2, conv2.Notes, out2)
+	}
+	return out, conv, f, err
 }

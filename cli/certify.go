@@ -132,6 +132,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		if code >= 0 {
 			return code
 		}
+		dopt.Mem = opt.Mem
 		for _, r := range []io.Reader{dopt.Offsets, dopt.Notifications} {
 			if r != nil {
 				defer r.(io.Closer).Close()
