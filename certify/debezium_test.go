@@ -792,8 +792,8 @@ func TestLsnPair(t *testing.T) {
 
 // convertBoth converts a recording (one input or several, named file1,
 // file2, ... when several) twice: with the events sorted in memory, and in
-// runs of a few hundred bytes each merged back; the bundles, notes and
-// failures must be the same.
+// runs of a few hundred bytes (a sixteenth of the recording if more) merged
+// back; the bundles, notes and failures must be the same.
 func convertBoth(t *testing.T, files []string, opt DebeziumOptions) ([]byte, Conversion, *Failure, error) {
 	t.Helper()
 	// the evidence readers are read once a run
@@ -823,7 +823,11 @@ func convertBoth(t *testing.T, files []string, opt DebeziumOptions) ([]byte, Con
 		return out.Bytes(), conv, f, err
 	}
 	out, conv, f, err := run()
-	dbzSortLimit = 300
+	size := 0
+	for _, f := range files {
+		size += len(f)
+	}
+	dbzSortLimit = max(300, size/16) // a run an event or so in small recordings, about 20 runs in large ones
 	defer func() { dbzSortLimit = 0 }()
 	out2, conv2, f2, err2 := run()
 	if !bytes.Equal(out, out2) || !reflect.DeepEqual(conv, conv2) || !reflect.DeepEqual(f, f2) || fmt.Sprint(err) != fmt.Sprint(err2) {
