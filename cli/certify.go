@@ -194,10 +194,10 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		opt.Segment = seg
 	}
 	if mergeN > 0 {
-		return mergeBundleParts(in, o.shardDir, mergeN, stdout, stderr)
+		return mergeBundleParts(in, o.shardDir, mergeN, o.json, stdout, stderr)
 	}
 	if split != nil {
-		code := runCertifyPart(in, opt, *split, o.shardDir, conv.Assumes, stdout, stderr)
+		code := runCertifyPart(in, opt, *split, o.shardDir, conv.Assumes, o.json, stdout, stderr)
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "%s certify: %s\n", progName, n)
 		}

@@ -41,7 +41,7 @@ type partEnvelope struct {
 // temporary name renamed into place. Exit codes: 0 when the part met no
 // failure, 1 (Reject) or 5 (Unsupported) when it did (the merged verdict
 // cannot be Accept), its result written either way.
-func runCertifyPart(in io.Reader, opt certify.Options, sp certify.Split, dir string, assumes []string, stdout, stderr io.Writer) int {
+func runCertifyPart(in io.Reader, opt certify.Options, sp certify.Split, dir string, assumes []string, asJSON bool, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "%s certify: part %v: %v\n", progName, sp, err)
 		return exitError
@@ -101,18 +101,37 @@ func runCertifyPart(in io.Reader, opt certify.Options, sp certify.Split, dir str
 	if err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(stdout, "part %v of bundle %.16s: %d lines, %d keys of its own\n", sp, part.Bundle, part.Stats.Lines, part.Stats.ScopeKeys)
 	code := exitOK
+	switch {
+	case part.Stop != nil && part.Stop.Failure.Obligation == "Unsupported":
+		code = exitUnsupported
+	case part.Stop != nil || len(part.Fails) > 0:
+		code = exitViolated
+	}
+	if asJSON {
+		// what the lines below say, for a script: the part file holds the rest
+		b, err := json.MarshalIndent(struct {
+			Part     string          `json:"part"`
+			Bundle   string          `json:"bundle_sha256"`
+			Lines    int64           `json:"lines"`
+			Keys     int             `json:"keys"`
+			Stop     *certify.Placed `json:"stop,omitempty"`
+			Failures int             `json:"failures"`
+			File     string          `json:"file"`
+			Merge    string          `json:"merge"`
+		}{sp.String(), part.Bundle, part.Stats.Lines, part.Stats.ScopeKeys, part.Stop, len(part.Fails), out.path, to}, "", "  ")
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return code
+	}
+	fmt.Fprintf(stdout, "part %v of bundle %.16s: %d lines, %d keys of its own\n", sp, part.Bundle, part.Stats.Lines, part.Stats.ScopeKeys)
 	switch {
 	case part.Stop != nil:
 		fmt.Fprintf(stdout, "the verification stops at line %d: %s\n", part.Stop.At.Line, part.Stop.Failure)
-		code = exitViolated
-		if part.Stop.Failure.Obligation == "Unsupported" {
-			code = exitUnsupported
-		}
 	case len(part.Fails) > 0:
 		fmt.Fprintf(stdout, "failures among its keys: %d obligations (the merge names the first)\n", len(part.Fails))
-		code = exitViolated
 	}
 	fmt.Fprintf(stdout, "part result: %s (combine all %d with '%s merge %s')\n", out.path, sp.Count, progName, to)
 	return code
@@ -199,7 +218,11 @@ func mergeParts(names []string, o *mergeOpts, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s merge: %v\n", progName, err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "cutcheck %s: merged %d parts of the verification of bundle %.16s\n", version, len(parts), parts[0].Bundle)
+	head := stdout
+	if o.stdoutJSON {
+		head = stderr // stdout is the result's JSON alone, as certify --json's
+	}
+	fmt.Fprintf(head, "%s %s: merged %d parts of the verification of bundle %.16s\n", progName, version, len(parts), parts[0].Bundle)
 	if o.jsonOut != "" {
 		out, err := openOut("--json", o.jsonOut)
 		if err == nil {
@@ -216,13 +239,13 @@ func mergeParts(names []string, o *mergeOpts, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
-	return report(res, false, stdout, stderr)
+	return report(res, o.stdoutJSON, stdout, stderr)
 }
 
 // mergeBundleParts is certify --shard merge/N: the n parts of the bundle
 // in, found under shardDir by its digest, merged; nothing else there is
 // read.
-func mergeBundleParts(in io.Reader, shardDir string, n int, stdout, stderr io.Writer) int {
+func mergeBundleParts(in io.Reader, shardDir string, n int, asJSON bool, stdout, stderr io.Writer) int {
 	h := sha256.New()
 	if _, err := io.Copy(h, in); err != nil {
 		fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
@@ -244,5 +267,5 @@ func mergeBundleParts(in io.Reader, shardDir string, n int, stdout, stderr io.Wr
 			return exitUsage
 		}
 	}
-	return mergeParts(names, &mergeOpts{}, stdout, stderr)
+	return mergeParts(names, &mergeOpts{stdoutJSON: asJSON}, stdout, stderr)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,6 +59,32 @@ func TestCertifySplit(t *testing.T) {
 					t.Errorf("%s, %d parts, %s: merged %d %q (%s), whole %d %q", c.name, n, merge[0], code, line, errs, wholeCode, whole)
 				}
 			}
+		}
+	}
+	// --json: a part prints its outcome as JSON, the merge the whole
+	// verification's result as certify --json does (the merged line to
+	// standard error), with the whole run's verdict, cut and exit code.
+	for _, args := range [][]string{{bundle}, {"--from", "debezium", "--table", "customers", stale}} {
+		wholeCode, whole, _ := runCLI(append([]string{"certify", "--json"}, args...)...)
+		parts := filepath.Join(dir, fmt.Sprintf("json%d", len(args)))
+		for i := range 2 {
+			code, out, errs := runCLI(append([]string{"certify", "--json", "--shard", strconv.Itoa(i) + "/2", "--shard-dir", parts}, args...)...)
+			var p struct {
+				Part, File string
+				Failures   int
+			}
+			if err := json.Unmarshal([]byte(out), &p); err != nil || p.Part != fmt.Sprintf("%d/2", i) || !strings.HasSuffix(p.File, ".json") || code == exitOK && p.Failures > 0 {
+				t.Errorf("part %d/2 --json: code %d out %q err %q (%v)", i, code, out, errs, err)
+			}
+		}
+		code, out, errs := runCLI(append([]string{"certify", "--json", "--shard", "merge/2", "--shard-dir", parts}, args...)...)
+		var got, want struct {
+			Verdict string
+			Cut     json.RawMessage
+		}
+		if json.Unmarshal([]byte(out), &got) != nil || json.Unmarshal([]byte(whole), &want) != nil || code != wholeCode ||
+			got.Verdict == "" || got.Verdict != want.Verdict || string(got.Cut) != string(want.Cut) || !strings.Contains(errs, "merged 2 parts") {
+			t.Errorf("merge/2 --json: code %d %q err %q; whole %d %q", code, out, errs, wholeCode, whole)
 		}
 	}
 	// Two bundles' parts under one --shard-dir: merge one directory.

@@ -344,6 +344,7 @@ func readShards(dir string, identity explore.Identity) (f shardFile, parts []exp
 type mergeOpts struct {
 	jsonOut, traceJSON, html string
 	fullStates               bool
+	stdoutJSON               bool // certify --shard merge/N --json: the merged certify result as JSON on stdout
 }
 
 func mergeFlags() (*pflag.FlagSet, *mergeOpts) {
