@@ -61,6 +61,11 @@ func main() {
 			protocols.Extension{Name: "parallel-unheld"})),
 		// A version-max sink under the published parallel capture (§6.5).
 		protocols.Register(versionMax(protocols.Parallel(protocols.ParallelParts{}))),
+		// Debezium's insert_delete watermarking: the close deletes the open
+		// row; a window is still (lo, hi], so the loop is DBLog's.
+		protocols.Register(protocols.Extend(protocols.Classic(protocols.ClassicParts{}), protocols.Extension{Name: "debezium-insert-delete"})),
+		// Flink CDC taking a split's high offset before its select returns.
+		protocols.Register(highBeforeSelect(protocols.Parallel(protocols.ParallelParts{}))),
 	); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -70,6 +75,11 @@ func main() {
 
 func versionMax(p *protocols.Protocol) *protocols.Protocol {
 	p.Name, p.Defaults.Sink = p.Name+"-version-max", model.VersionMax
+	return p
+}
+
+func highBeforeSelect(p *protocols.Protocol) *protocols.Protocol {
+	p.Name, p.Defaults.Fault = "flink-high-before-select", protocols.HighBeforeRead
 	return p
 }
 `
@@ -224,6 +234,49 @@ func TestUserProgram(t *testing.T) {
 	distinct := regexp.MustCompile(`distinct: +\d+`)
 	if a, b := distinct.FindString(single), distinct.FindString(merged); a == "" || a != b {
 		t.Errorf("the merged shards count %q, the single run %q", b, a)
+	}
+	// The two watermark designs, each through check with its picture, a
+	// counterexample's bundle certified, and two shards merged: Debezium's
+	// insert_delete holds at rest and is caught by a shipped mutation of
+	// the loop; Flink's high-before-select is a fault chosen by the design,
+	// which list and the report name and --mutation may not replace.
+	for _, d := range []struct {
+		name, mutation, want string
+	}{
+		{"debezium-insert-delete", "early-release", "Reject"},
+		{"flink-high-before-select", "", "Reject"},
+	} {
+		args := append([]string{"check", d.name}, small...)
+		if d.mutation != "" {
+			run(exitOK, args...)
+			args = append(args, "--mutation", d.mutation)
+		}
+		html, bundle := filepath.Join(dir, d.name+".html"), filepath.Join(dir, d.name+".jsonl")
+		out := run(exitViolated, append(args, "--html", html, "--bundle", bundle)...)
+		if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), d.name) || !strings.Contains(out, "violated") {
+			t.Errorf("%s: %v\n%s", d.name, err, out)
+		}
+		if out := run(exitViolated, "certify", bundle); !strings.Contains(out, d.want) {
+			t.Errorf("%s: certify of its counterexample:\n%s", d.name, out)
+		}
+		one := run(exitOK, append(args, "--only", "final-replay", "--events", "1")...)
+		shards := filepath.Join(dir, d.name+"-shards")
+		for i := range 2 {
+			run(exitOK, append(args, "--only", "final-replay", "--events", "1", "--shard", strconv.Itoa(i)+"/2", "--shard-dir", shards)...)
+		}
+		entries, _ := os.ReadDir(shards)
+		if len(entries) != 1 {
+			t.Fatalf("%s: the shards wrote %d searches' directories, want 1", d.name, len(entries))
+		}
+		if a, b := distinct.FindString(one), distinct.FindString(run(exitOK, "merge", filepath.Join(shards, entries[0].Name()))); a == "" || a != b {
+			t.Errorf("%s: the merged shards count %q, the single run %q", d.name, b, a)
+		}
+	}
+	if out := run(exitOK, "list"); !regexp.MustCompile(`flink-high-before-select[^\n]*\n[^\n]*high-before-read`).MatchString(out) {
+		t.Errorf("list does not show the design's fault:\n%s", out)
+	}
+	if out := run(exitUsage, append([]string{"check", "flink-high-before-select", "--mutation", "early-release"}, small...)...); !strings.Contains(out, "high-before-read") {
+		t.Errorf("--mutation over the design's own fault:\n%s", out)
 	}
 	results := filepath.Join(dir, "results")
 	run(exitOK, "reproduce", "--specs", specs, "--out", results)
