@@ -84,6 +84,104 @@ func highBeforeSelect(p *protocols.Protocol) *protocols.Protocol {
 }
 `
 
+// copierMain is a second user program: a model of the user's own on
+// DefineMachine (a row copier without watermarks, as gh-ost and ghostferry
+// copy a table), declaring the discipline its runs are certified under.
+const copierMain = `// Command copycheck is cutcheck plus a row copier without watermarks.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/cutcheck/cutcheck/cli"
+	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/invariants"
+	"github.com/cutcheck/cutcheck/model"
+	"github.com/cutcheck/cutcheck/protocols"
+)
+
+// copier: the change stream applied from the start, each chunk copied under
+// its rows' locks (read at the log's end r, inserted with no commit in
+// between) into an insert-ignore sink: a point unit (r, r], closed as made.
+type copier struct{ cfg protocols.Config }
+
+type state struct {
+	Cap    model.Capture
+	Copied uint8 // chunks copied, in key order
+}
+
+type action struct {
+	Copy, Consume bool // else commit Txn
+	Txn           protocols.Txn
+}
+
+func (m copier) Init() (out []state) {
+	for _, c := range protocols.InitialCaptures(&m.cfg) {
+		out = append(out, state{Cap: c})
+	}
+	return out
+}
+
+func (m copier) Actions(s *state, buf []action) []action {
+	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
+		buf = append(buf, action{Txn: t})
+	}
+	if int(s.Copied) < m.cfg.Chunks {
+		buf = append(buf, action{Copy: true})
+	}
+	if s.Cap.Pos < s.Cap.Log.Len() {
+		buf = append(buf, action{Consume: true})
+	}
+	return buf
+}
+
+func (m copier) Next(s *state, a action, t *state) bool {
+	c := &t.Cap
+	switch {
+	case a.Copy:
+		r := c.Log.Len()
+		u := model.Unit{Domain: protocols.ChunkKeys(int(t.Copied), m.cfg.Keys, m.cfg.Chunks), Lo: r, Hi: r}
+		for k := range u.Domain.Keys() {
+			u.Refresh[k], c.ReadAt[k], u.Read = c.Log.Sigma(r, k), r, u.Read.With(k)
+			if u.Refresh[k] != model.Absent {
+				c.EmitCopy(k, u.Refresh[k], r)
+			}
+		}
+		c.Plan.Add(u)
+		c.Closed, t.Copied = c.Closed|1<<t.Copied, t.Copied+1
+	case a.Consume:
+		c.Pos++
+		if e := c.Log.At(c.Pos); e.Key < model.Key(m.cfg.Keys) {
+			c.Emit(e.Key, e.Img, c.Pos)
+		}
+	default:
+		return c.Log.Commit(a.Txn.Events()...)
+	}
+	return true
+}
+
+func (m copier) Properties() []explore.Property[state, action] {
+	return invariants.Standard[state, action](m.cfg.Chunks)
+}
+
+// ShardKey: the source commits through Log.Commit only, so shards are exact.
+func (m copier) ShardKey(s *state, d int) (uint64, bool) { return protocols.ShardKey(&s.Cap, d) }
+
+func main() {
+	if err := protocols.Register(protocols.DefineMachine(&protocols.Protocol{
+		Name: "row-copier", Doc: "streaming first, each chunk copied under a row lock with insert-ignore",
+		Defaults:    protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 2, Sink: model.InsertIgnore},
+		Limits:      protocols.Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: protocols.MaxTxn},
+		Disciplines: map[string]string{"": protocols.PointSplice},
+	}, func(cfg protocols.Config) explore.Machine[state, action] { return copier{cfg} })); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+`
+
 // TestUserProgram builds a program in its own module, outside this one
 // (a replace directive points at this checkout), and drives it as a user
 // would: list, check with --html, a spec file, reproduce over its own spec
@@ -278,6 +376,47 @@ func TestUserProgram(t *testing.T) {
 	if out := run(exitUsage, append([]string{"check", "flink-high-before-select", "--mutation", "early-release"}, small...)...); !strings.Contains(out, "high-before-read") {
 		t.Errorf("--mutation over the design's own fault:\n%s", out)
 	}
+	// The row copier, a model of the user's own: nothing lost at rest
+	// (--all shows the transient failures of a copy newer than the events
+	// still to apply), a picture, a counterexample's bundle rejected by
+	// certify, two shards at rest merged to the single run's count.
+	if err := os.Mkdir(filepath.Join(dir, "copier"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "copier", "main.go"), copierMain)
+	cbuild := exec.Command(goTool, "build", "-o", filepath.Join(dir, "copycheck"), "./copier")
+	cbuild.Dir, cbuild.Env = dir, build.Env
+	if out, err := cbuild.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./copier: %v\n%s", err, out)
+	}
+	bin = filepath.Join(dir, "copycheck")
+	out = run(exitViolated, "check", "row-copier", "--all", "--progress", "0")
+	if !strings.Contains(out, "violated (transient only: nothing lost at rest)") || !regexp.MustCompile(`final-replay +final +holds`).MatchString(out) ||
+		!regexp.MustCompile(`per-key-monotonicity +transient +VIOLATED`).MatchString(out) {
+		t.Errorf("row-copier --all:\n%s", out)
+	}
+	cbundle, chtml := filepath.Join(dir, "copier.jsonl"), filepath.Join(dir, "copier.html")
+	out = run(exitViolated, "check", "row-copier", "--progress", "0", "--html", chtml, "--bundle", cbundle)
+	if b, err := os.ReadFile(chtml); err != nil || !strings.Contains(string(b), "row-copier") || !strings.Contains(out, "Copied: 0 → 1") {
+		t.Errorf("row-copier: %v; the trace should show the state's own fields:\n%s", err, out)
+	}
+	if out := run(exitViolated, "certify", cbundle); !strings.Contains(out, "Reject") {
+		t.Errorf("certify of the copier's counterexample:\n%s", out)
+	}
+	crest := []string{"check", "row-copier", "--only", "final-replay", "--progress", "0"}
+	single = run(exitOK, crest...)
+	cshards := filepath.Join(dir, "copier-shards")
+	for i := range 2 {
+		run(exitOK, append(crest, "--shard", strconv.Itoa(i)+"/2", "--shard-dir", cshards)...)
+	}
+	entries, _ = os.ReadDir(cshards)
+	if len(entries) != 1 {
+		t.Fatalf("the copier's shards wrote %d searches' directories, want 1", len(entries))
+	}
+	if a, b := distinct.FindString(single), distinct.FindString(run(exitOK, "merge", filepath.Join(cshards, entries[0].Name()))); a == "" || a != b {
+		t.Errorf("the copier's merged shards count %q, the single run %q", b, a)
+	}
+	bin = filepath.Join(dir, "mycheck")
 	results := filepath.Join(dir, "results")
 	run(exitOK, "reproduce", "--specs", specs, "--out", results)
 	if b, err := os.ReadFile(filepath.Join(results, "table.md")); err != nil || !strings.Contains(string(b), "mid-run") {
