@@ -14,67 +14,47 @@ import (
 // a table: the change stream is applied from the start, and each chunk is
 // copied under its rows' locks — read at the log's end r and inserted with
 // no commit in between — into an insert-ignore sink, so a copy never
-// overwrites a streamed row. A copy is a point unit (r, r], closed as made.
-// Everything but the three actions is the kit's (DefineMachine).
+// overwrites a streamed row. A copy is a point unit (r, r], closed as made
+// (CopyAt). Its state is the capture alone; everything but the three
+// actions is the kit's (DefineMachine).
 type copier struct{ cfg protocols.Config }
 
-type copierState struct {
-	Cap    model.Capture
-	Copied uint8 // chunks copied, in key order
-}
-
 type copierAction struct {
-	Copy, Consume bool // else commit Txn
-	Txn           protocols.Txn
+	Do  string // "commit" Txn, "copy" the next chunk, or "consume"
+	Txn protocols.Txn
 }
 
-func (m copier) Init() (out []copierState) {
-	for _, c := range protocols.InitialCaptures(&m.cfg) {
-		out = append(out, copierState{Cap: c})
-	}
-	return out
-}
+func (a copierAction) String() string { return a.Do }
 
-func (m copier) Actions(s *copierState, buf []copierAction) []copierAction {
-	for t := range protocols.Commits(&m.cfg, &s.Cap.Log) {
-		buf = append(buf, copierAction{Txn: t})
+func (m copier) Init() []model.Capture { return protocols.InitialCaptures(&m.cfg) }
+
+func (m copier) Actions(c *model.Capture, buf []copierAction) []copierAction {
+	for t := range protocols.Commits(&m.cfg, &c.Log) {
+		buf = append(buf, copierAction{Do: "commit", Txn: t})
 	}
-	if int(s.Copied) < m.cfg.Chunks {
-		buf = append(buf, copierAction{Copy: true})
+	if int(c.Plan.N) < m.cfg.Chunks {
+		buf = append(buf, copierAction{Do: "copy"})
 	}
-	if s.Cap.Pos < s.Cap.Log.Len() {
-		buf = append(buf, copierAction{Consume: true})
+	if c.Pos < c.Log.Len() {
+		buf = append(buf, copierAction{Do: "consume"})
 	}
 	return buf
 }
 
-func (m copier) Next(s *copierState, a copierAction, t *copierState) bool {
-	c := &t.Cap
-	switch {
-	case a.Copy: // read and insert chunk Copied at r, locked
-		r := c.Log.Len()
-		u := model.Unit{Domain: protocols.ChunkKeys(int(t.Copied), m.cfg.Keys, m.cfg.Chunks), Lo: r, Hi: r}
-		for k := range u.Domain.Keys() {
-			u.Refresh[k], c.ReadAt[k], u.Read = c.Log.Sigma(r, k), r, u.Read.With(k)
-			if u.Refresh[k] != model.Absent {
-				c.EmitCopy(k, u.Refresh[k], r)
-			}
-		}
-		c.Plan.Add(u)
-		c.Closed, t.Copied = c.Closed|1<<t.Copied, t.Copied+1
-	case a.Consume: // apply the next change of a captured key
-		c.Pos++
-		if e := c.Log.At(c.Pos); e.Key < model.Key(m.cfg.Keys) {
-			c.Emit(e.Key, e.Img, c.Pos)
-		}
+func (m copier) Next(c *model.Capture, a copierAction, t *model.Capture) bool {
+	switch a.Do {
+	case "copy":
+		protocols.CopyAt(t, int(t.Plan.N), &m.cfg)
+	case "consume":
+		protocols.ConsumeNext(t, &m.cfg)
 	default:
-		return c.Log.Commit(a.Txn.Events()...)
+		return t.Log.Commit(a.Txn.Events()...)
 	}
 	return true
 }
 
-func (m copier) Properties() []explore.Property[copierState, copierAction] {
-	return invariants.Standard[copierState, copierAction](m.cfg.Chunks)
+func (m copier) Properties() []explore.Property[model.Capture, copierAction] {
+	return invariants.Standard[model.Capture, copierAction](m.cfg.Chunks)
 }
 
 // The copier on the kit's defaults, checked with every property to the end
@@ -88,7 +68,7 @@ func Example_rowCopier() {
 		Name: "row-copier", Doc: "streaming first, each chunk copied under a row lock with insert-ignore",
 		Defaults: protocols.Config{Keys: 2, Values: 2, Events: 3, Chunks: 2, Txn: 2, Sink: model.InsertIgnore},
 		Limits:   protocols.Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: protocols.MaxTxn},
-	}, func(cfg protocols.Config) explore.Machine[copierState, copierAction] { return copier{cfg} })
+	}, func(cfg protocols.Config) explore.Machine[model.Capture, copierAction] { return copier{cfg} })
 	cfg := p.Defaults
 	for _, sink := range []*model.SinkRule{model.InsertIgnore, model.UpsertOnly} {
 		cfg.Sink = sink

@@ -88,7 +88,7 @@ func fillFromCapture[S, A any](rep *explore.Report, r *explore.Result[S, A], key
 func ownFields[S any]() func(*S) []explore.Field {
 	t, ct := reflect.TypeFor[S](), reflect.TypeFor[model.Capture]()
 	var idx []int
-	if t.Kind() == reflect.Struct {
+	if t.Kind() == reflect.Struct && t != ct { // a state that is a capture has no fields beside it
 		for i := range t.NumField() {
 			if f := t.Field(i); f.Type != ct && f.Name != "_" {
 				idx = append(idx, i)
