@@ -314,21 +314,26 @@ func TestUserProgram(t *testing.T) {
 	if a, b := distinct.FindString(single), distinct.FindString(merged); a == "" || a != b {
 		t.Errorf("the merged shards count %q, the single run %q", b, a)
 	}
-	// The two watermark designs, each through check with its picture, a
-	// counterexample's bundle certified, and two shards merged: Debezium's
-	// insert_delete holds at rest and is caught by a shipped mutation of
-	// the loop; Flink's high-before-select is a fault chosen by the design,
-	// which list and the report name and --mutation may not replace.
+	// The two watermark designs and the version-max sink, each through
+	// check --all, check with its picture, a counterexample's bundle
+	// certified, and two shards merged: Debezium's insert_delete holds at
+	// rest and is caught by a shipped mutation of the loop; Flink's
+	// high-before-select is a fault chosen by the design, which list and
+	// the report name and --mutation may not replace.
 	for _, d := range []struct {
 		name, mutation, want string
 	}{
 		{"debezium-insert-delete", "early-release", "Reject"},
 		{"flink-high-before-select", "", "Reject"},
+		{"parallel-version-max", "reader-before-backfill", "Reject"},
 	} {
 		args := append([]string{"check", d.name}, small...)
 		if d.mutation != "" {
 			run(exitOK, args...)
 			args = append(args, "--mutation", d.mutation)
+		}
+		if out := run(exitViolated, append(args, "--all")...); !regexp.MustCompile(`\n  [a-z-]+ +[a-z]+ +VIOLATED`).MatchString(out) {
+			t.Errorf("%s --all: want the table of every property:\n%s", d.name, out)
 		}
 		html, bundle := filepath.Join(dir, d.name+".html"), filepath.Join(dir, d.name+".jsonl")
 		out := run(exitViolated, append(args, "--html", html, "--bundle", bundle)...)
