@@ -255,6 +255,15 @@ func (c *dbzConverter) signalHint(names []string) string {
 	return ""
 }
 
+// lastStream names the stream of the last event read, which the next one
+// is most often on.
+type lastStream struct {
+	file      int
+	topic     string
+	partition int
+	n         int
+}
+
 type dbzEnvelope struct {
 	Transaction *struct {
 		ID string `json:"id"`
@@ -294,6 +303,14 @@ type dbzChunk struct {
 	completes   bool  // the notifications say the table scan completed in this window
 }
 
+// out writes an emitted entry's line: key, value and tag.
+func (c *dbzConverter) out(k, v string, tag int64) {
+	b := append(append(append(c.lineBuf[:0], `{"out":`...), k...), `,"v":`...)
+	b = strconv.AppendInt(append(append(b, v...), `,"tag":`...), tag, 10)
+	c.lineBuf = append(b, "}\n"...)
+	c.sp.write(c.lineBuf)
+}
+
 // touch spools a key some log event writes (plan's untouched).
 func (c *dbzConverter) touch(k dkey) {
 	if _, err := c.touched.put(appendKey(c.keyBuf[:0], k)); err != nil {
@@ -317,6 +334,7 @@ type dbzConverter struct {
 	orderFail  *Failure
 	keyBuf     []byte
 	payBuf     []byte
+	lineBuf    []byte
 	names      map[string]string // interned table and source names
 	schemas    map[string]int    // each distinct schema's number
 	schemaCols []map[string]bool // and its JSON columns
@@ -331,6 +349,7 @@ type dbzConverter struct {
 	table                string // the captured table's full name
 	ours                 string // the same, as captured names it from the events (a signal may name it later)
 	streams              map[string]int
+	lastStream           lastStream     // the stream of the last event read
 	tables               []string       // every table the recording names
 	skipped              map[string]int // records that change no row, by kind
 	notes2               [][]byte       // notifications found among the events
@@ -393,7 +412,7 @@ func (c *dbzConverter) record(e *dbzEvent) *Failure {
 	if c.sink != nil {
 		c.sink[kj] = v
 	}
-	c.sp.line(fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
+	c.out(kj, v, c.pos)
 	return nil
 }
 
@@ -460,7 +479,7 @@ func (c *dbzConverter) redelivered(e *dbzEvent) *Failure {
 	}
 	c.applied++
 	c.sink[kj] = v
-	c.sp.line(fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, kj, v, c.pos))
+	c.out(kj, v, c.pos)
 	return nil
 }
 
@@ -505,7 +524,7 @@ func (c *dbzConverter) read(e *dbzEvent) *Failure {
 	if c.sink != nil {
 		c.sink[c.keyJSON(k)] = v
 	}
-	c.sp.line(fmt.Sprintf(`{"out":%s,"v":%s,"tag":%d}`, c.keyJSON(k), v, ch.hi))
+	c.out(c.keyJSON(k), v, ch.hi)
 	return nil
 }
 
@@ -627,7 +646,9 @@ func (c *dbzConverter) logEvent(e *dbzEvent, row string) *Failure {
 		return f
 	}
 	c.pos++
-	c.sp.line(fmt.Sprintf(`{"p":%d%s%s}`, c.pos, row, x))
+	b := strconv.AppendInt(append(c.lineBuf[:0], `{"p":`...), c.pos, 10)
+	c.lineBuf = append(append(append(b, row...), x...), "}\n"...)
+	c.sp.write(c.lineBuf)
 	return nil
 }
 
@@ -808,7 +829,7 @@ func (c *dbzConverter) keyJSON(k dkey) string {
 func (c *dbzConverter) values(e *dbzEvent) (string, *Failure) {
 	row := e.env.After
 	if len(e.jsonCols) == 0 && len(c.opt.JSONColumns) == 0 {
-		return canonRow(row), nil
+		return string(e.after), nil // the image as it was put in the sort: canonical
 	}
 	out := make(map[string]json.RawMessage, len(row))
 	for col, raw := range row {

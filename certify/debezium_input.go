@@ -128,6 +128,7 @@ type dbzEvent struct {
 	redelivery bool
 	schema     int // its schema's number (1-based; 0: none), whose JSON columns are jsonCols
 	jsonCols   map[string]bool
+	after      []byte // the after image in canonical form, once placed (aliases the sort's record)
 	// kept from the source block
 	db, snapshot, txID, gtid string
 }
@@ -226,7 +227,10 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 	if e.pos, f = c.position(env.Source); f != nil {
 		return f
 	}
-	sum := sha256.Sum256([]byte(env.Op + "\x00" + canonRow(env.Before) + "\x00" + canonRow(env.After) + "\x00" + e.table))
+	// the images go on in canonical form: the content's sum is taken of it,
+	// and a row's value is written in it (values)
+	before, after = json.RawMessage(canonRow(env.Before)), json.RawMessage(canonRow(env.After))
+	sum := sha256.Sum256([]byte(env.Op + "\x00" + string(before) + "\x00" + string(after) + "\x00" + e.table))
 	e.sum = [16]byte(sum[:16])
 	if len(schema) > 0 { // one map per distinct schema, not per event
 		n, ok := c.schemas[string(schema)]
@@ -241,13 +245,16 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 	if topic == "" {
 		topic = "table " + e.table // Debezium writes each table to a topic of its own
 	}
-	key := fmt.Sprintf("%d\x00%s\x00%d", file, topic, rec.partition)
-	s, ok := c.streams[key]
-	if !ok {
-		s = len(c.streams)
-		c.streams[key] = s
+	if l := &c.lastStream; l.file != file || l.topic != topic || l.partition != rec.partition {
+		key := fmt.Sprintf("%d\x00%s\x00%d", file, topic, rec.partition)
+		s, ok := c.streams[key]
+		if !ok {
+			s = len(c.streams)
+			c.streams[key] = s
+		}
+		*l = lastStream{file, topic, rec.partition, s}
 	}
-	e.stream = s
+	e.stream = c.lastStream.n
 	c.noteTable(e)
 	if err := c.place(e, before, after); err != nil {
 		c.spErr = err

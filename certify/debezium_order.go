@@ -144,7 +144,9 @@ func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent) error {
 	e.ours = e.table == c.ours && c.ours != ""
 	// written by parse: an object, null or nothing
 	for _, img := range []*map[string]json.RawMessage{&e.env.Before, &e.env.After} {
-		if b := r.bytes(); len(b) > 0 {
+		b := r.bytes()
+		e.after = b
+		if len(b) > 0 {
 			var err error
 			if *img, err = rawObject(b); err != nil {
 				return err

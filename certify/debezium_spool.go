@@ -40,10 +40,9 @@ func openDbzSpool(parent string) (*dbzSpool, error) {
 	return s, nil
 }
 
-// line appends a log line.
-func (s *dbzSpool) line(l string) error {
-	s.logW.WriteString(l)
-	return s.logW.WriteByte('\n')
+// write appends log lines.
+func (s *dbzSpool) write(b []byte) {
+	s.logW.Write(b)
 }
 
 // copyLog writes the log lines to w.

@@ -59,7 +59,8 @@ func FuzzDebezium(f *testing.F) {
 // rawObject, validJSON and canonJSON answer as encoding/json does.
 func FuzzRawObject(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[true,null],"a":"x"}`, ` null `, `{}`, `[1]`, `{"a\u0041":"\u00e9"}`, `{"a":1e5,"b":-0.5E-3}`, `{"x":{"y":{}}} x`,
-		`{"k":"<&>"}`, `{"k": [1, 2]}`, "{\"\xff\":1}", `{"a":"\x"}`, `{"a":01}`, `{"a":"` + "\u2028" + `"}`} {
+		`{"k":"<&>"}`, `{"k": [1, 2]}`, "{\"\xff\":1}", `{"a":"\x"}`, `{"a":01}`, `{"a":"` + "\u2028" + `"}`,
+		`{"seq":"[\"1000\",\"1008\"]","e":"x\\y\/z\n\t\b\f\r","u":"\u0041\n"}`, `{"bad":"\q"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -100,10 +100,51 @@ func jsonText(raw []byte) (string, error) {
 		if plain {
 			return string(raw[1 : n-1]), nil
 		}
+		if s, ok := unescapeASCII(raw[1 : n-1]); ok {
+			return s, nil
+		}
 	}
 	var s string
 	err := json.Unmarshal(raw, &s)
 	return s, err
+}
+
+// unescapeASCII decodes the inside of a JSON string of ASCII text whose
+// escapes are the one-letter ones (PostgreSQL's source.sequence is
+// ["…","…"] in a string): ok is false for anything else, which
+// encoding/json decodes.
+func unescapeASCII(in []byte) (string, bool) {
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		switch {
+		case c < 0x20 || c >= utf8.RuneSelf || c == '"':
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			continue
+		}
+		if i++; i == len(in) {
+			return "", false
+		}
+		switch in[i] {
+		case '"', '\\', '/':
+			out = append(out, in[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
 }
 
 // rawString is json.Unmarshal(raw, &s) ignoring its error, as the source
