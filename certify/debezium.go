@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -50,6 +51,11 @@ type DebeziumOptions struct {
 	// events waiting to be sorted, the rest what a run's reading and the
 	// collector need. Zero is MinMem.
 	Mem int64
+	// Progress, if positive, is the least interval between OnProgress
+	// calls: the stage ("reading", "placing") and the records read or
+	// events placed so far.
+	Progress   time.Duration
+	OnProgress func(stage string, n int64)
 }
 
 // dbzSortLimit, when set, is the converter's sort buffer instead of a
@@ -148,6 +154,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 	for i, in := range ins {
 		c.inputs = append(c.inputs, in.Name)
 		f, err := readDump(in.R, in.Name, "format", func(rec dbzRecord) *Failure {
+			c.tick("reading")
 			return c.parse(i, rec)
 		})
 		if c.spErr != nil {
@@ -175,6 +182,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 			return false
 		}
 		c.file, c.line = e.file, e.line
+		c.tick("placing")
 		f = c.record(&e)
 		return f == nil && c.spErr == nil
 	})
@@ -311,6 +319,23 @@ func (c *dbzConverter) out(k, v string, tag int64) {
 	c.sp.write(c.lineBuf)
 }
 
+// tick counts a record of a stage and calls OnProgress when the interval
+// has passed (the clock is read every 4096 records).
+func (c *dbzConverter) tick(stage string) {
+	if stage != c.stage {
+		c.stage, c.done = stage, 0
+	}
+	if c.done++; c.done%4096 != 0 || c.opt.OnProgress == nil || c.opt.Progress <= 0 {
+		return
+	}
+	if now := time.Now(); now.Sub(c.lastProgress) >= c.opt.Progress {
+		if !c.lastProgress.IsZero() {
+			c.opt.OnProgress(stage, c.done)
+		}
+		c.lastProgress = now
+	}
+}
+
 // touch spools a key some log event writes (plan's untouched).
 func (c *dbzConverter) touch(k dkey) {
 	if _, err := c.touched.put(appendKey(c.keyBuf[:0], k)); err != nil {
@@ -349,7 +374,10 @@ type dbzConverter struct {
 	table                string // the captured table's full name
 	ours                 string // the same, as captured names it from the events (a signal may name it later)
 	streams              map[string]int
-	lastStream           lastStream     // the stream of the last event read
+	lastStream           lastStream // the stream of the last event read
+	stage                string     // progress: the stage, its records so far, the last call
+	done                 int64
+	lastProgress         time.Time
 	tables               []string       // every table the recording names
 	skipped              map[string]int // records that change no row, by kind
 	notes2               [][]byte       // notifications found among the events

@@ -165,7 +165,7 @@ func (e *kmv) estimate() float64 {
 }
 
 // writePartition reads the bundle once into dir's skeleton and buckets.
-func writePartition(r io.Reader, dir string) (*partition, error) {
+func writePartition(r io.Reader, dir string, progress func(stage string, s Stats)) (*partition, error) {
 	pt := &partition{dir: dir}
 	var files []*os.File
 	defer func() {
@@ -210,6 +210,7 @@ func writePartition(r io.Reader, dir string) (*partition, error) {
 		w.Write(raw)
 	}
 	for b := range batches {
+		progress("partitioning", Stats{Lines: pt.lines})
 		for i := range b.lines {
 			l := &b.lines[i]
 			pt.lines++
@@ -514,7 +515,8 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 		os.RemoveAll(dir)
 		owner.Close()
 	}()
-	pt, err := writePartition(r, dir)
+	every := &verifier{opt: opt} // (only its progress)
+	pt, err := writePartition(r, dir, func(stage string, s Stats) { every.stats = s; every.progress(stage) })
 	if err != nil {
 		return nil, fmt.Errorf("certify: partitioning the bundle: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"slices"
+	"time"
 )
 
 // Options adjust a verification.
@@ -36,6 +37,25 @@ type Options struct {
 	// file, an in-memory reader) as a local split of that many parts
 	// (at most 256) whatever the budget; the answer is the same.
 	Parts int
+	// Progress, if positive, is the least interval between OnProgress
+	// calls, made from the verifying goroutine as batches of lines are
+	// done: what is being done ("verifying", "partitioning", "part 3/32")
+	// and the counts so far.
+	Progress   time.Duration
+	OnProgress func(stage string, s Stats)
+}
+
+// progress calls OnProgress when the interval has passed.
+func (v *verifier) progress(stage string) {
+	if v.opt.OnProgress == nil || v.opt.Progress <= 0 {
+		return
+	}
+	if now := time.Now(); now.Sub(v.lastProgress) >= v.opt.Progress {
+		if !v.lastProgress.IsZero() {
+			v.opt.OnProgress(stage, v.stats)
+		}
+		v.lastProgress = now
+	}
 }
 
 // Verify reads an evidence bundle and answers Accept, Reject or Unsupported
@@ -269,9 +289,11 @@ type verifier struct {
 	// A part of a split verification (shard.go): the keys it owns, where
 	// each failure was found, and the discipline's and the recorded
 	// entries written out for the merge's global comparison.
-	part   *partRun
-	at     stamp // where the verification is: line, step, key
-	stamps [nRanks]stamp
+	part *partRun
+	// lastProgress is when OnProgress was last called (or the run began)
+	lastProgress time.Time
+	at           stamp // where the verification is: line, step, key
+	stamps       [nRanks]stamp
 	// restart: past the budget, stop with errOverBudget (the bundle is
 	// verified again in parts) instead of spilling.
 	restart bool
@@ -326,6 +348,11 @@ func (v *verifier) runBatches(batches <-chan *batch, free chan<- *batch) (*Resul
 		}
 		if v.opt.Mem > 0 {
 			v.budget(b)
+		}
+		if v.part != nil && v.part.local {
+			v.progress(fmt.Sprintf("part %d/%d", v.part.split.Index+1, v.part.split.Count))
+		} else {
+			v.progress("verifying")
 		}
 		for i := range b.lines {
 			v.stats.Lines++

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,6 +29,7 @@ type certifyOpts struct {
 	require              string
 	mem, dir             string
 	shard, shardDir      string
+	progress             time.Duration
 }
 
 func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
@@ -51,6 +53,7 @@ func certifyFlags() (*pflag.FlagSet, *certifyOpts) {
 	fs.StringVar(&o.dir, "dir", "", "directory for the spill files and, with --from debezium, the converter's spool and bundle (default: the system's temporary directory; removed at the end)")
 	fs.StringVar(&o.writeBundle, "write-bundle", "", "with --from debezium: also write the converted bundle to this file")
 	fs.StringVar(&o.shard, "shard", "", "verify one part of an N-way split: i/N (0 ≤ i < N), or auto/N to take i from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm); '"+progName+" merge' combines the N parts into the whole verification's answer")
+	fs.DurationVar(&o.progress, "progress", 10*time.Second, "interval between progress lines on stderr while converting and verifying (0 = none)")
 	fs.StringVar(&o.shardDir, "shard-dir", ".", "directory under which a part is written, to certify-BUNDLE/part-I-of-N.*, BUNDLE naming the bundle by its SHA-256")
 	return fs, o
 }
@@ -84,6 +87,15 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			return usageErr(stderr, "certify", "--require-scope: all, or %v", err)
 		}
 		opt.Require = spec
+	}
+	if o.progress < 0 || o.progress > 0 && o.progress < minProgress {
+		return usageErr(stderr, "certify", "--progress must be 0 (no progress lines) or at least %v, got %v", minProgress, o.progress)
+	}
+	start := time.Now()
+	opt.Progress = o.progress
+	opt.OnProgress = func(stage string, s certify.Stats) {
+		fmt.Fprintf(stderr, "progress: %s: %s lines  %s events  %s lines/s  %s\n", stage, count(uint64(s.Lines)), count(uint64(s.Events)),
+			count(uint64(float64(s.Lines)/max(time.Since(start).Seconds(), 1e-3))), time.Since(start).Round(time.Second))
 	}
 	opt.Mem, opt.Dir = defaultBudget(), o.dir
 	if o.mem != "" {
@@ -133,6 +145,11 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 		dopt.Mem = opt.Mem
+		dopt.Progress = o.progress
+		dopt.OnProgress = func(stage string, n int64) {
+			what := map[string]string{"reading": "records read", "placing": "events placed"}[stage]
+			fmt.Fprintf(stderr, "progress: converting: %s %s  %s\n", count(uint64(n)), what, time.Since(start).Round(time.Second))
+		}
 		for _, r := range []io.Reader{dopt.Offsets, dopt.Notifications} {
 			if r != nil {
 				defer r.(io.Closer).Close()

@@ -92,14 +92,20 @@ func TestCertifyDebeziumEvidence(t *testing.T) {
 	}
 }
 
-// --mem is a size of at least 128MiB; the spill directory under --dir is
-// gone when the run ends.
+// --mem is a size of at least 64MiB and --progress 0 or at least 100ms;
+// the spill directory under --dir is gone when the run ends.
 func TestCertifyMem(t *testing.T) {
 	dir := t.TempDir()
 	for _, bad := range []string{"1k", "lots", "0"} {
 		code, _, errs := runCLI("certify", "--mem", bad, sample)
 		if code != exitUsage || strings.Count(errs, "\n") > 2 || !strings.Contains(errs, "--mem") {
 			t.Errorf("--mem %s: code %d err %q", bad, code, errs)
+		}
+	}
+	for _, bad := range []string{"1ns", "-1s", "soon"} {
+		code, _, errs := runCLI("certify", "--progress", bad, sample)
+		if code != exitUsage || strings.Count(errs, "\n") > 2 || !strings.Contains(errs, "--progress") {
+			t.Errorf("--progress %s: code %d err %q", bad, code, errs)
 		}
 	}
 	code, out, _ := runCLI("certify", "--mem", "128MiB", "--dir", dir, "--from", "debezium", "--table", "customers", "--notifications", notifications, sample)
