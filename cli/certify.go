@@ -93,9 +93,20 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	opt.Progress = o.progress
-	opt.OnProgress = func(stage string, s certify.Stats) {
-		fmt.Fprintf(stderr, "progress: %s: %s lines  %s events  %s lines/s  %s\n", stage, count(uint64(s.Lines)), count(uint64(s.Events)),
-			count(uint64(float64(s.Lines)/max(time.Since(start).Seconds(), 1e-3))), time.Since(start).Round(time.Second))
+	// a stage's rate is of its own lines since its first line here
+	stage, since, from := "", start, int64(0)
+	opt.OnProgress = func(now string, s certify.Stats) {
+		rate := ""
+		if now != stage {
+			stage, since, from = now, time.Now(), s.Lines
+		} else {
+			rate = "  " + count(uint64(float64(s.Lines-from)/max(time.Since(since).Seconds(), 1e-3))) + " lines/s"
+		}
+		events := "  " + count(uint64(s.Events)) + " events"
+		if stage == "partitioning" {
+			events = "" // the lines are only written out
+		}
+		fmt.Fprintf(stderr, "progress: %s: %s lines%s%s  %s\n", stage, count(uint64(s.Lines)), events, rate, time.Since(start).Round(time.Second))
 	}
 	opt.Mem, opt.Dir = defaultBudget(), o.dir
 	if o.mem != "" {
