@@ -89,6 +89,23 @@ func dbzSynth(w io.Writer, keys, chunk, events int) (bounds []json.RawMessage) {
 	return append(bounds, json.RawMessage("null"))
 }
 
+// dbzSynthFile writes dbzSynth's recording, in chunks of 1,000 keys, to
+// path and returns its chunk bounds.
+func dbzSynthFile(tb testing.TB, path string, keys, events int) []json.RawMessage {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	bounds := dbzSynth(bw, keys, 1000, events)
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return bounds
+}
+
 // BenchmarkFromDebezium converts a 1 M-event recording (200 k keys in
 // chunks of 1,000; about 1.2 M records) and verifies the bundle, reporting
 // the converter's rate and its peak heap. Run with
@@ -105,16 +122,7 @@ func BenchmarkFromDebezium(b *testing.B) {
 		keys, events = keys*n, events*n
 	}
 	path := filepath.Join(b.TempDir(), "topic.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	bounds := dbzSynth(bw, keys, 1000, events)
-	if err := bw.Flush(); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	bounds := dbzSynthFile(b, path, keys, events)
 	fi, _ := os.Stat(path)
 	for range b.N {
 		in, err := os.Open(path)

@@ -1,7 +1,6 @@
 package certify
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -139,16 +138,7 @@ func TestConvertMemHeld(t *testing.T) {
 	const mem = 64 << 20
 	keys, events := 100_000, 500_000
 	name := filepath.Join(t.TempDir(), "topic.jsonl")
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriter(f)
-	bounds := dbzSynth(bw, keys, 1000, events)
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	bounds := dbzSynthFile(t, name, keys, events)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperConvertFile$")
 	cmd.Env = append(os.Environ(), "CUTCHECK_CONVERT_FILE="+name, fmt.Sprintf("CUTCHECK_VERIFY_MEM=%d", mem),
 		"CUTCHECK_CONVERT_BOUNDS="+string(mustJSON(bounds)), fmt.Sprintf("CUTCHECK_CONVERT_KEYS=%d", keys))
