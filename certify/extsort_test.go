@@ -52,3 +52,61 @@ func TestExtSort(t *testing.T) {
 		}
 	}
 }
+
+// untouchedAnswers answers as putting every written key to every question
+// does, for questions apart (the gaps between chunks) and overlapping.
+func TestUntouchedAnswers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 300 {
+		sp, err := openDbzSpool(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &dbzConverter{sp: sp, integer: true}
+		if c.touched, err = sp.file("touched"); err != nil {
+			t.Fatal(err)
+		}
+		var keys []int64
+		for range rng.IntN(30) {
+			k := int64(rng.IntN(60))
+			keys = append(keys, k)
+			c.touch(dkey{i: k})
+		}
+		var asked [][2]*dkey
+		lo := int64(-1)
+		for range 1 + rng.IntN(6) {
+			var a *dkey
+			if round%2 == 1 || lo >= 0 || rng.IntN(2) == 0 { // apart: increasing, a nil lower bound first only
+				a = &dkey{i: lo + int64(rng.IntN(5))}
+			}
+			if round%2 == 1 {
+				a = &dkey{i: int64(rng.IntN(60))} // anywhere: overlapping
+			}
+			b := &dkey{i: int64(rng.IntN(60))}
+			if a != nil && round%2 == 0 {
+				b = &dkey{i: a.i + 1 + int64(rng.IntN(10))}
+			}
+			if round%2 == 0 {
+				lo = b.i + int64(rng.IntN(3))
+			}
+			asked = append(asked, [2]*dkey{a, b})
+		}
+		got, err := c.untouchedAnswers(asked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, q := range asked {
+			want := true
+			for _, k := range keys {
+				if (q[0] == nil || k > q[0].i) && k < q[1].i {
+					want = false
+				}
+			}
+			if got[i] != want {
+				t.Fatalf("round %d question %d (%v, %v): %v, want %v (keys %v)", round, i, q[0], q[1], got[i], want, keys)
+			}
+		}
+		c.touched.f.Close()
+		sp.close()
+	}
+}
