@@ -110,3 +110,59 @@ func TestUntouchedAnswers(t *testing.T) {
 		sp.close()
 	}
 }
+
+// A stream's placed positions are found again as a slice of them is: a
+// redelivery at its highest position from memory, further back from the
+// file by binary search.
+func TestStreamRedelivered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for round := range 100 {
+		sp, err := openDbzSpool(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &dbzConverter{sp: sp, seq: map[int]*dbzStream{}}
+		type placed struct {
+			pos dbzPos
+			sum [16]byte
+		}
+		var seen []placed
+		pos := dbzPos{}
+		for i := range 200 {
+			e := &dbzEvent{stream: 0, pos: pos}
+			e.sum[0] = byte(rng.IntN(4))
+			if i > 0 && rng.IntN(4) == 0 { // back to a position passed, or one never placed
+				e.pos = dbzPos{uint64(rng.IntN(int(pos[0]) + 2)), uint64(rng.IntN(3))}
+			} else if rng.IntN(3) > 0 {
+				pos[0]++
+				pos[1] = uint64(rng.IntN(3))
+				e.pos = pos
+			}
+			want := false
+			var hi dbzPos
+			if len(seen) > 0 {
+				hi = seen[len(seen)-1].pos
+			}
+			for _, p := range seen {
+				want = want || p.pos == e.pos && p.sum == e.sum
+			}
+			want = want && len(seen) > 0 && !hi.less(e.pos)
+			if err := c.sequence(e); err != nil {
+				t.Fatal(err)
+			}
+			if e.redelivery != want {
+				t.Fatalf("round %d event %d at %v: redelivery %v, want %v", round, i, e.pos, e.redelivery, want)
+			}
+			if c.orderFail != nil {
+				break // a position going back that is not a redelivery ends the order
+			}
+			if !e.redelivery {
+				seen = append(seen, placed{e.pos, e.sum})
+			}
+		}
+		for _, s := range c.seq {
+			s.f.Close()
+		}
+		sp.close()
+	}
+}
