@@ -503,7 +503,9 @@ func TestDebeziumTransactions(t *testing.T) {
 		m = parseLine(t, lines[4])
 		src(m)["txId"], src(m)["gtid"] = src(parseLine(t, lines[1]))["txId"], src(parseLine(t, lines[1]))["gtid"]
 		apart := append(append(append([]string(nil), lines[:4]...), marshal(m)), lines[5:]...)
-		convertFails(t, strings.Join(apart, "\n"), DebeziumOptions{}, "transaction")
+		if f := convertFails(t, strings.Join(apart, "\n"), DebeziumOptions{}, "transaction"); f.Line != 5 {
+			t.Errorf("a transaction's events apart: the failure names line %d, want 5: %v", f.Line, f)
+		}
 	}
 	// The END record of the last transaction counts its events: whole.
 	lines, end := withTransactions(t, sampleRun(pgRec(), "bob2").lines, 1)
