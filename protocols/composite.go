@@ -195,7 +195,7 @@ func (p CompositeParts) model(cfg Config) *composite {
 	if !m.tablesync {
 		scan = scan.As("chunk 1")
 	}
-	m.Layout = NewLayout[compositeState](cfg.Keys, Bytes("Chunk").PerUnit(), scan, Keys("Buf"), Coords("Onset")).
+	m.Layout = NewLayout[compositeState](cfg.Keys, scan, Keys("Buf"), Coords("Onset"), Bytes("Chunk").PerUnit()).
 		Show("buffer", func(s *compositeState) (string, bool) { return m.bufferText(s), true }).
 		Show("claimed onset", m.onsetText).
 		Note("mode", m.modeName())

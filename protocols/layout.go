@@ -26,18 +26,19 @@ import (
 // The encoding is the capture as AppendTo writes it, then each field in
 // the order declared: a byte per byte-wide element, two little-endian
 // bytes per key set, a row's key and value per row; a field of phases
-// declared Packed takes two bits per element in one byte, a PerUnit field
-// only the elements of the units recorded. NewLayout compiles the fields
-// into a table of the state's bytes in encoding order, so a call gathers
-// bytes in one loop.
+// declared Packed (first, if any) takes two bits per element in one byte,
+// a PerUnit field (last, if any) only the elements of the units recorded.
+// NewLayout compiles the fields into a table of the state's bytes in
+// encoding order, so a call gathers bytes in one loop.
 type Layout[S any] struct {
 	capOff uintptr
 	fields []LayoutField
-	steps  []layoutStep
-	fixed  int // bytes after the capture, PerUnit fields aside
-	// perUnit is how many PerUnit fields there are: each takes a byte per
-	// unit recorded.
-	perUnit int
+	packed *LayoutField // the Packed field, the first encoded, if any
+	gather []uintptr    // the state's byte offsets, in encoding order
+	fixed  int          // bytes after the capture, PerUnit fields aside
+	// perUnit: the last field is PerUnit, its bytes the last of gather,
+	// which a call takes as many of as there are units recorded.
+	perUnit bool
 	keys    int // keys in scope, for the capture's fields and view
 	shown   []shown[S]
 }
@@ -47,13 +48,6 @@ type shown[S any] struct {
 	name     string
 	show     func(s *S) (string, bool)
 	viewOnly bool
-}
-
-// layoutStep encodes a run of gathered bytes, a packed field or a PerUnit
-// one.
-type layoutStep struct {
-	gather []uintptr // the state's byte offsets, in encoding order
-	field  *LayoutField
 }
 
 // LayoutField declares one field of a state beside its capture. Make one
@@ -137,34 +131,25 @@ func NewLayout[S any](keys int, fields ...LayoutField) *Layout[S] {
 			l.shown = append(l.shown, shown[S]{name: f.Label, show: showField[S](f)})
 		}
 	}
-	var gather []uintptr
 	for i := range l.fields {
 		f := &l.fields[i]
-		if f.packed || f.perUnit {
-			if len(gather) > 0 {
-				l.steps, gather = append(l.steps, layoutStep{gather: gather}), nil
-			}
-			l.steps = append(l.steps, layoutStep{field: f})
+		switch {
+		case f.packed && i == 0:
+			l.packed = f
 			continue
+		case f.perUnit && i == len(l.fields)-1:
+			l.perUnit = true
+		case f.packed || f.perUnit:
+			panic(fmt.Sprintf("protocols: %v's field %s: a Packed field comes first, a PerUnit one last", t, f.Path))
 		}
 		for j := range f.n {
-			gather = f.gather(gather, j)
+			l.gather = f.gather(l.gather, j)
 			if f.beside != nil {
-				gather = f.beside.gather(gather, j)
+				l.gather = f.beside.gather(l.gather, j)
 			}
 		}
-	}
-	if len(gather) > 0 {
-		l.steps = append(l.steps, layoutStep{gather: gather})
-	}
-	for _, st := range l.steps {
-		switch {
-		case st.field == nil:
-			l.fixed += len(st.gather)
-		case st.field.packed:
-			l.fixed++
-		default:
-			l.perUnit++
+		if !f.perUnit {
+			l.fixed = len(l.gather)
 		}
 	}
 	return l
@@ -200,7 +185,7 @@ func (f *LayoutField) resolve(t reflect.Type) {
 			want = reflect.Invalid
 		}
 	}
-	if ft.Kind() != want || f.packed && (f.n > 4 || f.perUnit) || f.perUnit && (f.width != 1 || f.stride != 1) {
+	if ft.Kind() != want || f.packed && (f.n > 4 || f.perUnit) || f.perUnit && (f.width != 1 || f.stride != 1 || f.n < model.MaxUnits) {
 		panic(fmt.Sprintf("protocols: %v's field %s is not a %s", t, f.Path, f.Meaning))
 	}
 }
@@ -229,29 +214,23 @@ func (l *Layout[S]) capture(s *S) *model.Capture {
 func (l *Layout[S]) Encode(s *S, buf []byte) []byte {
 	c := l.capture(s)
 	buf = c.AppendTo(buf)
-	at, units := len(buf), int(c.Plan.N)
-	n := l.fixed + l.perUnit*units
-	buf = slices.Grow(buf, n)[:at+n]
-	b, p := buf[at:], unsafe.Pointer(s)
-	for i := range l.steps {
-		st := &l.steps[i]
-		switch f := st.field; {
-		case f == nil:
-			g := st.gather
-			w := b[:len(g)]
-			for j, o := range g {
-				w[j] = *(*byte)(unsafe.Add(p, o))
-			}
-			b = b[len(g):]
-		case f.packed:
-			var x byte
-			for j := range f.n {
-				x |= (*(*byte)(unsafe.Add(p, f.off+uintptr(j)*f.stride)) & 3) << (2 * j)
-			}
-			b[0], b = x, b[1:]
-		default: // PerUnit bytes
-			b = b[copy(b, unsafe.Slice((*byte)(unsafe.Add(p, f.off)), units)):]
+	at, n := len(buf), l.fixed
+	if l.perUnit {
+		n += int(c.Plan.N)
+	}
+	p := unsafe.Pointer(s)
+	if f := l.packed; f != nil {
+		var x byte
+		for j := range f.n {
+			x |= (*(*byte)(unsafe.Add(p, f.off+uintptr(j)*f.stride)) & 3) << (2 * j)
 		}
+		buf = append(buf, x)
+		at++
+	}
+	buf = slices.Grow(buf, n)[:at+n]
+	w, g := buf[at:], l.gather[:n]
+	for j, o := range g {
+		w[j] = *(*byte)(unsafe.Add(p, o))
 	}
 	return buf
 }
@@ -260,29 +239,26 @@ func (l *Layout[S]) Encode(s *S, buf []byte) []byte {
 func (l *Layout[S]) Decode(b []byte, s *S) error {
 	c := l.capture(s)
 	b, ok := c.DecodeFrom(b)
-	units := int(c.Plan.N)
-	if !ok || len(b) != l.fixed+l.perUnit*units {
+	n := l.fixed
+	if l.perUnit {
+		n += int(c.Plan.N)
+	}
+	if l.packed != nil {
+		n++
+	}
+	if !ok || len(b) != n {
 		return errLayout
 	}
 	p := unsafe.Pointer(s)
-	for i := range l.steps {
-		st := &l.steps[i]
-		switch f := st.field; {
-		case f == nil:
-			g := st.gather
-			r := b[:len(g)]
-			for j, o := range g {
-				*(*byte)(unsafe.Add(p, o)) = r[j]
-			}
-			b = b[len(g):]
-		case f.packed:
-			for j := range f.n {
-				*(*byte)(unsafe.Add(p, f.off+uintptr(j)*f.stride)) = b[0] >> (2 * j) & 3
-			}
-			b = b[1:]
-		default:
-			b = b[copy(unsafe.Slice((*byte)(unsafe.Add(p, f.off)), units), b):]
+	if f := l.packed; f != nil {
+		for j := range f.n {
+			*(*byte)(unsafe.Add(p, f.off+uintptr(j)*f.stride)) = b[0] >> (2 * j) & 3
 		}
+		b, n = b[1:], n-1
+	}
+	g := l.gather[:n]
+	for j, o := range g {
+		*(*byte)(unsafe.Add(p, o)) = b[j]
 	}
 	return nil
 }
