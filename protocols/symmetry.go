@@ -35,10 +35,11 @@ import (
 // symmetry is refused (SymmetryError), and explore.Options.CheckSymmetry
 // checks a declaration state by state.
 //
-// Control state holding values is scanned after the Capture: classic,
-// parallel, dump and composite keep buffered rows' values in the units'
-// refreshes, so only readonly's split transaction adds any. Watermark
-// markers name chunks, not values, and are never renamed.
+// The canonical form is each protocol's Layout.Canonical: control state
+// holding values (the fields declared as Rows) is scanned after the
+// Capture. Classic, parallel, dump and composite keep buffered rows' values
+// in the units' refreshes, so only readonly's split transaction declares
+// any. Watermark markers name chunks, not values, and are never renamed.
 
 // SymmetryError refuses value renaming for a protocol one of whose parts
 // receives values and is not declared value-blind. It wraps
