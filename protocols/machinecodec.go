@@ -89,6 +89,10 @@ func (c *machineCodec[S]) Encode(s *S, buf []byte) []byte {
 	p := unsafe.Pointer(s)
 	buf = (*model.Capture)(unsafe.Add(p, c.capOff)).AppendTo(buf)
 	for _, sp := range c.spans {
+		if sp.n == 1 {
+			buf = append(buf, *(*byte)(unsafe.Add(p, sp.off)))
+			continue
+		}
 		buf = append(buf, unsafe.Slice((*byte)(unsafe.Add(p, sp.off)), sp.n)...)
 	}
 	return buf
@@ -101,6 +105,10 @@ func (c *machineCodec[S]) Decode(b []byte, s *S) error {
 		return fmt.Errorf("bad state encoding (%d bytes)", len(b))
 	}
 	for _, sp := range c.spans {
+		if sp.n == 1 {
+			*(*byte)(unsafe.Add(p, sp.off)), rest = rest[0], rest[1:]
+			continue
+		}
 		rest = rest[copy(unsafe.Slice((*byte)(unsafe.Add(p, sp.off)), sp.n), rest):]
 	}
 	return nil
