@@ -19,7 +19,7 @@ type Extra[S, A any] struct {
 // Extend returns m with x added: a shipped model checked for one more
 // claim, or within a smaller space, without writing a model. Every
 // optional part of m (codec, descriptions, fields, view, grade, symmetry,
-// shard key, ...) is m's.
+// shard key, ...) is m's; x's codec serves only a model without one.
 func Extend[S, A any](m Machine[S, A], x Extra[S, A]) Machine[S, A] {
 	e := &extended[S, A]{Machine: m, x: x}
 	if x.Codec != nil {
