@@ -11,15 +11,32 @@ type Extra[S, A any] struct {
 	// Done, when set and the model has no Done of its own (Doner), says
 	// which states without successors are expected.
 	Done func(*S) bool
+	// Codec, when set and the model has neither Encode nor Decode of its
+	// own, encodes and decodes states in place of the default codec.
+	Codec Codec[S]
 }
 
 // Extend returns m with x added: a shipped model checked for one more
 // claim, or within a smaller space, without writing a model. Every
 // optional part of m (codec, descriptions, fields, view, grade, symmetry,
-// shard key, ...) is m's.
+// shard key, ...) is m's; x's codec serves only a model without one.
 func Extend[S, A any](m Machine[S, A], x Extra[S, A]) Machine[S, A] {
-	return &extended[S, A]{Machine: m, x: x}
+	e := &extended[S, A]{Machine: m, x: x}
+	if x.Codec != nil {
+		_, enc := part[Encoder[S]](m)
+		_, dec := part[Decoder[S]](m)
+		if !enc && !dec {
+			return &coded[S, A]{e}
+		}
+	}
+	return e
 }
+
+// coded is an extended model with Extra's codec.
+type coded[S, A any] struct{ *extended[S, A] }
+
+func (c *coded[S, A]) Encode(s *S, buf []byte) []byte { return c.x.Codec.Encode(s, buf) }
+func (c *coded[S, A]) Decode(b []byte, s *S) error    { return c.x.Codec.Decode(b, s) }
 
 type extended[S, A any] struct {
 	Machine[S, A]

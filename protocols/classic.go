@@ -158,10 +158,14 @@ func (p ClassicParts) withFault(f Fault) ClassicParts {
 type classic struct {
 	cfg   Config
 	parts ClassicParts
+	*Layout[classicState]
 }
 
 func (p ClassicParts) model(cfg Config) explore.Model[classicState, classicAction] {
-	return &classic{cfg, p.withFault(cfg.Fault)}
+	m := &classic{cfg: cfg, parts: p.withFault(cfg.Fault)}
+	m.Layout = NewLayout[classicState](cfg.Keys, Phase("Phase", classicPhaseNames[:]).As("phase"), Keys("Buf")).
+		Show("buffer", func(s *classicState) (string, bool) { return m.bufferField(s), true })
+	return m
 }
 
 func newClassic(cfg Config) explore.Model[classicState, classicAction] {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -102,22 +101,9 @@ func (m *classic) describeConsume(s, t *classicState) string {
 	return d + ", emitted"
 }
 
-func (m *classic) Fields(s *classicState) []explore.Field {
-	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	return append(f,
-		explore.Field{Name: "phase", Value: classicPhaseNames[s.Phase]},
-		explore.Field{Name: "buffer", Value: m.bufferField(s)})
-}
-
 func (m *classic) bufferField(s *classicState) string {
 	if i := m.openUnit(s); i >= 0 {
 		return bufferString(&s.Cap.Plan.Units[i], s.Buf, m.cfg.Keys)
 	}
 	return "{}"
-}
-
-func (m *classic) View(s *classicState) any {
-	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"phase": classicPhaseNames[s.Phase], "buffer": m.bufferField(s)}
-	return v
 }

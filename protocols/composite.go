@@ -161,6 +161,7 @@ type composite struct {
 	domain    [model.MaxUnits]model.KeySet // chunk → its keys
 	kinds     []compositeKind
 	kindIndex [compKinds]int
+	*Layout[compositeState]
 }
 
 func newComposite(cfg Config) *composite { return CompositeParts{}.model(cfg) }
@@ -190,6 +191,14 @@ func (p CompositeParts) model(cfg Config) *composite {
 	for i, k := range m.kinds {
 		m.kindIndex[k] = i
 	}
+	scan := Phase("Scan", compScanNames[:])
+	if !m.tablesync {
+		scan = scan.As("chunk 1")
+	}
+	m.Layout = NewLayout[compositeState](cfg.Keys, scan, Keys("Buf"), Coords("Onset"), Bytes("Chunk").PerUnit()).
+		Show("buffer", func(s *compositeState) (string, bool) { return m.bufferText(s), true }).
+		Show("claimed onset", m.onsetText).
+		Note("mode", m.modeName())
 	return m
 }
 

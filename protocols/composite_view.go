@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -117,33 +116,14 @@ func (m *composite) bufferText(s *compositeState) string {
 	return "{" + strings.Join(out, " ") + "}"
 }
 
-func (m *composite) Fields(s *compositeState) []explore.Field {
-	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	if !m.tablesync {
-		f = append(f, explore.Field{Name: "chunk 1", Value: compScanNames[s.Scan]})
-	}
-	f = append(f, explore.Field{Name: "buffer", Value: m.bufferText(s)})
-	if s.Onset != 0 {
-		f = append(f, explore.Field{Name: "claimed onset", Value: fmt.Sprint(s.Cap.Log.Offset(s.Onset - 1))})
-	}
-	return f
-}
-
-func (m *composite) View(s *compositeState) any {
-	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"mode": m.modeName(), "buffer": m.bufferText(s)}
-	if !m.tablesync {
-		v.Control["chunk 1"] = compScanNames[s.Scan]
-	}
-	if s.Onset != 0 {
-		v.Control["claimed onset"] = fmt.Sprint(s.Cap.Log.Offset(s.Onset - 1))
-	}
-	return v
-}
-
 func (m *composite) modeName() string {
 	if m.tablesync {
 		return CompositeTablesync
 	}
 	return CompositeMixed
+}
+
+// onsetText renders the claimed onset c*, once claimed.
+func (m *composite) onsetText(s *compositeState) (string, bool) {
+	return fmt.Sprint(s.Cap.Log.Offset(s.Onset - 1)), s.Onset != 0
 }

@@ -170,6 +170,7 @@ type dump struct {
 	kinds     []dumpKind     // the kinds this configuration can take, for coverage
 	kindIndex [dumpKinds]int // kind → index in kinds
 	scope     model.KeySet   // every key
+	*Layout[dumpState]
 }
 
 func newDump(cfg Config) *dump { return DumpParts{}.model(cfg) }
@@ -187,6 +188,9 @@ func (p DumpParts) model(cfg Config) *dump {
 	for i, k := range m.kinds {
 		m.kindIndex[k] = i
 	}
+	m.Layout = NewLayout[dumpState](cfg.Keys, Phase("Phase", dumpPhaseNames[:]).As("phase"), Flag("Arrived"), Keys("Buf"), Keys("Gone")).
+		Show("buffer", func(s *dumpState) (string, bool) { return m.bufferField(s), true }).
+		Note("mode", m.modeName())
 	return m
 }
 

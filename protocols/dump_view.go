@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -90,12 +89,6 @@ func (m *dump) ActionNames() []string {
 
 func (m *dump) ActionKind(a dumpAction) int { return m.kindIndex[a.Kind] }
 
-func (m *dump) Fields(s *dumpState) []explore.Field {
-	return append(CaptureFields(&s.Cap, m.cfg.Keys),
-		explore.Field{Name: "phase", Value: dumpPhaseNames[s.Phase]},
-		explore.Field{Name: "buffer", Value: m.bufferField(s)})
-}
-
 // bufferField: the buffered rows, or the keys whose rows will be dropped on
 // arrival.
 func (m *dump) bufferField(s *dumpState) string {
@@ -112,12 +105,6 @@ func (m *dump) bufferField(s *dumpState) string {
 		return "not arrived; drop {" + strings.Join(ks, " ") + "}"
 	}
 	return bufferString(&s.Cap.Plan.Units[0], s.Buf, m.cfg.Keys)
-}
-
-func (m *dump) View(s *dumpState) any {
-	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{"mode": m.modeName(), "phase": dumpPhaseNames[s.Phase], "buffer": m.bufferField(s)}
-	return v
 }
 
 func (m *dump) modeName() string {

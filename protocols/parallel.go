@@ -292,10 +292,15 @@ type parallelAction struct {
 type parallel struct {
 	cfg   Config
 	parts ParallelParts
+	*Layout[parallelState]
 }
 
 func newParallel(cfg Config, parts ParallelParts) *parallel {
-	return &parallel{cfg, parts.withFault(cfg.Fault)}
+	fs := []LayoutField{Phase("Phase", chunkPhaseNames[:]).Packed().First(cfg.Chunks).As("chunks")}
+	if cfg.Fault == BackfillFromRead {
+		fs = append(fs, Coords("ReadEnd").First(cfg.Keys))
+	}
+	return &parallel{cfg, parts.withFault(cfg.Fault), NewLayout[parallelState](cfg.Keys, fs...)}
 }
 
 // domain is chunk i's key range [i*K/C, (i+1)*K/C).

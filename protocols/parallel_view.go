@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -92,27 +91,3 @@ func (m *parallel) ActionNames() []string { return parallelKindNames[:] }
 
 // ActionKind is a's index in ActionNames.
 func (m *parallel) ActionKind(a parallelAction) int { return int(a.Kind) }
-
-// Fields is the capture plus each chunk's phase.
-func (m *parallel) Fields(s *parallelState) []explore.Field {
-	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	return append(f, explore.Field{Name: "chunks", Value: m.phases(s)})
-}
-
-func (m *parallel) phases(s *parallelState) string {
-	var ph []string
-	for i := 0; i < m.cfg.Chunks; i++ {
-		ph = append(ph, fmt.Sprintf("%d:%v", i+1, s.Phase[i]))
-	}
-	return strings.Join(ph, " ")
-}
-
-// View is the capture's picture with each chunk's phase as control.
-func (m *parallel) View(s *parallelState) any {
-	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = map[string]string{}
-	for i := 0; i < m.cfg.Chunks; i++ {
-		v.Control[fmt.Sprintf("chunk %d", i+1)] = s.Phase[i].String()
-	}
-	return v
-}

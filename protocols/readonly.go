@@ -188,6 +188,7 @@ func (p ReadonlyParts) withFault(f Fault) ReadonlyParts {
 type readonly struct {
 	cfg   Config
 	parts ReadonlyParts
+	*Layout[readonlyState]
 }
 
 // The parts as the model calls them: a nil part is the published choice, and
@@ -216,7 +217,14 @@ func (m *readonly) member(t uint8, low, high model.TxnSet) bool {
 }
 
 func (p ReadonlyParts) model(cfg Config) explore.Model[readonlyState, readonlyAction] {
-	return &readonly{cfg, p.withFault(cfg.Fault)}
+	m := &readonly{cfg: cfg, parts: p.withFault(cfg.Fault)}
+	m.Layout = NewLayout[readonlyState](cfg.Keys, Phase("Phase", readonlyPhaseNames[:]).As("phase"), Keys("Buf"),
+		Coords("LowAt").Beside(Coords("HighAt")), Bytes("Pending.N"), Rows("Pending.Ev")).
+		Show("low sample", func(s *readonlyState) (string, bool) { return m.sampleText(s, s.LowAt[:], readonlyReading) }).
+		Show("high sample", func(s *readonlyState) (string, bool) { return m.sampleText(s, s.HighAt[:], readonlyHighSampled) }).
+		Show("buffer", m.buffer).
+		Show("pending", m.pending)
+	return m
 }
 
 func newReadonly(cfg Config) explore.Model[readonlyState, readonlyAction] {

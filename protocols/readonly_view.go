@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cutcheck/cutcheck/explore"
 	"github.com/cutcheck/cutcheck/model"
 )
 
@@ -77,39 +76,32 @@ func txnSetString(s model.TxnSet) string {
 	return "{" + strings.Join(out, " ") + "}"
 }
 
-func (m *readonly) control(s *readonlyState) map[string]string {
-	c := map[string]string{"phase": readonlyPhaseNames[s.Phase], "buffer": "{}"}
+// sampleText renders the open chunk's sample at at, once it is in phase from.
+func (m *readonly) sampleText(s *readonlyState, at []model.Coord, from readonlyPhase) (string, bool) {
+	i := int(s.Cap.Plan.N) - 1
+	if i < 0 || s.Phase < from {
+		return "", false
+	}
+	l := &s.Cap.Log
+	return fmt.Sprintf("G(%d) = %s", l.Offset(at[i]), txnSetString(l.Executed(at[i]))), true
+}
+
+// buffer renders the open chunk's buffered rows.
+func (m *readonly) buffer(s *readonlyState) (string, bool) {
 	if i := int(s.Cap.Plan.N) - 1; i >= 0 && s.Phase != readonlyIdle {
-		l := &s.Cap.Log
-		c["buffer"] = bufferString(&s.Cap.Plan.Units[i], s.Buf, m.cfg.Keys)
-		c["low sample"] = fmt.Sprintf("G(%d) = %s", l.Offset(s.LowAt[i]), txnSetString(l.Executed(s.LowAt[i])))
-		if s.Phase == readonlyHighSampled {
-			c["high sample"] = fmt.Sprintf("G(%d) = %s", l.Offset(s.HighAt[i]), txnSetString(l.Executed(s.HighAt[i])))
-		}
+		return bufferString(&s.Cap.Plan.Units[i], s.Buf, m.cfg.Keys), true
 	}
-	if s.Cap.Partial {
-		var ev []string
-		for _, e := range s.Pending.Events() {
-			ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
-		}
-		c["pending"] = "{" + strings.Join(ev, ", ") + "}"
-	}
-	return c
+	return "{}", true
 }
 
-func (m *readonly) Fields(s *readonlyState) []explore.Field {
-	f := CaptureFields(&s.Cap, m.cfg.Keys)
-	c := m.control(s)
-	for _, name := range []string{"phase", "low sample", "high sample", "buffer", "pending"} {
-		if v, ok := c[name]; ok {
-			f = append(f, explore.Field{Name: name, Value: v})
-		}
+// pending renders the rows of a split transaction not yet appended.
+func (m *readonly) pending(s *readonlyState) (string, bool) {
+	if !s.Cap.Partial {
+		return "", false
 	}
-	return f
-}
-
-func (m *readonly) View(s *readonlyState) any {
-	v := CaptureView(&s.Cap, m.cfg.Keys)
-	v.Control = m.control(s)
-	return v
+	var ev []string
+	for _, e := range s.Pending.Events() {
+		ev = append(ev, fmt.Sprintf("%v := %v", e.Key, e.Img))
+	}
+	return "{" + strings.Join(ev, ", ") + "}", true
 }

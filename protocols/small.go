@@ -10,24 +10,31 @@ import (
 
 // DefineMachine is Define for a model with only the minimal set: Init,
 // Actions, Next and Properties (explore.Machine), its state holding a
-// model.Capture. The rest is the kit's: the engine's codec (the state must
-// then be of fixed size, as a model.Capture and fixed arrays are), actions
-// described with their String method or %v and counted as one kind; from
-// the capture, every trace step's fields and picture (CaptureFields,
-// CaptureView, and the state's other fields as %v) and, unless the model has its own Done, AtRest as the
-// states without successors that are expected. invariants.Standard gives
-// the shared properties in one call.
+// model.Capture. The rest is the kit's: a codec derived from the state's
+// type (the capture as AppendTo writes it, then the other fields' bytes;
+// those must be of fixed size, as integers, booleans and fixed arrays
+// are), actions described with their String method or %v and counted as
+// one kind; from the capture, every trace step's fields and picture
+// (CaptureFields, CaptureView, and the state's other fields as %v) and,
+// unless the model has its own Done, AtRest as the states without
+// successors that are expected. invariants.Standard gives the shared
+// properties in one call.
 func DefineMachine[S, A any](p *Protocol, build func(cfg Config) explore.Machine[S, A]) *Protocol {
 	return defineMachine(p, func(cfg Config) explore.Machine[S, A] {
 		m := build(cfg)
-		if _, ok := m.(explore.Doner[S]); ok {
+		var x explore.Extra[S, A]
+		if mc, ok := newMachineCodec[S](); ok {
+			x.Codec = mc
+		}
+		if _, ok := m.(explore.Doner[S]); !ok {
+			if c, err := model.CaptureOf[S](); err == nil {
+				x.Done = func(s *S) bool { return AtRest(c(s), &cfg) }
+			} // else Check reports it when the model deadlocks
+		}
+		if x.Codec == nil && x.Done == nil {
 			return m
 		}
-		c, err := model.CaptureOf[S]()
-		if err != nil {
-			return m // Check reports it when the model deadlocks
-		}
-		return explore.Extend(m, explore.Extra[S, A]{Done: func(s *S) bool { return AtRest(c(s), &cfg) }})
+		return explore.Extend(m, x)
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/cutcheck/cutcheck/explore"
-	"github.com/cutcheck/cutcheck/model"
 )
 
 // Every protocol's symmetry is value renaming (model.Namer): the values
@@ -36,54 +35,11 @@ import (
 // symmetry is refused (SymmetryError), and explore.Options.CheckSymmetry
 // checks a declaration state by state.
 //
-// Control state holding values is scanned after the Capture: classic,
-// parallel, dump and composite keep buffered rows' values in the units'
-// refreshes, so only readonly's split transaction adds any. Watermark
-// markers name chunks, not values, and are never renamed.
-
-// Canonical names the state's values by first appearance.
-func (m *classic) Canonical(s *classicState) classicState {
-	t := *s
-	var n model.Namer
-	t.Cap.NameValues(&n)
-	return t
-}
-
-// Canonical names the state's values by first appearance, then those of
-// the rows of a split transaction not yet appended.
-func (m *readonly) Canonical(s *readonlyState) readonlyState {
-	t := *s
-	var n model.Namer
-	t.Cap.NameValues(&n)
-	for i := range t.Pending.Ev {
-		t.Pending.Ev[i].Img = n.Name(t.Pending.Ev[i].Img)
-	}
-	return t
-}
-
-// Canonical names the state's values by first appearance.
-func (m *parallel) Canonical(s *parallelState) parallelState {
-	t := *s
-	var n model.Namer
-	t.Cap.NameValues(&n)
-	return t
-}
-
-// Canonical names the state's values by first appearance.
-func (m *dump) Canonical(s *dumpState) dumpState {
-	t := *s
-	var n model.Namer
-	t.Cap.NameValues(&n)
-	return t
-}
-
-// Canonical names the state's values by first appearance.
-func (m *composite) Canonical(s *compositeState) compositeState {
-	t := *s
-	var n model.Namer
-	t.Cap.NameValues(&n)
-	return t
-}
+// The canonical form is each protocol's Layout.Canonical: control state
+// holding values (the fields declared as Rows) is scanned after the
+// Capture. Classic, parallel, dump and composite keep buffered rows' values
+// in the units' refreshes, so only readonly's split transaction declares
+// any. Watermark markers name chunks, not values, and are never renamed.
 
 // SymmetryError refuses value renaming for a protocol one of whose parts
 // receives values and is not declared value-blind. It wraps

@@ -1,7 +1,6 @@
 package protocols
 
 import (
-	"fmt"
 	"math/bits"
 
 	"github.com/cutcheck/cutcheck/model"
@@ -38,35 +37,4 @@ func splitRests(l *model.Log) int {
 		}
 	}
 	return n
-}
-
-func (m *readonly) Encode(s *readonlyState, buf []byte) []byte {
-	buf = s.Cap.AppendTo(buf)
-	buf = append(buf, byte(s.Phase), byte(s.Buf), byte(s.Buf>>8))
-	for i := 0; i < model.MaxUnits; i++ {
-		buf = append(buf, byte(s.LowAt[i]), byte(s.HighAt[i]))
-	}
-	buf = append(buf, s.Pending.N)
-	for _, e := range s.Pending.Ev {
-		buf = append(buf, byte(e.Key), byte(e.Img))
-	}
-	return buf
-}
-
-func (m *readonly) Decode(b []byte, s *readonlyState) error {
-	rest, ok := s.Cap.DecodeFrom(b)
-	if n := 3 + 2*model.MaxUnits + 1 + 2*MaxTxn; !ok || len(rest) < n {
-		return fmt.Errorf("readonly: short state encoding (%d bytes)", len(b))
-	}
-	s.Phase, s.Buf = readonlyPhase(rest[0]), model.KeySet(rest[1])|model.KeySet(rest[2])<<8
-	rest = rest[3:]
-	for i := 0; i < model.MaxUnits; i++ {
-		s.LowAt[i], s.HighAt[i] = model.Coord(rest[2*i]), model.Coord(rest[2*i+1])
-	}
-	rest = rest[2*model.MaxUnits:]
-	s.Pending.N = rest[0]
-	for j := range s.Pending.Ev {
-		s.Pending.Ev[j] = model.Event{Key: model.Key(rest[1+2*j]), Img: model.Value(rest[2+2*j])}
-	}
-	return nil
 }

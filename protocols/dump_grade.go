@@ -1,11 +1,5 @@
 package protocols
 
-import (
-	"fmt"
-
-	"github.com/cutcheck/cutcheck/model"
-)
-
 // Grade counts the steps behind s (explore.Graded): each commits a
 // transaction (a commit that does not fit the log is no step), moves the
 // consumer one position on, records the unit (the trusted splice, the read
@@ -31,24 +25,4 @@ func (m *dump) Grade(s *dumpState) uint64 {
 		}
 	}
 	return g
-}
-
-func (m *dump) Encode(s *dumpState, buf []byte) []byte {
-	var arrived byte
-	if s.Arrived {
-		arrived = 1
-	}
-	buf = s.Cap.AppendTo(buf)
-	return append(buf, byte(s.Phase), arrived, byte(s.Buf), byte(s.Buf>>8), byte(s.Gone), byte(s.Gone>>8))
-}
-
-func (m *dump) Decode(b []byte, s *dumpState) error {
-	rest, ok := s.Cap.DecodeFrom(b)
-	if !ok || len(rest) != 6 {
-		return fmt.Errorf("dump: bad state encoding (%d bytes)", len(b))
-	}
-	s.Phase, s.Arrived = dumpPhase(rest[0]), rest[1] == 1
-	s.Buf = model.KeySet(rest[2]) | model.KeySet(rest[3])<<8
-	s.Gone = model.KeySet(rest[4]) | model.KeySet(rest[5])<<8
-	return nil
 }

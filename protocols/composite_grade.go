@@ -1,11 +1,6 @@
 package protocols
 
-import (
-	"fmt"
-	"math/bits"
-
-	"github.com/cutcheck/cutcheck/model"
-)
+import "math/bits"
 
 // Grade counts the steps behind s (explore.Graded): each commits a
 // transaction (a commit that does not fit the log is no step), moves the
@@ -25,24 +20,4 @@ func (m *composite) Grade(s *compositeState) uint64 {
 		g++
 	}
 	return g
-}
-
-func (m *composite) Encode(s *compositeState, buf []byte) []byte {
-	buf = s.Cap.AppendTo(buf)
-	buf = append(buf, s.Chunk[:s.Cap.Plan.N]...)
-	return append(buf, byte(s.Scan), byte(s.Buf), byte(s.Buf>>8), byte(s.Onset))
-}
-
-func (m *composite) Decode(b []byte, s *compositeState) error {
-	rest, ok := s.Cap.DecodeFrom(b)
-	n := s.Cap.Plan.N
-	if !ok || len(rest) != int(n)+4 {
-		return fmt.Errorf("composite: bad state encoding (%d bytes)", len(b))
-	}
-	copy(s.Chunk[:], rest[:n])
-	rest = rest[n:]
-	s.Scan = compScan(rest[0])
-	s.Buf = model.KeySet(rest[1]) | model.KeySet(rest[2])<<8
-	s.Onset = model.Coord(rest[3])
-	return nil
 }
