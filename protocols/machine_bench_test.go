@@ -19,7 +19,7 @@ func BenchmarkDefineMachine(b *testing.B) {
 	p := protocols.DefineMachine(&protocols.Protocol{
 		Name:   "row-copier",
 		Limits: protocols.Limits{Keys: model.MaxKeys, Values: 8, Events: model.MaxLog, Chunks: model.MaxUnits, Txn: protocols.MaxTxn},
-	}, func(cfg protocols.Config) explore.Machine[copierState, copierAction] { return copier{cfg} })
+	}, func(cfg protocols.Config) explore.Machine[model.Capture, copierAction] { return copier{cfg} })
 	opts := explore.Options{Workers: 1, Continue: true}
 	for _, tc := range []struct {
 		name string
@@ -30,15 +30,15 @@ func BenchmarkDefineMachine(b *testing.B) {
 			return rep.Stats, err
 		}},
 		{"hand", func() (explore.Stats, error) {
-			m := explore.Extend(explore.Machine[copierState, copierAction](handCopier{copier{cfg}}), explore.Extra[copierState, copierAction]{
-				Done: func(s *copierState) bool { return protocols.AtRest(&s.Cap, &cfg) },
+			m := explore.Extend(explore.Machine[model.Capture, copierAction](handCopier{copier{cfg}}), explore.Extra[model.Capture, copierAction]{
+				Done: func(c *model.Capture) bool { return protocols.AtRest(c, &cfg) },
 			})
 			r, err := explore.Run(context.Background(), m, opts)
 			return r.Stats, err
 		}},
 		{"default", func() (explore.Stats, error) {
-			m := explore.Extend(explore.Machine[copierState, copierAction](copier{cfg}), explore.Extra[copierState, copierAction]{
-				Done: func(s *copierState) bool { return protocols.AtRest(&s.Cap, &cfg) },
+			m := explore.Extend(explore.Machine[model.Capture, copierAction](copier{cfg}), explore.Extra[model.Capture, copierAction]{
+				Done: func(c *model.Capture) bool { return protocols.AtRest(c, &cfg) },
 			})
 			r, err := explore.Run(context.Background(), m, opts)
 			return r.Stats, err
@@ -64,15 +64,11 @@ func BenchmarkDefineMachine(b *testing.B) {
 // handCopier is the row copier with its codec written by hand.
 type handCopier struct{ copier }
 
-func (handCopier) Encode(s *copierState, buf []byte) []byte {
-	return append(s.Cap.AppendTo(buf), s.Copied)
-}
+func (handCopier) Encode(c *model.Capture, buf []byte) []byte { return c.AppendTo(buf) }
 
-func (handCopier) Decode(b []byte, s *copierState) error {
-	rest, ok := s.Cap.DecodeFrom(b)
-	if !ok || len(rest) != 1 {
+func (handCopier) Decode(b []byte, c *model.Capture) error {
+	if rest, ok := c.DecodeFrom(b); !ok || len(rest) != 0 {
 		return errors.New("bad state encoding")
 	}
-	s.Copied = rest[0]
 	return nil
 }

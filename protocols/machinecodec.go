@@ -24,12 +24,16 @@ type machineCodec[S any] struct {
 // span is n bytes at offset off of a state.
 type span struct{ off, n uintptr }
 
-// newMachineCodec returns the codec for S, false when S has no
-// model.Capture field or another field that is not of fixed size.
+// newMachineCodec returns the codec for S, false when S is not a
+// model.Capture, has none as a field, or has another field that is not of
+// fixed size.
 func newMachineCodec[S any]() (*machineCodec[S], bool) {
 	t, ct := reflect.TypeFor[S](), reflect.TypeFor[model.Capture]()
 	if t.Kind() != reflect.Struct || binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 		return nil, false
+	}
+	if t == ct { // a state that is the capture alone
+		return &machineCodec[S]{}, true
 	}
 	c, found := &machineCodec[S]{}, false
 	for i := range t.NumField() {

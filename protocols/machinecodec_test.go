@@ -7,8 +7,8 @@ import (
 )
 
 // The machine codec round-trips a state with padding, unexported and
-// nested fields, leaves out the capture's step marks, and refuses a field
-// of no fixed size.
+// nested fields, and a state that is the capture alone, leaves out the
+// capture's step marks, and refuses a field of no fixed size.
 func TestMachineCodec(t *testing.T) {
 	type inner struct {
 		A uint8
@@ -48,6 +48,14 @@ func TestMachineCodec(t *testing.T) {
 	}
 	if _, ok := newMachineCodec[loose](); ok {
 		t.Error("a codec for a state with an int")
+	}
+	cc, ok := newMachineCodec[model.Capture]()
+	if !ok {
+		t.Fatal("no codec for a state that is the capture alone")
+	}
+	var cback model.Capture
+	if err := cc.Decode(cc.Encode(&s.Cap, nil), &cback); err != nil || cback != want.Cap {
+		t.Errorf("the capture alone: %v, got %+v, want %+v", err, cback, want.Cap)
 	}
 	type bare struct{ N uint8 }
 	if _, ok := newMachineCodec[bare](); ok {
