@@ -21,39 +21,61 @@ import (
 type extSort struct {
 	dir, name string
 	limit     int
-	buf       []byte // records: uvarint key length, uvarint payload length, key, payload
-	offs      []int  // their starts in buf
-	runs      []string
-	merged    int // runs made by merging runs
-	err       error
+	// The buffer is blocks taken as they fill (so a small sort holds
+	// little) and kept for the next run: blocks[:used] hold held bytes of
+	// records, each uvarint key length, uvarint payload length, key,
+	// payload, at offs (block<<32 | offset).
+	blocks [][]byte
+	used   int
+	held   int
+	offs   []uint64
+	runs   []string
+	merged int // runs made by merging runs
+	err    error
 }
+
+// sortBlock is the size of the buffer's blocks (a larger record has one
+// of its own).
+const sortBlock = 1 << 20
 
 func newExtSort(dir, name string, limit int) *extSort {
 	return &extSort{dir: dir, name: name, limit: limit}
 }
 
-// add appends a record; an error writing a run is kept for pass. The
-// buffer is allocated once, at the limit: a record that does not fit
-// writes the run first.
+// add appends a record; an error writing a run is kept for pass. A record
+// that does not fit under the limit writes the run first.
 func (s *extSort) add(key, payload []byte) {
 	n := 2*binary.MaxVarintLen64 + len(key) + len(payload)
-	if s.buf == nil {
-		s.buf = make([]byte, 0, max(s.limit, n))
-	}
-	if len(s.offs) > 0 && (len(s.buf)+n > cap(s.buf) || 8*len(s.offs) > s.limit/8) {
+	if len(s.offs) > 0 && (s.held+n > s.limit || 8*len(s.offs) > s.limit/8) {
 		if s.err == nil {
 			s.err = s.spill()
 		}
-		s.buf, s.offs = s.buf[:0], s.offs[:0]
+		s.used, s.held, s.offs = 0, 0, s.offs[:0]
 	}
-	s.offs = append(s.offs, len(s.buf))
-	s.buf = binary.AppendUvarint(s.buf, uint64(len(key)))
-	s.buf = binary.AppendUvarint(s.buf, uint64(len(payload)))
-	s.buf = append(s.buf, key...)
-	s.buf = append(s.buf, payload...)
+	if s.used == 0 || len(s.blocks[s.used-1])+n > cap(s.blocks[s.used-1]) {
+		switch {
+		case s.used == len(s.blocks):
+			s.blocks = append(s.blocks, make([]byte, 0, max(sortBlock, n)))
+		case cap(s.blocks[s.used]) < n:
+			s.blocks[s.used] = make([]byte, 0, n)
+		default:
+			s.blocks[s.used] = s.blocks[s.used][:0]
+		}
+		s.used++
+	}
+	b := s.blocks[s.used-1]
+	off := len(b)
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = binary.AppendUvarint(b, uint64(len(payload)))
+	b = append(append(b, key...), payload...)
+	s.blocks[s.used-1], s.held = b, s.held+len(b)-off
+	s.offs = append(s.offs, uint64(s.used-1)<<32|uint64(off))
 }
 
-// record splits the record at off.
+// at is the buffer from a record's start.
+func (s *extSort) at(o uint64) []byte { return s.blocks[o>>32][o&(1<<32-1):] }
+
+// record splits a record at the start of b.
 func record(b []byte) (key, payload []byte, n int) {
 	kl, a := binary.Uvarint(b)
 	pl, c := binary.Uvarint(b[a:])
@@ -63,9 +85,9 @@ func record(b []byte) (key, payload []byte, n int) {
 
 // sortBuf orders the buffered records (stable: equal keys keep their order).
 func (s *extSort) sortBuf() {
-	slices.SortStableFunc(s.offs, func(a, b int) int {
-		ka, _, _ := record(s.buf[a:])
-		kb, _, _ := record(s.buf[b:])
+	slices.SortStableFunc(s.offs, func(a, b uint64) int {
+		ka, _, _ := record(s.at(a))
+		kb, _, _ := record(s.at(b))
 		return bytes.Compare(ka, kb)
 	})
 }
@@ -80,8 +102,9 @@ func (s *extSort) spill() error {
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
 	for _, off := range s.offs {
-		_, _, n := record(s.buf[off:])
-		w.Write(s.buf[off : off+n])
+		b := s.at(off)
+		_, _, n := record(b)
+		w.Write(b[:n])
 	}
 	if err = w.Flush(); err == nil {
 		err = f.Close()
@@ -89,7 +112,7 @@ func (s *extSort) spill() error {
 		f.Close()
 	}
 	s.runs = append(s.runs, name)
-	s.buf, s.offs = s.buf[:0], s.offs[:0]
+	s.used, s.held, s.offs = 0, 0, s.offs[:0]
 	return err
 }
 
@@ -102,7 +125,7 @@ func (s *extSort) pass(each func(key, payload []byte) bool) error {
 	if len(s.runs) == 0 {
 		s.sortBuf()
 		for _, off := range s.offs {
-			if k, p, _ := record(s.buf[off:]); !each(k, p) {
+			if k, p, _ := record(s.at(off)); !each(k, p) {
 				return nil
 			}
 		}
@@ -204,7 +227,7 @@ func (s *extSort) remove() {
 	for _, name := range s.runs {
 		os.Remove(name)
 	}
-	s.runs, s.buf, s.offs = nil, nil, nil
+	s.runs, s.blocks, s.used, s.held, s.offs = nil, nil, 0, 0, nil
 }
 
 type runReader struct {
