@@ -185,7 +185,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 		return nil
 	}
 	e := &dbzEvent{file: file, line: rec.line}
-	before, after, err := e.envelope(top)
+	err = e.envelope(top)
 	if err != nil {
 		return c.failAt(file, rec.line, "line", "not a Debezium change event: %v", err)
 	}
@@ -229,7 +229,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 	}
 	// the images go on in canonical form: the content's sum is taken of it,
 	// and a row's value is written in it (values)
-	before, after = json.RawMessage(canonRow(env.Before)), json.RawMessage(canonRow(env.After))
+	before, after := []byte(canonRow(env.Before)), []byte(canonRow(env.After))
 	sum := sha256.Sum256([]byte(env.Op + "\x00" + string(before) + "\x00" + string(after) + "\x00" + e.table))
 	e.sum = [16]byte(sum[:16])
 	if len(schema) > 0 { // one map per distinct schema, not per event
@@ -291,7 +291,7 @@ func (c *dbzConverter) intern(s string) string {
 // The row images are kept as they came (the raw members), go with the
 // event into the sort by position, and are decoded again when it is
 // placed: a decoded image is several times its text.
-func (e *dbzEvent) envelope(top map[string]json.RawMessage) (before, after json.RawMessage, err error) {
+func (e *dbzEvent) envelope(top map[string]json.RawMessage) (err error) {
 	env := &e.env
 	for _, m := range []struct {
 		name string
@@ -299,7 +299,7 @@ func (e *dbzEvent) envelope(top map[string]json.RawMessage) (before, after json.
 	}{{"source", &env.Source}, {"before", &env.Before}, {"after", &env.After}} {
 		if raw, ok := top[m.name]; ok {
 			if *m.to, err = rawObject(raw); err != nil {
-				return nil, nil, fmt.Errorf("member %q: %v", m.name, err)
+				return fmt.Errorf("member %q: %v", m.name, err)
 			}
 		}
 	}
@@ -309,14 +309,14 @@ func (e *dbzEvent) envelope(top map[string]json.RawMessage) (before, after json.
 		err = json.Unmarshal(raw, &env.Op)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("member \"op\": %v", err)
+		return fmt.Errorf("member \"op\": %v", err)
 	}
 	if raw, ok := top["transaction"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &env.Transaction); err != nil {
-			return nil, nil, fmt.Errorf("member \"transaction\": %v", err)
+			return fmt.Errorf("member \"transaction\": %v", err)
 		}
 	}
-	return top["before"], top["after"], nil
+	return nil
 }
 
 // fullName is the table's name as Debezium's collections name it:

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -142,18 +141,14 @@ func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent) error {
 		e.jsonCols = c.schemaCols[e.schema-1]
 	}
 	e.ours = e.table == c.ours && c.ours != ""
-	// written by parse: an object, null or nothing
-	for _, img := range []*map[string]json.RawMessage{&e.env.Before, &e.env.After} {
-		b := r.bytes()
-		e.after = b
-		if len(b) > 0 {
-			var err error
-			if *img, err = rawObject(b); err != nil {
-				return err
-			}
-		}
+	// written by parse in canonical form: an object or null
+	before := r.bytes()
+	e.after = r.bytes()
+	var err error
+	if e.env.Before, err = rawObject(before); err == nil {
+		e.env.After, err = rawObject(e.after)
 	}
-	return nil
+	return err
 }
 
 func (c *dbzConverter) internBytes(b []byte) string {
