@@ -116,7 +116,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 		opt.Key = []string{"id"}
 	}
 	c := &dbzConverter{opt: opt, skipped: map[string]int{}, streams: map[string]int{},
-		names: map[string]string{}, schemas: map[string]int{}, seq: map[int]*dbzStream{}}
+		names: map[string]string{}, schemas: map[string]int{}}
 	if opt.Redelivery == "apply" {
 		c.sink = map[string]string{}
 	}
@@ -148,7 +148,9 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 			f.f.Close()
 		}
 		for _, s := range c.seq {
-			s.f.Close()
+			if s != nil {
+				s.f.Close()
+			}
 		}
 	}()
 	for i, in := range ins {
@@ -355,7 +357,7 @@ type dbzConverter struct {
 	// the events in the sort by commit order (debezium_order.go), each
 	// stream's placed positions, and the first position going back
 	events     *extSort
-	seq        map[int]*dbzStream
+	seq        []*dbzStream // by stream number (streams)
 	orderFail  *Failure
 	keyBuf     []byte
 	payBuf     []byte

@@ -176,6 +176,9 @@ const placedLen = 24 + 16
 // the stream, a redelivery, or positions going back: the first such is
 // kept in c.orderFail, which the reading does not stop at).
 func (c *dbzConverter) sequence(e *dbzEvent) error {
+	for len(c.seq) <= e.stream {
+		c.seq = append(c.seq, nil)
+	}
 	s := c.seq[e.stream]
 	if s == nil {
 		f, err := os.Create(fmt.Sprintf("%s/placed-%d", c.sp.dir, e.stream))

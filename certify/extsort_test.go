@@ -121,7 +121,7 @@ func TestStreamRedelivered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &dbzConverter{sp: sp, seq: map[int]*dbzStream{}}
+		c := &dbzConverter{sp: sp}
 		type placed struct {
 			pos dbzPos
 			sum [16]byte
@@ -161,7 +161,9 @@ func TestStreamRedelivered(t *testing.T) {
 			}
 		}
 		for _, s := range c.seq {
-			s.f.Close()
+			if s != nil {
+				s.f.Close()
+			}
 		}
 		sp.close()
 	}
