@@ -78,8 +78,8 @@ var classicPhaseNames = [...]string{"idle", "low written (paused)", "chunk read 
 // classicState is one state of the classic loop.
 type classicState struct {
 	Cap   model.Capture
-	Phase classicPhase
 	Buf   model.KeySet // buffered rows of the open window; their values are the unit's Refresh
+	Phase classicPhase // after Buf: the two are three bytes in a row (Layout)
 }
 
 // classicKind is the kind of a step.

@@ -23,24 +23,63 @@ import (
 // in the view's control, by its meaning (a phase by its name); Show adds
 // what the protocol renders itself (a buffer with its values).
 //
-// The encoding is the capture as AppendTo writes it, then each field in
-// the order declared: a byte per byte-wide element, two little-endian
-// bytes per key set, a row's key and value per row; a field of phases
-// declared Packed (first, if any) takes two bits per element in one byte,
-// a PerUnit field (last, if any) only the elements of the units recorded.
-// NewLayout compiles the fields into a table of the state's bytes in
-// encoding order, so a call gathers bytes in one loop.
+// The encoding is the capture as AppendTo writes it, then a field of
+// phases declared Packed (first, if any) in one byte, two bits an element;
+// then the state's bytes from the first declared to the last, as the state
+// holds them (a row's key and value, not its label), those not declared
+// (padding, a row's label, fields not declared) as zero; then a PerUnit
+// field's (last, if any) elements of the units recorded. A call copies
+// that block in 8-byte words: classic's three bytes and dump's six are
+// one word, readonly's twenty-one three.
 type Layout[S any] struct {
 	capOff uintptr
 	fields []LayoutField
 	packed *LayoutField // the Packed field, the first encoded, if any
-	gather []uintptr    // the state's byte offsets, in encoding order
-	fixed  int          // bytes after the capture, PerUnit fields aside
-	// perUnit: the last field is PerUnit, its bytes the last of gather,
-	// which a call takes as many of as there are units recorded.
+	// The declared bytes, Packed and PerUnit aside, lie in a block of
+	// fixed bytes from block on, encoded as one: its whole 8-byte chunks
+	// (full: the bytes of each that are declared), then last.
+	block uintptr
+	fixed int
+	full  []uint64
+	last  word
+	one   bool // last is all: no loop, no branch (classic, dump)
+	// perUnit: the last field is PerUnit, its bytes are unit's, of which
+	// a call takes as many as there are units recorded.
 	perUnit bool
+	unit    word
 	keys    int // keys in scope, for the capture's fields and view
 	shown   []shown[S]
+}
+
+// word is up to 8 bytes of the state copied as one: a call reads (and
+// Decode writes back) the 8 bytes at at, of which the n at bit shift are
+// the word's and, of those, keep's are declared.
+type word struct {
+	at    uintptr
+	shift uint
+	n     int
+	mask  uint64
+	keep  uint64
+}
+
+// newWord is the word of the n ≤ 8 bytes at off of a state of size bytes.
+func newWord(off uintptr, n int, size uintptr) word {
+	at := min(off, size-8)
+	shift := uint(off-at) * 8
+	keep := ^uint64(0) >> (64 - 8*n) // 0 when n is
+	return word{at, shift, n, keep << shift, keep}
+}
+
+// load is the word's bytes from the state at p, those not declared zero.
+func (x *word) load(p unsafe.Pointer) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(p, x.at)), 8)) >> x.shift & x.keep
+}
+
+// store writes the low n bytes of v (mask: those of the word) into the
+// state at p, the other bytes of its 8 as they were.
+func (x *word) store(p unsafe.Pointer, v, mask uint64) {
+	b := unsafe.Slice((*byte)(unsafe.Add(p, x.at)), 8)
+	binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)&^mask|v<<x.shift&mask)
 }
 
 // shown is one entry of the trace's fields and the view's control.
@@ -62,7 +101,6 @@ type LayoutField struct {
 	packed  bool
 	perUnit bool
 	array   bool
-	beside  *LayoutField // interleaved with this field, element by element
 
 	off    uintptr
 	n      int
@@ -101,10 +139,6 @@ func (f LayoutField) Packed() LayoutField { f.packed = true; return f }
 // PerUnit encodes only the elements of the units recorded (Plan.N).
 func (f LayoutField) PerUnit() LayoutField { f.perUnit = true; return f }
 
-// Beside encodes g's elements interleaved with f's, which g matches in
-// meaning and length: f[0], g[0], f[1], ...
-func (f LayoutField) Beside(g LayoutField) LayoutField { f.beside = &g; return f }
-
 // First encodes only an array's first n elements (the rest are zero).
 func (f LayoutField) First(n int) LayoutField { f.N = n; return f }
 
@@ -118,14 +152,9 @@ func NewLayout[S any](keys int, fields ...LayoutField) *Layout[S] {
 		panic(fmt.Sprintf("protocols: %v has no Cap model.Capture", t))
 	}
 	l.capOff = cf.Offset
+	var gather []uintptr // the declared bytes' offsets
 	for _, f := range fields {
 		f.resolve(t)
-		if g := f.beside; g != nil {
-			g.resolve(t)
-			if g.Meaning != f.Meaning || g.n != f.n || g.width != f.width || f.packed || f.perUnit || g.packed || g.perUnit {
-				panic(fmt.Sprintf("protocols: %v's field %s does not match %s", t, g.Path, f.Path))
-			}
-		}
 		l.fields = append(l.fields, f)
 		if f.Label != "" {
 			l.shown = append(l.shown, shown[S]{name: f.Label, show: showField[S](f)})
@@ -142,17 +171,64 @@ func NewLayout[S any](keys int, fields ...LayoutField) *Layout[S] {
 		case f.packed || f.perUnit:
 			panic(fmt.Sprintf("protocols: %v's field %s: a Packed field comes first, a PerUnit one last", t, f.Path))
 		}
-		for j := range f.n {
-			l.gather = f.gather(l.gather, j)
-			if f.beside != nil {
-				l.gather = f.beside.gather(l.gather, j)
-			}
+		if f.perUnit { // resolve checked it holds MaxUnits (≤ 8) bytes
+			l.unit = newWord(f.off, model.MaxUnits, t.Size())
+			continue
 		}
-		if !f.perUnit {
-			l.fixed = len(l.gather)
+		for j := range f.n {
+			gather = f.gather(gather, j)
 		}
 	}
+	slices.Sort(gather)
+	for i, o := range gather {
+		switch {
+		case i > 0 && o == gather[i-1]:
+			panic(fmt.Sprintf("protocols: %v's fields overlap", t))
+		case o < l.capOff+unsafe.Sizeof(model.Capture{}):
+			panic(fmt.Sprintf("protocols: %v declares a field before Cap's end", t))
+		}
+	}
+	if !plainType(t) {
+		panic(fmt.Sprintf("protocols: %v holds pointers", t))
+	}
+	if len(gather) > 0 {
+		l.block, l.fixed = gather[0], int(gather[len(gather)-1]-gather[0]+1)
+	}
+	keep := func(from uintptr, n int) (m uint64) { // the declared bytes of n from from
+		for _, o := range gather {
+			if o >= from && o < from+uintptr(n) {
+				m |= 0xff << (8 * (o - from))
+			}
+		}
+		return m
+	}
+	whole := l.fixed / 8
+	for i := range whole {
+		l.full = append(l.full, keep(l.block+uintptr(8*i), 8))
+	}
+	rest := l.block + uintptr(8*whole)
+	l.last = newWord(rest, l.fixed-8*whole, t.Size())
+	l.last.keep = keep(rest, l.last.n)
+	l.last.mask = l.last.keep << l.last.shift
+	l.one = whole == 0 && l.packed == nil && !l.perUnit
 	return l
+}
+
+// plainType reports whether t holds no pointers: a word's write puts back
+// the bytes beside it, as only plain bytes may be.
+func plainType(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Array:
+		return plainType(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !plainType(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return t.Kind() <= reflect.Complex128 && t.Kind() != reflect.Uintptr
 }
 
 // resolve finds f in t and checks it is what it is declared as.
@@ -190,21 +266,17 @@ func (f *LayoutField) resolve(t reflect.Type) {
 	}
 }
 
-// gather appends the offsets of element j's bytes, in encoding order.
+// gather appends the offsets of element j's bytes.
 func (f *LayoutField) gather(g []uintptr, j int) []uintptr {
 	at := f.off + uintptr(j)*f.stride
-	switch {
-	case f.width == 1:
-		return append(g, at)
-	case f.Meaning == "rows": // key, then value
+	if f.Meaning == "rows" { // key and value, not the label
 		return append(g, at+unsafe.Offsetof(model.Event{}.Key), at+unsafe.Offsetof(model.Event{}.Img))
-	case littleEndian:
-		return append(g, at, at+1)
 	}
-	return append(g, at+1, at)
+	for b := range f.width {
+		g = append(g, at+b)
+	}
+	return g
 }
-
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 func (l *Layout[S]) capture(s *S) *model.Capture {
 	return (*model.Capture)(unsafe.Add(unsafe.Pointer(s), l.capOff))
@@ -214,31 +286,46 @@ func (l *Layout[S]) capture(s *S) *model.Capture {
 func (l *Layout[S]) Encode(s *S, buf []byte) []byte {
 	c := l.capture(s)
 	buf = c.AppendTo(buf)
-	at, n := len(buf), l.fixed
-	if l.perUnit {
-		n += int(c.Plan.N)
+	p, o := unsafe.Pointer(s), len(buf)
+	if l.one && cap(buf)-o >= 8 { // AppendTo leaves 8 bytes' room
+		binary.LittleEndian.PutUint64(buf[o:o+8], l.last.load(p))
+		return buf[:o+l.last.n]
 	}
-	p := unsafe.Pointer(s)
 	if f := l.packed; f != nil {
 		var x byte
 		for j := range f.n {
 			x |= (*(*byte)(unsafe.Add(p, f.off+uintptr(j)*f.stride)) & 3) << (2 * j)
 		}
 		buf = append(buf, x)
-		at++
+		o++
 	}
-	buf = slices.Grow(buf, n)[:at+n]
-	w, g := buf[at:], l.gather[:n]
-	for j, o := range g {
-		w[j] = *(*byte)(unsafe.Add(p, o))
+	if l.fixed == 0 && !l.perUnit {
+		return buf
 	}
-	return buf
+	buf = slices.Grow(buf, l.fixed+16)
+	w := buf[:cap(buf)]
+	q := unsafe.Add(p, l.block)
+	for i, m := range l.full {
+		binary.LittleEndian.PutUint64(w[o:], binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(q, 8*i)), 8))&m)
+		o += 8
+	}
+	binary.LittleEndian.PutUint64(w[o:], l.last.load(p))
+	o += l.last.n
+	if l.perUnit {
+		binary.LittleEndian.PutUint64(w[o:], l.unit.load(p))
+		o += int(c.Plan.N)
+	}
+	return buf[:o]
 }
 
 // Decode is the inverse of Encode; s is the zero state.
-func (l *Layout[S]) Decode(b []byte, s *S) error {
+func (l *Layout[S]) Decode(in []byte, s *S) error {
 	c := l.capture(s)
-	b, ok := c.DecodeFrom(b)
+	b, ok := c.DecodeFrom(in)
+	if l.one && ok && len(b) == l.fixed && len(in) >= 8 {
+		l.last.store(unsafe.Pointer(s), wordAt(in, len(in)-len(b)), l.last.mask)
+		return nil
+	}
 	n := l.fixed
 	if l.perUnit {
 		n += int(c.Plan.N)
@@ -246,21 +333,42 @@ func (l *Layout[S]) Decode(b []byte, s *S) error {
 	if l.packed != nil {
 		n++
 	}
-	if !ok || len(b) != n {
+	if !ok || len(b) != n || len(in) < 8 {
 		return errLayout
 	}
-	p := unsafe.Pointer(s)
+	p, o := unsafe.Pointer(s), len(in)-len(b)
+	if l.packed != nil {
+		o++
+	}
+	// A whole chunk is written as it is: what is not declared in it is
+	// zero in the encoding and in the zero state. The packed and per-unit
+	// fields are written after it.
+	q := unsafe.Add(p, l.block)
+	for i, m := range l.full {
+		binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(unsafe.Add(q, 8*i)), 8), binary.LittleEndian.Uint64(in[o:])&m)
+		o += 8
+	}
+	x := &l.last
+	x.store(p, wordAt(in, o), x.mask)
+	o += x.n
 	if f := l.packed; f != nil {
 		for j := range f.n {
 			*(*byte)(unsafe.Add(p, f.off+uintptr(j)*f.stride)) = b[0] >> (2 * j) & 3
 		}
-		b, n = b[1:], n-1
 	}
-	g := l.gather[:n]
-	for j, o := range g {
-		*(*byte)(unsafe.Add(p, o)) = b[j]
+	if u := &l.unit; l.perUnit {
+		u.store(p, wordAt(in, o), ^uint64(0)>>(64-8*c.Plan.N)<<u.shift)
 	}
 	return nil
+}
+
+// wordAt is the 8 bytes of b from o on, those past b's end zero; b holds
+// 8 at least.
+func wordAt(b []byte, o int) uint64 {
+	if o+8 <= len(b) {
+		return binary.LittleEndian.Uint64(b[o:])
+	}
+	return binary.LittleEndian.Uint64(b[len(b)-8:]) >> (8 * (o + 8 - len(b)))
 }
 
 var errLayout = errors.New("bad state encoding")

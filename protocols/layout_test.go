@@ -1,10 +1,13 @@
 package protocols
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/cutcheck/cutcheck/explore"
+	"github.com/cutcheck/cutcheck/model"
 )
 
 // walk returns n states of m met on random walks from its initial states.
@@ -33,6 +36,11 @@ func walk[S, A any](m explore.Machine[S, A], n int) []S {
 	return out
 }
 
+// rawBytes is the memory of *s, padding included.
+func rawBytes[S any](s *S) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(s)), unsafe.Sizeof(*s))
+}
+
 // layoutCase is one protocol's model at a configuration, with its states
 // round-tripped through its Layout and benchmarked.
 type layoutCase struct {
@@ -56,8 +64,16 @@ func layoutCaseOf[S, A comparable](name string, m explore.Machine[S, A], l *Layo
 				if back != s {
 					t.Fatalf("%s: round trip: got %+v, want %+v", name, back, s)
 				}
+				// Nor is a byte written that is not the state's: padding
+				// stays as the walk left it, zero.
+				if !bytes.Equal(rawBytes(&back), rawBytes(&s)) {
+					t.Fatalf("%s: decoding wrote past the fields declared", name)
+				}
 				if err := l.Decode(buf[:len(buf)-1], &back); err == nil {
 					t.Fatalf("%s: a short encoding decoded", name)
+				}
+				if err := l.Decode(append(buf, 0), &back); err == nil {
+					t.Fatalf("%s: a long encoding decoded", name)
 				}
 				c := l.Canonical(&s)
 				if cc := l.Canonical(&c); cc != c {
@@ -114,6 +130,30 @@ func layoutCases() []layoutCase {
 func TestLayout(t *testing.T) {
 	for _, c := range layoutCases() {
 		c.check(t)
+	}
+}
+
+// A declaration that does not fit its state is refused when made: a field
+// declared twice, and a state holding a pointer (a word's write puts back
+// the bytes beside it).
+func TestLayoutRefuses(t *testing.T) {
+	type withPtr struct {
+		Cap   model.Capture
+		Phase uint8
+		P     *int
+	}
+	for name, f := range map[string]func(){
+		"twice":   func() { NewLayout[classicState](3, Keys("Buf"), Keys("Buf")) },
+		"pointer": func() { NewLayout[withPtr](3, Bytes("Phase")) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: declared without a panic", name)
+				}
+			}()
+			f()
+		}()
 	}
 }
 

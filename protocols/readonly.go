@@ -219,7 +219,7 @@ func (m *readonly) member(t uint8, low, high model.TxnSet) bool {
 func (p ReadonlyParts) model(cfg Config) explore.Model[readonlyState, readonlyAction] {
 	m := &readonly{cfg: cfg, parts: p.withFault(cfg.Fault)}
 	m.Layout = NewLayout[readonlyState](cfg.Keys, Phase("Phase", readonlyPhaseNames[:]).As("phase"), Keys("Buf"),
-		Coords("LowAt").Beside(Coords("HighAt")), Bytes("Pending.N"), Rows("Pending.Ev")).
+		Coords("LowAt"), Coords("HighAt"), Bytes("Pending.N"), Rows("Pending.Ev")).
 		Show("low sample", func(s *readonlyState) (string, bool) { return m.sampleText(s, s.LowAt[:], readonlyReading) }).
 		Show("high sample", func(s *readonlyState) (string, bool) { return m.sampleText(s, s.HighAt[:], readonlyHighSampled) }).
 		Show("buffer", m.buffer).
