@@ -531,8 +531,8 @@ func nextBatch(free <-chan *batch) *batch {
 	case b := <-free:
 		b.buf, b.lines, b.ends, b.fbuf = b.buf[:0], b.lines[:0], b.ends[:0], b.fbuf[:0]
 		return b
-	default:
-		return &batch{lines: make([]scanned, 0, 4096), ends: make([]int, 0, 4096)}
+	default: // grown as lines come: a small recording's batch stays small
+		return &batch{lines: make([]scanned, 0, 64), ends: make([]int, 0, 64)}
 	}
 }
 
