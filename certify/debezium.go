@@ -166,6 +166,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 			return conv, f, err
 		}
 	}
+	c.raw = rawStore{} // (it aliases the last record read)
 	if f = c.captured(); f != nil {
 		return conv, f, nil
 	}
@@ -188,6 +189,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 		f = c.record(&e)
 		return f == nil && c.spErr == nil
 	})
+	c.raw = rawStore{} // (it aliases the sort's buffers)
 	if err = cmpErr(cmpErr(err, derr), c.spErr); err != nil {
 		return conv, nil, err
 	}
@@ -278,11 +280,16 @@ type dbzEnvelope struct {
 	Transaction *struct {
 		ID string `json:"id"`
 	} `json:"transaction"`
-	Op     string                     `json:"op"`
-	Before map[string]json.RawMessage `json:"before"`
-	After  map[string]json.RawMessage `json:"after"`
-	Source map[string]json.RawMessage `json:"source"`
+	Op     string     `json:"op"`
+	Before rawMembers // nil: null or missing
+	After  rawMembers
+	Source rawMembers
 }
+
+// rawStore is the storage rawObject reads an event's objects into, reused
+// from one event to the next: what is read there aliases the record being
+// read and lives no longer than it.
+type rawStore struct{ top, source, before, after rawMembers }
 
 // dbzPos is a change event's place in the connector's commit order:
 // PostgreSQL (last commit LSN, LSN, 0), MySQL (binlog file index, pos, row).
@@ -362,6 +369,7 @@ type dbzConverter struct {
 	keyBuf     []byte
 	payBuf     []byte
 	lineBuf    []byte
+	raw        rawStore          // the storage of the objects an event is read into
 	names      map[string]string // interned table and source names
 	schemas    map[string]int    // each distinct schema's number
 	schemaCols []map[string]bool // and its JSON columns
@@ -559,14 +567,14 @@ func (c *dbzConverter) read(e *dbzEvent) *Failure {
 }
 
 // position reads the connector's commit order from source.
-func (c *dbzConverter) position(src map[string]json.RawMessage) (dbzPos, *Failure) {
+func (c *dbzConverter) position(src rawMembers) (dbzPos, *Failure) {
 	var p dbzPos
 	switch c.connector {
 	case "postgresql":
 		// sequence is ["<last commit LSN>", "<LSN>"]: the first orders
 		// transactions by commit, the second changes within one (lsn alone
 		// is per change and not in commit order across transactions).
-		seq := rawString(src["sequence"])
+		seq := rawString(src.get("sequence"))
 		pair, ok := lsnPair(seq)
 		if !ok {
 			return p, c.fail("source.sequence", "a postgresql event without source.sequence [last commit LSN, LSN]: its commit order is unknown")
@@ -584,9 +592,9 @@ func (c *dbzConverter) position(src map[string]json.RawMessage) (dbzPos, *Failur
 	case "mysql":
 		var file string
 		var pos, row *uint64
-		json.Unmarshal(src["file"], &file)
-		json.Unmarshal(src["pos"], &pos)
-		json.Unmarshal(src["row"], &row)
+		json.Unmarshal(src.get("file"), &file)
+		json.Unmarshal(src.get("pos"), &pos)
+		json.Unmarshal(src.get("row"), &row)
 		dot := strings.LastIndexByte(file, '.')
 		idx, err := strconv.ParseUint(file[dot+1:], 10, 64)
 		if file == "" || dot < 0 || err != nil || pos == nil {
@@ -694,9 +702,9 @@ func (c *dbzConverter) signal(e *dbzEvent) *Failure {
 		row = env.Before
 	}
 	var id, typ, data string
-	json.Unmarshal(row["id"], &id)
-	json.Unmarshal(row["type"], &typ)
-	json.Unmarshal(row["data"], &data)
+	json.Unmarshal(row.get("id"), &id)
+	json.Unmarshal(row.get("type"), &typ)
+	json.Unmarshal(row.get("data"), &data)
 	var open *dbzChunk
 	if k := len(c.chunks); k > 0 && !c.chunks[k-1].closed {
 		open = c.chunks[k-1]
@@ -768,10 +776,12 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
 // toast: a placeholder for a value the connector did not read (an unchanged
 // TOASTed column) is not a full image (S-IMG): the row cannot be replayed.
-func (c *dbzConverter) toast(row map[string]json.RawMessage) *Failure {
+func (c *dbzConverter) toast(row rawMembers) *Failure {
 	b64 := `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="` // the placeholder as bytes
-	for col, raw := range row {
-		if bytes.Contains(raw, []byte(Placeholder)) || bytes.Contains(raw, []byte(b64[1:len(b64)-1])) {
+	// (a row read back from the sort: in name order, no repeated names)
+	for _, m := range row {
+		if raw := m.value; bytes.Contains(raw, []byte(Placeholder)) || bytes.Contains(raw, []byte(b64[1:len(b64)-1])) {
+			col := string(m.name)
 			return c.fail("after."+col, "column %q holds Debezium's unavailable-value placeholder (an unread TOAST value): the after image is not a full row image (S-IMG)", col)
 		}
 	}
@@ -779,11 +789,11 @@ func (c *dbzConverter) toast(row map[string]json.RawMessage) *Failure {
 }
 
 // key returns the row's primary key.
-func (c *dbzConverter) key(row map[string]json.RawMessage) (dkey, *Failure) {
+func (c *dbzConverter) key(row rawMembers) (dkey, *Failure) {
 	var parts []json.RawMessage
 	for _, col := range c.opt.Key {
-		raw, ok := row[col]
-		if !ok {
+		raw := row.get(col)
+		if raw == nil {
 			return dkey{}, c.fail(col, "the row has no key column %q", col)
 		}
 		parts = append(parts, raw)
@@ -861,16 +871,16 @@ func (c *dbzConverter) values(e *dbzEvent) (string, *Failure) {
 	if len(e.jsonCols) == 0 && len(c.opt.JSONColumns) == 0 {
 		return string(e.after), nil // the image as it was put in the sort: canonical
 	}
-	out := make(map[string]json.RawMessage, len(row))
-	for col, raw := range row {
-		if e.jsonCols[col] || slices.Contains(c.opt.JSONColumns, col) {
-			cj, err := canonJSONText(raw)
+	out := make(rawMembers, 0, len(row))
+	for _, m := range row { // (read back from the sort: no repeated names)
+		if col := string(m.name); e.jsonCols[col] || slices.Contains(c.opt.JSONColumns, col) {
+			cj, err := canonJSONText(m.value)
 			if err != nil {
-				return "", c.fail("after."+col, "column %q, JSON by its type, holds %s: %v", col, raw, err)
+				return "", c.fail("after."+col, "column %q, JSON by its type, holds %s: %v", col, m.value, err)
 			}
-			raw = cj
+			m.value = cj
 		}
-		out[col] = raw
+		out = append(out, m)
 	}
 	return canonRow(out), nil
 }
@@ -902,11 +912,14 @@ func canonJSONText(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // canonRow is a row image with its columns in name order.
-func canonRow(row map[string]json.RawMessage) string {
+func canonRow(row rawMembers) string { return string(appendCanonRow(nil, row)) }
+
+// appendCanonRow appends canonRow(row).
+func appendCanonRow(b []byte, row rawMembers) []byte {
 	if row == nil {
-		return "null"
+		return append(b, "null"...)
 	}
-	return canonJSON(row) // json.Marshal's: keys sorted, raw values compacted
+	return appendCanonJSON(b, row) // json.Marshal's: keys sorted, raw values compacted
 }
 
 // plan turns the windows into units. A chunk's domain is (previous end, end]

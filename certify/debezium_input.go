@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -140,31 +141,34 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 		c.skipped["tombstones"]++
 		return nil
 	}
-	top, err := rawObject(rec.value) // aliases the reader's buffer: nothing raw outlives parse
+	// aliases the reader's buffer, read into c.raw: nothing raw outlives parse
+	top, err := readObject(&c.raw.top, rec.value)
 	if err != nil {
 		return c.failAt(file, rec.line, "line", "a record value that is not a JSON object")
 	}
 	var schema json.RawMessage
-	if p, ok := top["payload"]; ok && top["schema"] != nil {
-		schema = top["schema"]
+	if p := top.get("payload"); p != nil && top.get("schema") != nil {
+		schema = top.get("schema")
 		if string(bytes.TrimSpace(p)) == "null" {
 			c.skipped["tombstones"]++
 			return nil
 		}
-		if top, err = rawObject(p); err != nil {
+		if top, err = readObject(&c.raw.top, p); err != nil {
 			return c.failAt(file, rec.line, "payload", "a payload that is not a JSON object")
 		}
 	}
 	has := func(names ...string) bool {
 		for _, n := range names {
-			if _, ok := top[n]; !ok {
+			if top.get(n) == nil {
 				return false
 			}
 		}
 		return true
 	}
+	// ts_ms alone (json.Unmarshal into a map keeps one of repeated names)
+	heartbeat := len(top) > 0 && !slices.ContainsFunc(top, func(m rawMember) bool { return string(m.name) != "ts_ms" })
 	switch {
-	case len(top) == 1 && has("ts_ms"): // io.debezium.connector.common.Heartbeat
+	case heartbeat: // io.debezium.connector.common.Heartbeat
 		c.skipped["heartbeats"]++
 		return nil
 	case has("status", "id") && !has("op"): // the transaction topic's BEGIN and END
@@ -185,7 +189,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 		return nil
 	}
 	e := &dbzEvent{file: file, line: rec.line}
-	err = e.envelope(top)
+	err = e.envelope(top, &c.raw)
 	if err != nil {
 		return c.failAt(file, rec.line, "line", "not a Debezium change event: %v", err)
 	}
@@ -200,7 +204,7 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 	if env.Source == nil {
 		return c.failAt(file, rec.line, "source", "a change event without source: its table and commit position are unknown")
 	}
-	connector := rawString(env.Source["connector"])
+	connector := rawString(env.Source.get("connector"))
 	switch {
 	case connector != "postgresql" && connector != "mysql":
 		return c.failAt(file, rec.line, "source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", connector)
@@ -209,14 +213,14 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 	case connector != c.connector:
 		return c.failAt(file, rec.line, "source.connector", "connector %q after %q: one recording is one connector's", connector, c.connector)
 	}
-	if rawString(env.Source["table"]) == "" {
+	if rawString(env.Source.get("table")) == "" {
 		return c.failAt(file, rec.line, "source.table", "an event without source.table: it cannot be told to belong to the table or not")
 	}
 	e.table = c.intern(fullName(env.Source))
-	e.db, e.snapshot = rawString(env.Source["db"]), rawString(env.Source["snapshot"])
+	e.db, e.snapshot = rawString(env.Source.get("db")), rawString(env.Source.get("snapshot"))
 	e.db, e.snapshot = c.intern(e.db), c.intern(e.snapshot)
-	e.txID = string(bytes.TrimSpace(env.Source["txId"]))
-	e.gtid = rawString(env.Source["gtid"])
+	e.txID = string(bytes.TrimSpace(env.Source.get("txId")))
+	e.gtid = rawString(env.Source.get("gtid"))
 	if e.initial = env.Op == "r" && e.snapshot != "incremental"; e.initial {
 		c.noteTable(e)
 		return nil // an initial snapshot's row: no place in the commit order
@@ -290,28 +294,30 @@ func (c *dbzConverter) intern(s string) string {
 // envelope decodes a change event's members from the record's top level.
 // The row images are kept as they came (the raw members), go with the
 // event into the sort by position, and are decoded again when it is
-// placed: a decoded image is several times its text.
-func (e *dbzEvent) envelope(top map[string]json.RawMessage) (err error) {
+// placed: a decoded image is several times its text. The objects are read
+// into st.
+func (e *dbzEvent) envelope(top rawMembers, st *rawStore) (err error) {
 	env := &e.env
 	for _, m := range []struct {
 		name string
-		to   *map[string]json.RawMessage
-	}{{"source", &env.Source}, {"before", &env.Before}, {"after", &env.After}} {
-		if raw, ok := top[m.name]; ok {
-			if *m.to, err = rawObject(raw); err != nil {
+		to   *rawMembers
+		buf  *rawMembers
+	}{{"source", &env.Source, &st.source}, {"before", &env.Before, &st.before}, {"after", &env.After, &st.after}} {
+		if raw := top.get(m.name); raw != nil {
+			if *m.to, err = readObject(m.buf, raw); err != nil {
 				return fmt.Errorf("member %q: %v", m.name, err)
 			}
 		}
 	}
-	if raw, ok := top["op"]; ok && raw[0] == '"' {
+	if raw := top.get("op"); raw != nil && raw[0] == '"' {
 		env.Op, err = jsonText(raw)
-	} else if ok {
+	} else if raw != nil {
 		err = json.Unmarshal(raw, &env.Op)
 	}
 	if err != nil {
 		return fmt.Errorf("member \"op\": %v", err)
 	}
-	if raw, ok := top["transaction"]; ok && string(raw) != "null" {
+	if raw := top.get("transaction"); raw != nil && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &env.Transaction); err != nil {
 			return fmt.Errorf("member \"transaction\": %v", err)
 		}
@@ -321,8 +327,8 @@ func (e *dbzEvent) envelope(top map[string]json.RawMessage) (err error) {
 
 // fullName is the table's name as Debezium's collections name it:
 // schema.table for PostgreSQL, db.table for MySQL.
-func fullName(src map[string]json.RawMessage) string {
-	db, schema, table := rawString(src["db"]), rawString(src["schema"]), rawString(src["table"])
+func fullName(src rawMembers) string {
+	db, schema, table := rawString(src.get("db")), rawString(src.get("schema")), rawString(src.get("table"))
 	if schema != "" {
 		return schema + "." + table
 	}

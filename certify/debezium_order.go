@@ -120,7 +120,8 @@ func (r *payloadReader) bytes() []byte {
 }
 
 // decodeEvent rebuilds an event from its key and payload; its images alias
-// the payload, which lives until the next record of the sort.
+// the payload, which lives until the next record of the sort, and are read
+// into c.raw, reused by the next.
 func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent) error {
 	*e = dbzEvent{}
 	decodeEventKey(k, e)
@@ -145,8 +146,8 @@ func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent) error {
 	before := r.bytes()
 	e.after = r.bytes()
 	var err error
-	if e.env.Before, err = rawObject(before); err == nil {
-		e.env.After, err = rawObject(e.after)
+	if e.env.Before, err = readObject(&c.raw.before, before); err == nil {
+		e.env.After, err = readObject(&c.raw.after, e.after)
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -56,40 +57,92 @@ func FuzzDebezium(f *testing.F) {
 	})
 }
 
-// rawObject, validJSON and canonJSON answer as encoding/json does.
+// rawObject, validJSON and canonJSON answer as encoding/json does, the
+// members read into fresh storage or into storage used before.
 func FuzzRawObject(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[true,null],"a":"x"}`, ` null `, `{}`, `[1]`, `{"a\u0041":"\u00e9"}`, `{"a":1e5,"b":-0.5E-3}`, `{"x":{"y":{}}} x`,
 		`{"k":"<&>"}`, `{"k": [1, 2]}`, "{\"\xff\":1}", `{"a":"\x"}`, `{"a":01}`, `{"a":"` + "\u2028" + `"}`,
-		`{"seq":"[\"1000\",\"1008\"]","e":"x\\y\/z\n\t\b\f\r","u":"\u0041\n"}`, `{"bad":"\q"}`} {
+		`{"seq":"[\"1000\",\"1008\"]","e":"x\\y\/z\n\t\b\f\r","u":"\u0041\n"}`, `{"bad":"\q"}`,
+		`{"b":1,"a":2,"b":3,"\u0061":4,"c":{"a":5}}`} {
 		f.Add([]byte(s))
 	}
+	used := rawMembers{{[]byte("a"), json.RawMessage("1")}, {[]byte("zz"), json.RawMessage("2")}, {[]byte("b"), json.RawMessage("3")}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var want map[string]json.RawMessage
 		wantErr := json.Unmarshal(b, &want)
-		got, err := rawObject(b)
-		if (err == nil) != (wantErr == nil) {
-			t.Fatalf("%q: error %v, encoding/json %v", b, err, wantErr)
-		}
-		if validJSON(b) != json.Valid(b) {
-			t.Fatalf("%q: valid %v", b, validJSON(b))
-		}
-		if err != nil {
-			return
-		}
-		if (got == nil) != (want == nil) || !maps.EqualFunc(got, want, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
-			t.Fatalf("%q: %q, encoding/json %q", b, got, want)
-		}
-		if got != nil {
-			w, _ := json.Marshal(want)
-			if c := canonJSON(got); c != string(w) {
-				t.Fatalf("%q: canonical %s, encoding/json %s", b, c, w)
+		for _, dst := range []rawMembers{nil, slices.Clone(used)} {
+			got, err := rawObject(dst, b)
+			if (err == nil) != (wantErr == nil) {
+				t.Fatalf("%q: error %v, encoding/json %v", b, err, wantErr)
 			}
-		}
-		for k, v := range got {
-			var s string
-			if json.Unmarshal(v, &s) == nil && rawString(v) != s {
-				t.Fatalf("%q member %q: %q, encoding/json %q", b, k, rawString(v), s)
+			if validJSON(b) != json.Valid(b) {
+				t.Fatalf("%q: valid %v", b, validJSON(b))
+			}
+			if err != nil {
+				return
+			}
+			var asMap map[string]json.RawMessage // the last of repeated names
+			if got != nil {
+				asMap = map[string]json.RawMessage{}
+				for _, m := range got {
+					asMap[string(m.name)] = m.value
+				}
+			}
+			if (got == nil) != (want == nil) || !maps.EqualFunc(asMap, want, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+				t.Fatalf("%q: %q, encoding/json %q", b, got, want)
+			}
+			for _, m := range append(slices.Clone(got), used...) {
+				if v, w := got.get(string(m.name)), want[string(m.name)]; !bytes.Equal(v, w) || (v == nil) != (w == nil) {
+					t.Fatalf("%q: get(%q) %q, encoding/json %q", b, m.name, v, w)
+				}
+			}
+			if got != nil {
+				w, _ := json.Marshal(want)
+				if c := canonJSON(got); c != string(w) {
+					t.Fatalf("%q: canonical %s, encoding/json %s", b, c, w)
+				}
+			}
+			for _, m := range got {
+				var s string
+				if json.Unmarshal(m.value, &s) == nil && rawString(m.value) != s {
+					t.Fatalf("%q member %q: %q, encoding/json %q", b, m.name, rawString(m.value), s)
+				}
 			}
 		}
 	})
+}
+
+// readObject keeps its storage for the next object: the members of one read
+// are overwritten by the next (nothing read outlives the record), and an
+// empty object is not null.
+func TestReadObject(t *testing.T) {
+	var buf rawMembers
+	a, err := readObject(&buf, []byte(`{"id":1,"name":"x","id":2}`))
+	if err != nil || len(a) != 3 || string(a.get("id")) != "2" || string(a.get("name")) != `"x"` || a.get("nope") != nil {
+		t.Fatalf("%q %v", a, err)
+	}
+	if cap(buf) < 3 || &buf[:1][0] != &a[0] {
+		t.Fatalf("storage not kept: cap %d", cap(buf))
+	}
+	b, err := readObject(&buf, []byte(` { "k" : [1, 2] } `))
+	if err != nil || len(b) != 1 || &b[0] != &a[0] || string(a[0].name) != "k" || string(b.get("k")) != "[1, 2]" {
+		t.Fatalf("%q %v: the storage is not reused", b, err)
+	}
+	if m, err := readObject(&buf, []byte(`null`)); m != nil || err != nil {
+		t.Fatalf("null: %q %v", m, err)
+	}
+	var none rawMembers
+	if m, err := readObject(&none, []byte(`{}`)); m == nil || len(m) != 0 || err != nil {
+		t.Fatalf("{}: %#v %v", m, err)
+	}
+	if m, err := readObject(&buf, []byte(`[1]`)); m != nil || err == nil || cap(buf) < 3 {
+		t.Fatalf("[1]: %q %v, cap %d", m, err, cap(buf))
+	}
+	if c := canonRow(nil); c != "null" {
+		t.Fatalf("canonRow(nil) %s", c)
+	}
+	row, _ := readObject(&buf, []byte(`{"b":1,"a":[1, 2],"b":"z","\u0063":null}`))
+	if c := string(appendCanonRow([]byte("x"), row)); c != `x{"a":[1,2],"b":"z","c":null}` {
+		t.Fatalf("canonical %s", c)
+	}
 }

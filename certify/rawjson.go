@@ -1,6 +1,7 @@
 package certify
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -15,10 +16,33 @@ import (
 
 var errJSON = errors.New("invalid JSON")
 
-// rawObject is json.Unmarshal(b, &m) for a map[string]json.RawMessage m:
-// nil for null, an error for anything but an object or null, the last of
-// repeated members. The values alias b.
-func rawObject(b []byte) (map[string]json.RawMessage, error) {
+// rawMember is a member of a JSON object read by rawObject: its name,
+// decoded, and its value's text.
+type rawMember struct {
+	name  []byte
+	value json.RawMessage
+}
+
+// rawMembers is an object's members in the order written, repeated names
+// included; get answers as a map read by json.Unmarshal does.
+type rawMembers []rawMember
+
+// get is the value of the last member named name (encoding/json keeps the
+// last of repeated members), nil if there is none.
+func (m rawMembers) get(name string) json.RawMessage {
+	for i := len(m) - 1; i >= 0; i-- {
+		if string(m[i].name) == name {
+			return m[i].value
+		}
+	}
+	return nil
+}
+
+// rawObject is json.Unmarshal(b, &m) for a map[string]json.RawMessage m,
+// its members appended to dst[:0] (whose storage it reuses): nil for null,
+// an error for anything but an object or null. Names and values alias b
+// (a name that needs decoding excepted).
+func rawObject(dst rawMembers, b []byte) (rawMembers, error) {
 	j := jsonScan{scanner{b: b}}
 	j.space()
 	if j.literal("null") {
@@ -35,7 +59,10 @@ func rawObject(b []byte) (map[string]json.RawMessage, error) {
 		return nil, errors.New("not a JSON object")
 	}
 	j.i++
-	m := map[string]json.RawMessage{}
+	m := dst[:0]
+	if m == nil {
+		m = rawMembers{} // an object, even empty, is not null
+	}
 	j.space()
 	if !j.eat('}') {
 		for {
@@ -44,7 +71,7 @@ func rawObject(b []byte) (map[string]json.RawMessage, error) {
 			if !j.str() {
 				return nil, errJSON
 			}
-			name, err := jsonText(b[start:j.i])
+			name, err := jsonName(b[start:j.i:j.i])
 			if err != nil {
 				return nil, err
 			}
@@ -57,7 +84,7 @@ func rawObject(b []byte) (map[string]json.RawMessage, error) {
 			if !j.value(2) {
 				return nil, errJSON
 			}
-			m[name] = b[start:j.i:j.i]
+			m = append(m, rawMember{name, b[start:j.i:j.i]})
 			j.space()
 			if j.eat(',') {
 				continue
@@ -73,6 +100,35 @@ func rawObject(b []byte) (map[string]json.RawMessage, error) {
 		return nil, errJSON
 	}
 	return m, nil
+}
+
+// readObject is rawObject into the storage at *buf, which keeps the
+// larger storage for the next object read there.
+func readObject(buf *rawMembers, b []byte) (rawMembers, error) {
+	m, err := rawObject(*buf, b)
+	if cap(m) > cap(*buf) {
+		*buf = m[:0]
+	}
+	return m, err
+}
+
+// jsonName is jsonText for a member's name, as bytes: the token's inside
+// (aliasing it) when it needs no decoding.
+func jsonName(raw []byte) ([]byte, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' {
+		plain := true
+		for _, c := range raw[1 : n-1] {
+			if c == '\\' || c >= utf8.RuneSelf {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return raw[1 : n-1 : n-1], nil
+		}
+	}
+	s, err := jsonText(raw)
+	return []byte(s), err
 }
 
 // validJSON is json.Valid.
@@ -157,44 +213,59 @@ func rawString(raw json.RawMessage) string {
 	return s
 }
 
-// canonJSON is json.Marshal(row) for a row image read by rawObject: the
+// appendCanonJSON appends json.Marshal(row) for a map row holding the
+// members of an object read by rawObject (the last of repeated names): the
 // members in name order, each value compacted. Names and values that
 // json.Marshal would escape or compact take its path.
-func canonJSON(row map[string]json.RawMessage) string {
-	var buf [32]string
-	names := buf[:0]
-	for k := range row {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	n := 2
-	for _, k := range names {
-		if len(row[k]) == 0 || !marshalsAsIs(k, false) || !marshalsAsIs(string(row[k]), true) {
-			b, _ := json.Marshal(row)
-			return string(b)
+func appendCanonJSON(b []byte, row rawMembers) []byte {
+	var buf [32]rawMember
+	ms := append(buf[:0], row...)
+	slices.SortStableFunc(ms, func(x, y rawMember) int { return bytes.Compare(x.name, y.name) })
+	// of repeated names, the last written (last after a stable sort)
+	u := 0
+	for i := range ms {
+		if i+1 < len(ms) && bytes.Equal(ms[i].name, ms[i+1].name) {
+			continue
 		}
-		n += len(k) + 4 + len(row[k])
+		ms[u] = ms[i]
+		u++
 	}
-	b := make([]byte, 0, n)
+	ms = ms[:u]
+	n := 2
+	for _, m := range ms {
+		if len(m.value) == 0 || !marshalsAsIs(m.name, false) || !marshalsAsIs(m.value, true) {
+			asMap := make(map[string]json.RawMessage, len(ms))
+			for _, m := range ms {
+				asMap[string(m.name)] = m.value
+			}
+			out, _ := json.Marshal(asMap)
+			return append(b, out...)
+		}
+		n += len(m.name) + 4 + len(m.value)
+	}
+	b = slices.Grow(b, n)
 	b = append(b, '{')
-	for i, k := range names {
+	for i, m := range ms {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		b = append(b, k...)
+		b = append(b, m.name...)
 		b = append(b, '"', ':')
-		b = append(b, row[k]...)
+		b = append(b, m.value...)
 	}
-	return string(append(b, '}'))
+	return append(b, '}')
 }
+
+// canonJSON is appendCanonJSON's text.
+func canonJSON(row rawMembers) string { return string(appendCanonJSON(nil, row)) }
 
 // marshalsAsIs says json.Marshal writes s unchanged: a name (inside its
 // quotes) of printable ASCII other than a quote or backslash, or a value
 // with no space outside its strings; neither with the characters Marshal
 // escapes for HTML (<, >, &) or any byte beyond ASCII (U+2028, U+2029 and
 // invalid UTF-8 are rewritten).
-func marshalsAsIs(s string, value bool) bool {
+func marshalsAsIs(s []byte, value bool) bool {
 	in := false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
