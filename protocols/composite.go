@@ -80,10 +80,10 @@ var compScanNames = [...]string{"idle", "lo recorded", "read", "hi recorded"}
 // compositeState is one state of the composite model.
 type compositeState struct {
 	Cap   model.Capture
-	Chunk [model.MaxUnits]uint8 // the chunk of plan unit i (chunks are recorded in any order)
 	Buf   model.KeySet          // rows buffered by the open units (domains are disjoint: one set); values in Refresh
 	Scan  compScan              // the chunked unit's progress (mixed)
 	Onset model.Coord           // with an Onset part: the claimed c* plus one; 0 = no claim yet
+	Chunk [model.MaxUnits]uint8 // the chunk of plan unit i (chunks are recorded in any order); last, after the fields it is encoded with (Layout)
 }
 
 type compositeKind uint8

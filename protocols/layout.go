@@ -30,7 +30,8 @@ import (
 // (padding, a row's label, fields not declared) as zero; then a PerUnit
 // field's (last, if any) elements of the units recorded. A call copies
 // that block in 8-byte words: classic's three bytes and dump's six are
-// one word, readonly's twenty-one three.
+// one word, readonly's twenty-one three, and composite's four with its
+// four per-unit bytes right after them one.
 type Layout[S any] struct {
 	capOff uintptr
 	fields []LayoutField
@@ -42,7 +43,9 @@ type Layout[S any] struct {
 	fixed int
 	full  []uint64
 	last  word
-	one   bool // last is all: no loop, no branch (classic, dump)
+	// one: last is all, a PerUnit field's bytes (if any) right after the
+	// block's and in its word: no loop (classic, dump, composite).
+	one bool
 	// perUnit: the last field is PerUnit, its bytes are unit's, of which
 	// a call takes as many as there are units recorded.
 	perUnit bool
@@ -211,6 +214,15 @@ func NewLayout[S any](keys int, fields ...LayoutField) *Layout[S] {
 	l.last.keep = keep(rest, l.last.n)
 	l.last.mask = l.last.keep << l.last.shift
 	l.one = whole == 0 && l.packed == nil && !l.perUnit
+	if u := l.unit.at + uintptr(l.unit.shift/8); whole == 0 && l.packed == nil && l.perUnit &&
+		(l.fixed == 0 || u == rest+uintptr(l.last.n)) && l.last.n+model.MaxUnits <= 8 {
+		if l.fixed == 0 {
+			rest = u
+		}
+		keep := keep(rest, l.last.n) | (^uint64(0)>>(64-8*model.MaxUnits))<<(8*l.last.n)
+		l.last = newWord(rest, l.last.n+model.MaxUnits, t.Size())
+		l.last.keep, l.last.mask, l.one = keep, keep<<l.last.shift, true
+	}
 	return l
 }
 
@@ -289,7 +301,10 @@ func (l *Layout[S]) Encode(s *S, buf []byte) []byte {
 	p, o := unsafe.Pointer(s), len(buf)
 	if l.one && cap(buf)-o >= 8 { // AppendTo leaves 8 bytes' room
 		binary.LittleEndian.PutUint64(buf[o:o+8], l.last.load(p))
-		return buf[:o+l.last.n]
+		if l.perUnit {
+			return buf[:o+l.fixed+int(c.Plan.N)]
+		}
+		return buf[:o+l.fixed]
 	}
 	if f := l.packed; f != nil {
 		var x byte
@@ -322,13 +337,14 @@ func (l *Layout[S]) Encode(s *S, buf []byte) []byte {
 func (l *Layout[S]) Decode(in []byte, s *S) error {
 	c := l.capture(s)
 	b, ok := c.DecodeFrom(in)
-	if l.one && ok && len(b) == l.fixed && len(in) >= 8 {
-		l.last.store(unsafe.Pointer(s), wordAt(in, len(in)-len(b)), l.last.mask)
-		return nil
-	}
 	n := l.fixed
 	if l.perUnit {
 		n += int(c.Plan.N)
+	}
+	if l.one && ok && len(b) == n && len(in) >= 8 {
+		x := &l.last
+		x.store(unsafe.Pointer(s), wordAt(in, len(in)-len(b)), x.mask&(^uint64(0)>>(64-8*n)<<x.shift))
+		return nil
 	}
 	if l.packed != nil {
 		n++
