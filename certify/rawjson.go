@@ -115,20 +115,26 @@ func readObject(buf *rawMembers, b []byte) (rawMembers, error) {
 // jsonName is jsonText for a member's name, as bytes: the token's inside
 // (aliasing it) when it needs no decoding.
 func jsonName(raw []byte) ([]byte, error) {
-	if n := len(raw); n >= 2 && raw[0] == '"' {
-		plain := true
-		for _, c := range raw[1 : n-1] {
-			if c == '\\' || c >= utf8.RuneSelf {
-				plain = false
-				break
-			}
-		}
-		if plain {
-			return raw[1 : n-1 : n-1], nil
-		}
+	if in, ok := plainString(raw); ok {
+		return in, nil
 	}
 	s, err := jsonText(raw)
 	return []byte(s), err
+}
+
+// plainString is the inside of a string token that needs no decoding (no
+// escape, ASCII only); ok is false for any other token.
+func plainString(raw []byte) (in []byte, ok bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' {
+		return nil, false
+	}
+	for _, c := range raw[1 : n-1] {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return nil, false
+		}
+	}
+	return raw[1 : n-1 : n-1], true
 }
 
 // validJSON is json.Valid.
@@ -145,17 +151,10 @@ func validJSON(b []byte) bool {
 // jsonText is json.Unmarshal(raw, &s) for a valid string token raw, without
 // reflection when the text needs no decoding.
 func jsonText(raw []byte) (string, error) {
+	if in, ok := plainString(raw); ok {
+		return string(in), nil
+	}
 	if n := len(raw); n >= 2 && raw[0] == '"' {
-		plain := true
-		for _, c := range raw[1 : n-1] {
-			if c == '\\' || c >= utf8.RuneSelf {
-				plain = false
-				break
-			}
-		}
-		if plain {
-			return string(raw[1 : n-1]), nil
-		}
 		if s, ok := unescapeASCII(raw[1 : n-1]); ok {
 			return s, nil
 		}
