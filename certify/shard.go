@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"container/heap"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -13,6 +12,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -176,86 +176,138 @@ func (p *partRun) put(file int, b []byte) {
 	p.n[file]++
 }
 
-// partRecord is a record read back.
+// partRecord is a record read back: an entry (at, key, value, tag) or a
+// present key of the cut (key, value). key and v alias the reader's
+// buffers: they hold until the reader has read one more record.
 type partRecord struct {
 	at  stamp
-	e   entry
 	key []byte
+	v   []byte
+	tag int64
+}
+
+// entry is the record as the verifier's entry, for a failure's report.
+func (r *partRecord) entry(kk keyKind, line int64) *entry {
+	return &entry{k: kk.fromStore(r.key), v: string(r.v), tag: r.tag, line: line}
 }
 
 type partReader struct {
-	r   *bufio.Reader
-	h   hash.Hash
-	n   int64
-	err error
-	key []byte // the last cut record's
-	val string
+	r    *bufio.Reader
+	h    hash.Hash
+	n    int64
+	err  error
+	bufs [2][]byte // a record's bytes, in turn: the last one read holds
+	turn int
 }
 
 // nextCut reads a cut record: a present key and its value.
-func (pr *partReader) nextCut() bool {
+func (pr *partReader) nextCut(r *partRecord) bool {
+	if !pr.more() {
+		return false
+	}
+	buf := pr.take()
+	buf = pr.field(buf)
+	kl := len(buf)
+	buf = pr.field(buf)
+	return pr.done(r, buf, kl)
+}
+
+// next reads an entry record; false at the end or on an error.
+func (pr *partReader) next(r *partRecord) bool {
+	if !pr.more() {
+		return false
+	}
+	r.at.Line = int64(pr.uvarint())
+	r.at.Step = int64(pr.uvarint())
+	buf := pr.take()
+	buf = pr.field(buf)
+	kl := len(buf)
+	buf = pr.field(buf)
+	r.tag = pr.varint()
+	if !pr.done(r, buf, kl) {
+		return false
+	}
+	r.at.Key = r.key
+	return true
+}
+
+// more reports whether a record follows.
+func (pr *partReader) more() bool {
+	if pr.err != nil {
+		return false
+	}
 	if _, err := pr.r.Peek(1); err != nil {
 		if err != io.EOF {
 			pr.err = err
 		}
 		return false
 	}
-	pr.key = pr.bytes(pr.uvarint())
-	pr.val = string(pr.bytes(pr.uvarint()))
+	return true
+}
+
+// take is the buffer for the next record, not the last one's.
+func (pr *partReader) take() []byte {
+	pr.turn ^= 1
+	return pr.bufs[pr.turn][:0]
+}
+
+// done ends a record read into buf, its key the first kl bytes.
+func (pr *partReader) done(r *partRecord, buf []byte, kl int) bool {
+	pr.bufs[pr.turn] = buf
 	if pr.err != nil {
 		return false
 	}
+	r.key, r.v = buf[:kl:kl], buf[kl:]
 	pr.n++
 	return true
 }
 
-func (pr *partReader) ReadByte() (byte, error) { return pr.r.ReadByte() }
-
-func (pr *partReader) bytes(n uint64) []byte {
+// field appends a length-prefixed byte string to b.
+func (pr *partReader) field(b []byte) []byte {
+	n := pr.uvarint()
+	if pr.err != nil {
+		return b
+	}
 	if n > 1<<30 {
 		pr.err = errors.New("a record longer than 1 GiB")
-		return nil
+		return b
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(pr.r, b); err != nil {
+	start := len(b)
+	b = slices.Grow(b, int(n))[:start+int(n)]
+	if _, err := io.ReadFull(pr.r, b[start:]); err != nil {
 		pr.err = err
 	}
 	return b
 }
 
+// uvarint and varint decode in the reader's buffer; near the end of the
+// stream (or on a malformed varint) binary's readers say what is wrong.
 func (pr *partReader) uvarint() uint64 {
-	x, err := binary.ReadUvarint(pr)
-	if err != nil && pr.err == nil {
-		pr.err = err
+	if pr.err != nil {
+		return 0
 	}
+	b, _ := pr.r.Peek(binary.MaxVarintLen64)
+	if x, n := binary.Uvarint(b); n > 0 {
+		pr.r.Discard(n)
+		return x
+	}
+	x, err := binary.ReadUvarint(pr.r)
+	pr.err = err
 	return x
 }
 
-// next reads an entry record; false at the end or on an error.
-func (pr *partReader) next(kk keyKind) (partRecord, bool) {
-	var r partRecord
-	if _, err := pr.r.Peek(1); err != nil {
-		if err != io.EOF {
-			pr.err = err
-		}
-		return r, false
-	}
-	r.at.Line = int64(pr.uvarint())
-	r.at.Step = int64(pr.uvarint())
-	r.key = pr.bytes(pr.uvarint())
-	r.at.Key = r.key
-	r.e.v = string(pr.bytes(pr.uvarint()))
-	tag, err := binary.ReadVarint(pr)
-	if err != nil && pr.err == nil {
-		pr.err = err
-	}
+func (pr *partReader) varint() int64 {
 	if pr.err != nil {
-		return r, false
+		return 0
 	}
-	r.e.tag = tag
-	r.e.k = kk.fromStore(r.key)
-	pr.n++
-	return r, true
+	b, _ := pr.r.Peek(binary.MaxVarintLen64)
+	if x, n := binary.Varint(b); n > 0 {
+		pr.r.Discard(n)
+		return x
+	}
+	x, err := binary.ReadVarint(pr.r)
+	pr.err = err
+	return x
 }
 
 // hashingReader hashes what is read through it; rest reads the remainder,
@@ -506,14 +558,15 @@ func MergeParts(parts []*Part, files [][3]io.Reader) (*Result, error) {
 		res = &Result{Verdict: Accept, Cut: &c, Assumes: p0.Assumes}
 	}
 	// Every stream, read to its end, must be the one its part describes.
+	var rec partRecord
 	for i, p := range parts {
 		for f := range 3 {
 			pr := readers[i][f]
 			if f == fileCut {
-				for pr.err == nil && pr.nextCut() {
+				for pr.nextCut(&rec) {
 				}
 			} else {
-				for ok := true; ok; _, ok = pr.next(kind) {
+				for pr.next(&rec) {
 				}
 			}
 			if pr.err == io.EOF {
@@ -531,59 +584,62 @@ func MergeParts(parts []*Part, files [][3]io.Reader) (*Result, error) {
 	return res, nil
 }
 
-// recordHeap merges the parts' streams of one kind by their order.
-type recordHeap struct {
-	head []partRecord
-	src  []int
+// merged yields the records of the parts' streams in order: a heap of
+// the streams by their next record.
+type merged struct {
+	rs   []*partReader
+	cur  []partRecord // each stream's next record
+	h    []int        // the streams with one
+	read func(*partReader, *partRecord) bool
 	less func(a, b *partRecord) bool
 }
 
-func (h *recordHeap) Len() int           { return len(h.head) }
-func (h *recordHeap) Less(i, j int) bool { return h.less(&h.head[i], &h.head[j]) }
-func (h *recordHeap) Swap(i, j int) {
-	h.head[i], h.head[j] = h.head[j], h.head[i]
-	h.src[i], h.src[j] = h.src[j], h.src[i]
-}
-func (h *recordHeap) Push(any) {}
-func (h *recordHeap) Pop() any {
-	n := len(h.head) - 1
-	h.head, h.src = h.head[:n], h.src[:n]
-	return nil
-}
-
-// merged yields the records of the parts' streams in order.
-type merged struct {
-	h     recordHeap
-	rs    []*partReader
-	kind  keyKind
-	read  func(*partReader) (partRecord, bool)
-	empty bool
-}
-
-func newMerged(rs []*partReader, kind keyKind, read func(*partReader) (partRecord, bool), less func(a, b *partRecord) bool) *merged {
-	m := &merged{rs: rs, kind: kind, read: read, h: recordHeap{less: less}}
+func newMerged(rs []*partReader, read func(*partReader, *partRecord) bool, less func(a, b *partRecord) bool) *merged {
+	m := &merged{rs: rs, cur: make([]partRecord, len(rs)), read: read, less: less}
 	for i, r := range rs {
-		if rec, ok := read(r); ok {
-			m.h.head, m.h.src = append(m.h.head, rec), append(m.h.src, i)
+		if read(r, &m.cur[i]) {
+			m.h = append(m.h, i)
 		}
 	}
-	heap.Init(&m.h)
+	for i := len(m.h)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
 	return m
 }
 
-// next is the least record left; false when every stream has ended.
-func (m *merged) next() (partRecord, bool) {
-	if len(m.h.head) == 0 {
-		return partRecord{}, false
+func (m *merged) down(i int) {
+	h := m.h
+	for {
+		j := 2*i + 1
+		if j >= len(h) {
+			return
+		}
+		if r := j + 1; r < len(h) && m.less(&m.cur[h[r]], &m.cur[h[j]]) {
+			j = r
+		}
+		if !m.less(&m.cur[h[j]], &m.cur[h[i]]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
 	}
-	rec, i := m.h.head[0], m.h.src[0]
-	if nr, ok := m.read(m.rs[i]); ok {
-		m.h.head[0] = nr
-		heap.Fix(&m.h, 0)
-	} else {
-		heap.Pop(&m.h)
+}
+
+// next puts the least record left in rec, which holds until the next
+// call; false when every stream has ended.
+func (m *merged) next(rec *partRecord) bool {
+	if len(m.h) == 0 {
+		return false
 	}
-	return rec, true
+	i := m.h[0]
+	*rec = m.cur[i]
+	if !m.read(m.rs[i], &m.cur[i]) {
+		last := len(m.h) - 1
+		m.h[0] = m.h[last]
+		m.h = m.h[:last]
+	}
+	m.down(0)
+	return true
 }
 
 // comparePrefix compares the discipline's entries with the recorded ones,
@@ -594,23 +650,22 @@ func comparePrefix(discipline string, kind keyKind, readers [][3]*partReader) (*
 		for i := range readers {
 			rs[i] = readers[i][f]
 		}
-		return newMerged(rs, kind, func(r *partReader) (partRecord, bool) { return r.next(kind) }, less)
+		return newMerged(rs, (*partReader).next, less)
 	}
 	exp := side(fileExp, func(a, b *partRecord) bool { return a.at.cmp(b.at) < 0 })
 	act := side(fileAct, func(a, b *partRecord) bool { return a.at.Line < b.at.Line })
+	var e, a partRecord
 	for n := int64(0); ; n++ {
-		e, okE := exp.next()
-		a, okA := act.next()
-		a.e.line = a.at.Line
+		okE, okA := exp.next(&e), act.next(&a)
 		switch {
 		case !okE && !okA:
 			return nil, nil
 		case !okA:
-			return prefixFailure(discipline, n, &e.e, nil), nil
+			return prefixFailure(discipline, n, e.entry(kind, 0), nil), nil
 		case !okE:
-			return prefixFailure(discipline, n, nil, &a.e), nil
-		case e.e.k.s != a.e.k.s || e.e.v != a.e.v || e.e.tag != a.e.tag:
-			return prefixFailure(discipline, n+1, &e.e, &a.e), nil
+			return prefixFailure(discipline, n, nil, a.entry(kind, a.at.Line)), nil
+		case !bytes.Equal(e.key, a.key) || !bytes.Equal(e.v, a.v) || e.tag != a.tag:
+			return prefixFailure(discipline, n+1, e.entry(kind, 0), a.entry(kind, a.at.Line)), nil
 		}
 	}
 }
@@ -621,24 +676,20 @@ func mergeCut(kind keyKind, readers [][3]*partReader) (string, error) {
 	for i := range readers {
 		rs[i] = readers[i][fileCut]
 	}
-	read := func(r *partReader) (partRecord, bool) {
-		var rec partRecord
-		ok := r.nextCut()
-		rec.key, rec.e.v = r.key, r.val
-		return rec, ok
-	}
-	m := newMerged(rs, kind, read, func(a, b *partRecord) bool { return bytes.Compare(a.key, b.key) < 0 })
+	m := newMerged(rs, (*partReader).nextCut, func(a, b *partRecord) bool { return bytes.Compare(a.key, b.key) < 0 })
 	h := sha256.New()
-	var buf []byte
-	for rec, ok := m.next(); ok; rec, ok = m.next() {
-		buf = cutLine(buf[:0], kind.fromStore(rec.key).s, rec.e.v)
+	var buf, kb []byte
+	var rec partRecord
+	for m.next(&rec) {
+		kb = kind.appendStored(kb[:0], rec.key)
+		buf = cutLine(buf[:0], kb, rec.v)
 		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // cutLine is a present key's line of the cut's digest.
-func cutLine(buf []byte, k, out string) []byte {
+func cutLine[K, V string | []byte](buf []byte, k K, out V) []byte {
 	buf = append(buf, k...)
 	buf = append(buf, '\t')
 	buf = append(buf, out...)

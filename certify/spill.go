@@ -2,6 +2,7 @@ package certify
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -129,6 +132,14 @@ func (kk keyKind) storeKey(buf []byte, k key) []byte {
 		return binary.BigEndian.AppendUint64(buf, uint64(k.n)^1<<63)
 	}
 	return append(buf, k.s...)
+}
+
+// appendStored appends the text of the key stored as b (key.s).
+func (kk keyKind) appendStored(buf, b []byte) []byte {
+	if kk == kindInteger {
+		return strconv.AppendInt(buf, int64(binary.BigEndian.Uint64(b)^1<<63), 10)
+	}
+	return append(buf, b...)
 }
 
 func (kk keyKind) fromStore(b []byte) key {
@@ -274,6 +285,7 @@ func (v *verifier) evict() {
 	v.sp.fail(wb.Flush())
 	v.stats.Spills++
 	v.keys.clear()
+	v.sorted = nil
 	for i := range v.units {
 		v.units[i].members = v.units[i].members[:0]
 	}
@@ -422,11 +434,14 @@ func (v *verifier) eachMember(i int, fn func(*keyState) bool) {
 	}
 }
 
-// eachSorted calls fn with every state, in key order.
+// eachSorted calls fn with every state, in key order. The resident
+// states' order is kept for the next call while no state is made or
+// evicted (the virtual-cut check and the cut both walk it).
 func (v *verifier) eachSorted(fn func(*keyState)) {
-	res := make([]*keyState, 0, v.keys.n)
-	v.keys.each(func(ks *keyState) { res = append(res, ks) })
-	slices.SortFunc(res, func(a, b *keyState) int { return v.kind.cmp(a.k, b.k) })
+	if len(v.sorted) != v.keys.n {
+		v.sorted = v.sortStates(v.sorted[:0])
+	}
+	res := v.sorted
 	a := 0
 	v.spilledRange(interval{unit: -1}, func(ks *keyState) bool {
 		for a < len(res) && v.kind.cmp(res[a].k, ks.k) < 0 {
@@ -439,6 +454,28 @@ func (v *verifier) eachSorted(fn func(*keyState)) {
 	for ; a < len(res); a++ {
 		fn(res[a])
 	}
+}
+
+// sortStates appends the resident states to res in key order. They are
+// sorted by a copy of their keys beside them: compared through the
+// pointers, most of the time went to fetching scattered states.
+func (v *verifier) sortStates(res []*keyState) []*keyState {
+	type byKey struct {
+		n  int64
+		s  string
+		ks *keyState
+	}
+	all := make([]byKey, 0, v.keys.n)
+	v.keys.each(func(ks *keyState) { all = append(all, byKey{ks.k.n, ks.k.s, ks}) })
+	if v.kind == kindInteger {
+		slices.SortFunc(all, func(a, b byKey) int { return cmp.Compare(a.n, b.n) })
+	} else {
+		slices.SortFunc(all, func(a, b byKey) int { return strings.Compare(a.s, b.s) })
+	}
+	for _, b := range all {
+		res = append(res, b.ks)
+	}
+	return res
 }
 
 // queue is a FIFO of entries: s[h:] in memory, then n entries in a file,

@@ -285,6 +285,7 @@ type verifier struct {
 	maxQueue  int   // entries of the backlog held in memory
 	lineBytes int64 // bytes of the lines read, for the estimates
 	keyBuf    []byte
+	sorted    []*keyState // the resident states in key order (eachSorted)
 
 	// A part of a split verification (shard.go): the keys it owns, where
 	// each failure was found, and the discipline's and the recorded
