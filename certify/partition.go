@@ -380,15 +380,17 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, free <-chan *batch
 	mk := marks(pt.header)
 	coalesce := mk != nil
 	inRun := false // the batch's last record is a run that may grow
+	sr := &skelReader{r: skel, buf: make([]byte, 64<<10)}
 	for {
 		b := nextBatch(free)
 		var err error
 		inRun = false
 		for len(b.lines) < 4096 && len(b.buf) < 1<<20 {
-			var sk byte
-			if sk, err = skel.ReadByte(); err != nil {
+			if !sr.more() {
+				err = sr.err
 				break
 			}
+			sk, _ := sr.byte()
 			rec := scanned{}
 			var from *bufio.Reader
 			switch sk {
@@ -396,30 +398,23 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, free <-chan *batch
 			case skGlobal:
 				from = global
 			default:
-				var bk byte
-				if bk, err = skel.ReadByte(); err != nil {
-					break
-				}
+				bk, ok := sr.byte()
 				next := true // an event right after the last one
-				if sk == skEvent {
-					var d int64
-					if d, err = binary.ReadVarint(skel); err != nil {
-						break
-					}
+				if sk == skEvent && ok {
+					var d, has int64
+					d, ok = sr.varint()
 					next = d == 0
 					rec.p = lastP + 1 + d
 					lastP = rec.p
-					var has byte
-					if has, err = skel.ReadByte(); err != nil {
-						break
-					}
-					if has == 1 {
-						if d, err = binary.ReadVarint(skel); err != nil {
-							break
-						}
+					if has, ok = sr.flag(ok); ok && has == 1 {
+						d, ok = sr.varint()
 						rec.x, rec.hasX = lastX+d, true
 						lastX = rec.x
 					}
+				}
+				if !ok {
+					err = io.ErrUnexpectedEOF
+					break
 				}
 				if int(bk) >= lo && int(bk) < hi {
 					from = own[bk]
@@ -493,6 +488,60 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, free <-chan *batch
 			return
 		}
 	}
+}
+
+// skelReader reads the skeleton from a buffer it refills, decoding in
+// place: every part reads every line's record, and bufio's ReadByte a byte
+// at a time was most of a part's feeding.
+type skelReader struct {
+	r    io.Reader
+	buf  []byte
+	i, n int
+	err  error // the read's: io.EOF once the file is read to its end
+}
+
+// skelMax bounds a skeleton record: kind, bucket, two varints and a flag.
+const skelMax = 2 + 2*binary.MaxVarintLen64 + 1
+
+// more buffers a whole record, unless the file ends first; false when
+// nothing is left, s.err saying why (io.EOF at the end).
+func (s *skelReader) more() bool {
+	if s.n-s.i < skelMax && s.err == nil {
+		s.n = copy(s.buf, s.buf[s.i:s.n])
+		s.i = 0
+		for s.n < skelMax && s.err == nil {
+			m, err := s.r.Read(s.buf[s.n:])
+			s.n += m
+			s.err = err
+		}
+	}
+	return s.i < s.n
+}
+
+func (s *skelReader) byte() (byte, bool) {
+	if s.i >= s.n {
+		return 0, false
+	}
+	s.i++
+	return s.buf[s.i-1], true
+}
+
+// flag is the next byte when ok.
+func (s *skelReader) flag(ok bool) (int64, bool) {
+	if !ok {
+		return 0, false
+	}
+	c, ok := s.byte()
+	return int64(c), ok
+}
+
+func (s *skelReader) varint() (int64, bool) {
+	x, m := binary.Varint(s.buf[s.i:s.n])
+	if m <= 0 {
+		return 0, false
+	}
+	s.i += m
+	return x, true
 }
 
 // verifyInParts verifies r as a local split: a partition pass, then as
