@@ -643,7 +643,8 @@ func (m *merged) next(rec *partRecord) bool {
 }
 
 // comparePrefix compares the discipline's entries with the recorded ones,
-// both merged into stream order, as compare does in one whole run.
+// both merged into stream order, as compare does in one whole run. The
+// discipline's side is merged on another goroutine.
 func comparePrefix(discipline string, kind keyKind, readers [][3]*partReader) (*Failure, error) {
 	side := func(f int, less func(a, b *partRecord) bool) *merged {
 		rs := make([]*partReader, len(readers))
@@ -652,7 +653,8 @@ func comparePrefix(discipline string, kind keyKind, readers [][3]*partReader) (*
 		}
 		return newMerged(rs, (*partReader).next, less)
 	}
-	exp := side(fileExp, func(a, b *partRecord) bool { return a.at.cmp(b.at) < 0 })
+	exp := mergeAhead(side(fileExp, func(a, b *partRecord) bool { return a.at.cmp(b.at) < 0 }))
+	defer exp.stop()
 	act := side(fileAct, func(a, b *partRecord) bool { return a.at.Line < b.at.Line })
 	var e, a partRecord
 	for n := int64(0); ; n++ {
@@ -667,6 +669,90 @@ func comparePrefix(discipline string, kind keyKind, readers [][3]*partReader) (*
 		case !bytes.Equal(e.key, a.key) || !bytes.Equal(e.v, a.v) || e.tag != a.tag:
 			return prefixFailure(discipline, n+1, e.entry(kind, 0), a.entry(kind, a.at.Line)), nil
 		}
+	}
+}
+
+// ahead is a merge run on another goroutine, its records handed over in
+// batches (copied: a stream's buffers are reused as it reads on).
+type ahead struct {
+	full, free chan *recBatch
+	done       chan struct{}
+	cur        *recBatch
+	i          int
+}
+
+type recBatch struct {
+	recs []partRecord
+	buf  []byte
+	ends []int // of each record's key, then of its value, in buf
+}
+
+func mergeAhead(m *merged) *ahead {
+	a := &ahead{full: make(chan *recBatch, 2), free: make(chan *recBatch, 4), done: make(chan struct{})}
+	for range 3 {
+		a.free <- &recBatch{}
+	}
+	go func() {
+		defer close(a.full)
+		var rec partRecord
+		for more := true; more; {
+			var b *recBatch
+			select {
+			case b = <-a.free:
+			case <-a.done:
+				return
+			}
+			b.recs, b.buf, b.ends = b.recs[:0], b.buf[:0], b.ends[:0]
+			for len(b.recs) < 4096 {
+				if more = m.next(&rec); !more {
+					break
+				}
+				b.buf = append(b.buf, rec.key...)
+				b.ends = append(b.ends, len(b.buf))
+				b.buf = append(b.buf, rec.v...)
+				b.ends = append(b.ends, len(b.buf))
+				b.recs = append(b.recs, rec)
+			}
+			start := 0 // the slices are taken once buf no longer moves
+			for i := range b.recs {
+				r := &b.recs[i]
+				k, v := b.ends[2*i], b.ends[2*i+1]
+				r.key, r.v = b.buf[start:k:k], b.buf[k:v:v]
+				r.at.Key = r.key
+				start = v
+			}
+			select {
+			case a.full <- b:
+			case <-a.done:
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// next is merged.next's: rec holds until the next call.
+func (a *ahead) next(rec *partRecord) bool {
+	for a.cur == nil || a.i == len(a.cur.recs) {
+		if a.cur != nil {
+			a.free <- a.cur
+		}
+		var ok bool
+		if a.cur, ok = <-a.full; !ok {
+			a.cur = nil
+			return false
+		}
+		a.i = 0
+	}
+	*rec = a.cur.recs[a.i]
+	a.i++
+	return true
+}
+
+// stop ends the goroutine and waits for it: its streams are read on after.
+func (a *ahead) stop() {
+	close(a.done)
+	for range a.full {
 	}
 }
 
