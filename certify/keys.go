@@ -535,10 +535,9 @@ func (t *keyTable) find(raw []byte) (*keyState, key, error) {
 	return t.get(k), k, nil
 }
 
-// touch loads the slot (and the state) a raw key hashes to, without
-// resolving collisions: a prefetch that Go can express.
-func (t *keyTable) touch(raw []byte) uint64 {
-	var h uint64
+// hashRaw is the hash of a raw key as the table takes it, without
+// parsing it in full (0 when that cannot be done: find will parse it).
+func (t *keyTable) hashRaw(raw []byte) uint64 {
 	if t.kind == kindInteger {
 		digits := raw
 		if len(digits) >= 2 && digits[0] == '"' {
@@ -548,17 +547,22 @@ func (t *keyTable) touch(raw []byte) uint64 {
 		if !ok {
 			return 0
 		}
-		h = mix(uint64(n))
+		return mix(uint64(n))
 	} else if len(raw) >= 2 && raw[0] == '"' {
-		h = maphash.Bytes(t.seed, raw[1:len(raw)-1]) | 1
-	} else {
-		return 0
+		return maphash.Bytes(t.seed, raw[1:len(raw)-1]) | 1
 	}
-	s := &t.slots[h&uint64(len(t.slots)-1)]
-	if s.h == h {
-		return uint64(s.ks.outTag)
+	return 0
+}
+
+func (t *keyTable) slotOf(h uint64) *slot { return &t.slots[h&uint64(len(t.slots)-1)] }
+
+// touch loads the state in the slot a hash goes to, without resolving
+// collisions: a prefetch that Go can express.
+func (t *keyTable) touch(h uint64) uint64 {
+	if s := t.slotOf(h); s.h == h { // the key, which find compares, and the emitted entry's fields
+		return uint64(s.ks.k.n) + uint64(s.ks.outTag)
 	}
-	return s.h
+	return 0
 }
 
 // fastInt parses a plain decimal integer (no sign but '-', no leading zeros

@@ -344,9 +344,6 @@ func (v *verifier) runBatches(batches <-chan *batch, free chan<- *batch) (*Resul
 	defer v.closeSpill()
 	v.maxKeys, v.maxQueue = int(^uint(0)>>1), int(^uint(0)>>1)
 	for b := range batches {
-		if v.keys != nil {
-			v.warm(b)
-		}
 		if v.opt.Mem > 0 {
 			v.budget(b)
 		}
@@ -356,6 +353,9 @@ func (v *verifier) runBatches(batches <-chan *batch, free chan<- *batch) (*Resul
 			v.progress("verifying")
 		}
 		for i := range b.lines {
+			if i%warmSpan == 0 && v.keys != nil {
+				v.warm(b.lines[i:min(i+warmSpan, len(b.lines))])
+			}
 			v.stats.Lines++
 			v.at = stamp{Line: v.stats.Lines}
 			if f := v.line(&b.lines[i]); f != nil {
@@ -481,9 +481,14 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // batch is processed: the loads are independent of one another, so the
 // processor overlaps their cache misses, which one event at a time it cannot
 // (looking keys up is most of the verifier's time on large scopes).
-func (v *verifier) warm(b *batch) {
-	for i := range b.lines {
-		fs := b.lines[i].fields
+// It warms a span of lines at a time, so that what it loads is still in
+// the cache when the lines are verified, in two passes: the slots, then
+// the states they point to, each pass's loads independent of one another.
+func (v *verifier) warm(lines []scanned) {
+	var hs [warmSpan]uint64
+	n := 0
+	for i := range lines {
+		fs := lines[i].fields
 		if len(fs) == 0 {
 			continue
 		}
@@ -499,10 +504,19 @@ func (v *verifier) warm(b *batch) {
 			}
 		}
 		if raw != nil {
-			v.sink += v.keys.touch(raw)
+			if h := v.keys.hashRaw(raw); h != 0 {
+				v.sink += v.keys.slotOf(h).h
+				hs[n] = h
+				n++
+			}
 		}
 	}
+	for _, h := range hs[:n] {
+		v.sink += v.keys.touch(h)
+	}
 }
+
+const warmSpan = 256
 
 // batch is a run of lines read and split into fields by scanLines, so that
 // reading and scanning proceed on another core than the checks.
