@@ -77,10 +77,15 @@ func (v *verifier) stub(rec *scanned) *Failure {
 			return s1(v.stats.Lines, "base observations must come before reads and the log")
 		}
 	case skRun:
-		// Each event of the run is the one after the last (partLines
-		// checks), at no mark: logEvent would only count it, label it
-		// and move the position.
-		if v.phase < 2 {
+		// Each event of the run is the one after the last (distribute
+		// checks), at no mark: logEvent would only count it, label it and
+		// move the position. Its reads come before the log, its bases
+		// before the reads, and no run holds lines of two phases.
+		if rec.run.reads > 0 {
+			v.phase = 1
+			v.stats.Reads += rec.run.reads
+		}
+		if rec.run.events+rec.run.entries > 0 && v.phase < 2 {
 			v.enterLog()
 		}
 		v.stats.Lines += rec.run.lines - 1
@@ -96,8 +101,8 @@ func (v *verifier) stub(rec *scanned) *Failure {
 
 // run counts what a skRun stub stands for.
 type run struct {
-	lines, events, entries int64
-	unlabeled              bool
+	lines, reads, events, entries int64
+	unlabeled                     bool
 }
 
 // marks are the log positions where an event may do more than count:
@@ -337,9 +342,202 @@ func classify(l *scanned) (sk byte, key []byte, p, x int64, hasX bool) {
 	return skGlobal, nil, 0, 0, false
 }
 
-// partLines feeds a part's verifier: the skeleton, with its own buckets'
-// lines and the global ones read whole, in batches as scanLines makes them.
-func (pt *partition) partLines(lo, hi int, out chan<- *batch, free <-chan *batch, done <-chan struct{}) {
+// Records of a part's own skeleton (distribute writes them).
+const (
+	pkOwn    = iota // the next line of a bucket of the part's: the bucket
+	pkGlobal        // the next global line
+	pkStub          // another part's line that does more than count: kind, p, label
+	pkRun           // what the lines since the part's last record add up to
+)
+
+// totals are what the skeleton's lines add up to so far.
+type totals struct {
+	lines, reads, events, entries, unlabeled int64
+}
+
+// distribute reads the skeleton once and writes each of n parts its own
+// skeleton: its own lines, the lines every part reads, other parts' lines
+// that do more than count, and between them one run record of what the
+// other lines add up to (the difference of running totals). A part then
+// reads only its own records, not every line's. A read or a base
+// observation counts only while the log's phases allow it (a read before
+// the log, a base before the reads); once a global line has come after the
+// header, whose kind the skeleton does not know, each is a stub as before.
+func (pt *partition) distribute(n int, partOf func(bucket int) int) error {
+	in, err := os.Open(pt.path("skeleton"))
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	outs := make([]*bufio.Writer, n)
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for j := range outs {
+		f, err := os.Create(pt.path(fmt.Sprintf("part-%d.skeleton", j)))
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		outs[j] = bufio.NewWriterSize(f, 32<<10)
+	}
+	var (
+		t          totals
+		seen       = make([]totals, n) // the totals at each part's last record
+		lastP      int64
+		lastX      int64 // the last event's label (0: none)
+		lastHas    bool
+		baseX      int64 // the last label, which the next is written after
+		phase      int   // 0 base, 1 reads, 2 log, as the verifier's
+		globals    int
+		rec        []byte
+		mk         = marks(pt.header)
+		coalesceLg = mk != nil
+	)
+	flush := func(j int) { // part j's run up to here
+		s := &seen[j]
+		if t.lines == s.lines {
+			return
+		}
+		rec = append(rec[:0], pkRun)
+		rec = binary.AppendUvarint(rec, uint64(t.lines-s.lines))
+		rec = binary.AppendUvarint(rec, uint64(t.reads-s.reads))
+		rec = binary.AppendUvarint(rec, uint64(t.events-s.events))
+		rec = binary.AppendUvarint(rec, uint64(t.entries-s.entries))
+		if t.events > s.events { // the last event is the run's
+			flags := byte(0)
+			if t.unlabeled > s.unlabeled {
+				flags |= 1
+			}
+			if lastHas {
+				flags |= 2
+			}
+			rec = append(rec, flags)
+			rec = binary.AppendVarint(rec, lastP)
+			rec = binary.AppendVarint(rec, lastX)
+		}
+		outs[j].Write(rec)
+		*s = t
+	}
+	sr := &skelReader{r: in, buf: make([]byte, 64<<10)}
+	for sr.more() {
+		sk, _ := sr.byte()
+		switch sk {
+		case skBlank:
+			t.lines++
+			continue
+		case skGlobal:
+			if globals++; globals > 1 {
+				phase = -1 // unknown from here: reads and bases are stubs
+			}
+			for j := range outs {
+				flush(j)
+				outs[j].WriteByte(pkGlobal)
+			}
+			t.lines++
+			for j := range seen {
+				seen[j] = t
+			}
+			continue
+		}
+		bk, ok := sr.byte()
+		var p, x int64
+		hasX, next := false, true
+		if sk == skEvent && ok {
+			var d, has int64
+			d, ok = sr.varint()
+			next, p = d == 0, lastP+1+d
+			if has, ok = sr.flag(ok); ok && has == 1 {
+				d, ok = sr.varint()
+				x, hasX = baseX+d, true
+				baseX = x
+			}
+		}
+		if !ok {
+			return io.ErrUnexpectedEOF
+		}
+		count := false // the line only counts, to every part but its own
+		to := phase    // the phase it moves to
+		switch sk {
+		case skEvent:
+			count, to = coalesceLg && next && !marked(&mk, p), 2
+		case skEntry:
+			count, to = coalesceLg, 2
+		case skRead:
+			count, to = phase == 0 || phase == 1, 1
+		case skBase:
+			count = phase == 0
+		}
+		if phase < 0 {
+			to = -1
+		}
+		owner := partOf(int(bk))
+		if count && to != phase {
+			for j := range outs { // no run straddles a change of phase
+				flush(j)
+			}
+		}
+		if !count {
+			for j := range outs {
+				flush(j)
+				if j != owner {
+					rec = append(rec[:0], pkStub, sk)
+					rec = binary.AppendVarint(rec, p)
+					if hasX {
+						rec = append(rec, 1)
+					} else {
+						rec = append(rec, 0)
+					}
+					rec = binary.AppendVarint(rec, x)
+					outs[j].Write(rec)
+				}
+			}
+		}
+		flush(owner)
+		outs[owner].Write([]byte{pkOwn, bk})
+		t.lines++
+		switch sk {
+		case skEvent:
+			t.events++
+			lastP, lastX, lastHas = p, x, hasX
+			if !hasX {
+				t.unlabeled++
+			}
+		case skEntry:
+			t.entries++
+		case skRead:
+			t.reads++
+		}
+		if count {
+			seen[owner] = t
+		} else {
+			for j := range seen {
+				seen[j] = t
+			}
+		}
+		if to > phase || to < 0 {
+			phase = to
+		}
+	}
+	if sr.err != io.EOF {
+		return sr.err
+	}
+	for j, w := range outs {
+		flush(j)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partLines feeds part j's verifier from its own skeleton (distribute),
+// with its own buckets' lines and the global ones read whole, in batches
+// as scanLines makes them.
+func (pt *partition) partLines(j, lo, hi int, out chan<- *batch, free <-chan *batch, done <-chan struct{}) {
 	defer close(out)
 	var files []*os.File
 	defer func() {
@@ -361,7 +559,7 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, free <-chan *batch
 		files = append(files, f)
 		return bufio.NewReaderSize(f, 64<<10)
 	}
-	skel, global := open("skeleton"), open("global")
+	skel, global := open(fmt.Sprintf("part-%d.skeleton", j)), open("global")
 	if skel == nil || global == nil {
 		fail(errors.New("certify: a split's skeleton is missing"))
 		return
@@ -376,72 +574,58 @@ func (pt *partition) partLines(lo, hi int, out chan<- *batch, free <-chan *batch
 			return
 		}
 	}
-	var lastP, lastX int64
-	mk := marks(pt.header)
-	coalesce := mk != nil
-	inRun := false // the batch's last record is a run that may grow
 	sr := &skelReader{r: skel, buf: make([]byte, 64<<10)}
 	for {
 		b := nextBatch(free)
 		var err error
-		inRun = false
 		for len(b.lines) < 4096 && len(b.buf) < 1<<20 {
 			if !sr.more() {
 				err = sr.err
 				break
 			}
-			sk, _ := sr.byte()
+			pk, _ := sr.byte()
 			rec := scanned{}
 			var from *bufio.Reader
-			switch sk {
-			case skBlank:
-			case skGlobal:
-				from = global
-			default:
-				bk, ok := sr.byte()
-				next := true // an event right after the last one
-				if sk == skEvent && ok {
-					var d, has int64
-					d, ok = sr.varint()
-					next = d == 0
-					rec.p = lastP + 1 + d
-					lastP = rec.p
-					if has, ok = sr.flag(ok); ok && has == 1 {
-						d, ok = sr.varint()
-						rec.x, rec.hasX = lastX+d, true
-						lastX = rec.x
-					}
-				}
-				if !ok {
-					err = io.ErrUnexpectedEOF
-					break
-				}
-				if int(bk) >= lo && int(bk) < hi {
+			ok := true
+			switch pk {
+			case pkOwn:
+				var bk byte
+				if bk, ok = sr.byte(); ok && int(bk) >= lo && int(bk) < hi && own[bk] != nil {
 					from = own[bk]
-				} else if coalesce && (sk == skEntry || sk == skEvent && next && !marked(&mk, rec.p)) {
-					if !inRun {
-						b.lines = append(b.lines, scanned{stub: skRun})
-						b.ends = append(b.ends, -1)
-						inRun = true
-					}
-					r := &b.lines[len(b.lines)-1]
-					r.run.lines++
-					if sk == skEntry {
-						r.run.entries++
-					} else {
-						r.run.events++
-						r.p, r.x, r.hasX = rec.p, rec.x, rec.hasX
-						r.run.unlabeled = r.run.unlabeled || !rec.hasX
-					}
-					continue
 				} else {
-					rec.stub = sk
+					ok = false
 				}
+			case pkGlobal:
+				from = global
+			case pkStub:
+				var has int64
+				rec.stub, ok = sr.byte()
+				rec.p, ok = sr.varintIf(ok)
+				has, ok = sr.flag(ok)
+				rec.x, ok = sr.varintIf(ok)
+				rec.hasX = has == 1
+			case pkRun:
+				rec.stub = skRun
+				r := &rec.run
+				var u [4]uint64
+				for i := range u {
+					u[i], ok = sr.uvarintIf(ok)
+				}
+				r.lines, r.reads, r.events, r.entries = int64(u[0]), int64(u[1]), int64(u[2]), int64(u[3])
+				if ok && r.events > 0 {
+					var flags int64
+					flags, ok = sr.flag(ok)
+					r.unlabeled, rec.hasX = flags&1 != 0, flags&2 != 0
+					rec.p, ok = sr.varintIf(ok)
+					rec.x, ok = sr.varintIf(ok)
+				}
+			default:
+				ok = false
 			}
-			if err != nil {
+			if !ok {
+				err = errors.New("a part's skeleton is damaged")
 				break
 			}
-			inRun = false
 			if from != nil {
 				var n uint64
 				if n, err = binary.ReadUvarint(from); err != nil {
@@ -500,8 +684,9 @@ type skelReader struct {
 	err  error // the read's: io.EOF once the file is read to its end
 }
 
-// skelMax bounds a skeleton record: kind, bucket, two varints and a flag.
-const skelMax = 2 + 2*binary.MaxVarintLen64 + 1
+// skelMax bounds a skeleton record: the longest is a part's run record
+// (kind, four counts, flags, position and label).
+const skelMax = 2 + 6*binary.MaxVarintLen64
 
 // more buffers a whole record, unless the file ends first; false when
 // nothing is left, s.err saying why (io.EOF at the end).
@@ -533,6 +718,26 @@ func (s *skelReader) flag(ok bool) (int64, bool) {
 	}
 	c, ok := s.byte()
 	return int64(c), ok
+}
+
+// varintIf and uvarintIf read the next varint when ok.
+func (s *skelReader) varintIf(ok bool) (int64, bool) {
+	if !ok {
+		return 0, false
+	}
+	return s.varint()
+}
+
+func (s *skelReader) uvarintIf(ok bool) (uint64, bool) {
+	if !ok {
+		return 0, false
+	}
+	x, m := binary.Uvarint(s.buf[s.i:s.n])
+	if m <= 0 {
+		return 0, false
+	}
+	s.i += m
+	return x, true
 }
 
 func (s *skelReader) varint() (int64, bool) {
@@ -577,6 +782,15 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 	if opt.Parts > 0 {
 		n = opt.Parts
 	}
+	var partOf [buckets]int
+	for j := range n {
+		for b := j * buckets / n; b < (j+1)*buckets/n; b++ {
+			partOf[b] = j
+		}
+	}
+	if err := pt.distribute(n, func(b int) int { return partOf[b] }); err != nil {
+		return nil, fmt.Errorf("certify: writing the parts' skeletons: %w", err)
+	}
 	parts := make([]*Part, n)
 	files := make([][3]io.Reader, n)
 	for j := range n {
@@ -594,7 +808,7 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 		v.part.local, v.part.lo, v.part.hi, v.part.mean = true, j*buckets/n, (j+1)*buckets/n, mean
 		ch, free := make(chan *batch, 4), make(chan *batch, 4)
 		done := make(chan struct{})
-		go pt.partLines(v.part.lo, v.part.hi, ch, free, done)
+		go pt.partLines(j, v.part.lo, v.part.hi, ch, free, done)
 		res, err := v.runBatches(ch, free)
 		close(done)
 		for range ch { // the feeder has ended: its files are closed

@@ -111,3 +111,54 @@ func TestLocalSplitManyKeys(t *testing.T) {
 		t.Logf("%s: %s (%d parts)", name, whole.Line(), got.Stats.Parts)
 	}
 }
+
+// A part reads its own lines and, between them, runs of what the others'
+// lines add up to, reads and base observations among them while their
+// phase allows: out of their phase, after a line every part reads whole,
+// and between blank lines, the parts answer as the whole run does.
+func TestLocalSplitPhases(t *testing.T) {
+	lines := bytes.SplitAfter(bundleOf(t, runExample(t, WindowDiscard)), []byte("\n"))
+	if len(lines) < 8 || !bytes.HasPrefix(lines[1], []byte(`{"base"`)) || !bytes.HasPrefix(lines[2], []byte(`{"read"`)) || !bytes.HasPrefix(lines[5], []byte(`{"p"`)) {
+		t.Fatalf("the example is not base, reads, log:\n%s", bytes.Join(lines, nil))
+	}
+	move := func(from, to int) []byte { // line from, put before line to
+		var out [][]byte
+		for i, l := range lines {
+			if i == to {
+				out = append(out, lines[from])
+			}
+			if i != from {
+				out = append(out, l)
+			}
+		}
+		if to >= len(lines) {
+			out = append(out, lines[from])
+		}
+		return bytes.Join(out, nil)
+	}
+	insert := func(at int, l string) []byte {
+		return bytes.Join(append(append(append([][]byte{}, lines[:at]...), []byte(l+"\n")), lines[at:]...), nil)
+	}
+	for name, b := range map[string][]byte{
+		"as recorded":           bytes.Join(lines, nil),
+		"blank lines":           append([]byte("\n"), bytes.Join(lines, []byte("\n"))...),
+		"a read after the log":  move(4, 6),
+		"a read at the end":     move(3, len(lines)),
+		"a base after a read":   move(1, 3),
+		"a base at the end":     move(1, len(lines)),
+		"a keyless event first": insert(1, `{"p":1,"v":1}`),
+		"an unknown line":       insert(3, `{"what":1}`),
+		"a malformed line":      insert(2, `{"read":`),
+		"an entry first":        move(6, 5),
+		// O3 fails for keys of two units at the log's first line: the
+		// whole run meets unit 1's first, and so must the merge
+		"two reads missing": bytes.Join(append(append([][]byte{}, lines[:3]...), lines[5:]...), nil),
+	} {
+		accept := name == "as recorded" || name == "blank lines" || name == "an entry first"
+		for _, n := range []int{2, 3, 5} {
+			if got := inParts(t, name, b, n); (got.Verdict == Accept) != accept {
+				t.Errorf("%s: %s", name, got.Line())
+			}
+		}
+	}
+}
