@@ -20,11 +20,12 @@ import (
 // lines of its keys) and a skeleton of every line (its kind, its bucket,
 // and for a log event its position and transaction label), then the
 // verification runs as parts (shard.go), one after another, each holding
-// the states of its buckets' keys only: it reads the skeleton and its own
-// buckets, and another part's line is the skeleton's stub of it, which
-// does to the part what the line would (a position, a label, a count).
-// Every line is read and scanned twice, and sequentially: no state goes to
-// the store and comes back at random.
+// the states of its buckets' keys only. A part reads its own skeleton
+// (distribute) and its own buckets: another part's line is a stub, which
+// does to the part what the line would (a position, a label, a count), and
+// the lines between a part's own that only count are one run. Every line
+// is read and scanned twice, and sequentially: no state goes to the store
+// and comes back at random.
 
 const buckets = 256
 
