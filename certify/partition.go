@@ -815,6 +815,7 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 		for range ch { // the feeder has ended: its files are closed
 		}
 		if err != nil {
+			v.part.close()
 			return nil, err
 		}
 		if parts[j], err = v.partOf(res); err != nil {

@@ -116,8 +116,7 @@ type partRun struct {
 	lo, hi int
 	mean   int64 // the bundle's mean line, for the budget
 
-	w   [3]*bufio.Writer
-	h   [3]hash.Hash
+	s   [3]*streamWriter
 	n   [3]int64
 	kb  []byte
 	buf []byte
@@ -171,8 +170,7 @@ func (p *partRun) write(file int, at stamp, kk keyKind, e *entry) {
 
 func (p *partRun) put(file int, b []byte) {
 	p.buf = b
-	p.w[file].Write(b) // a write error is the flush's
-	p.h[file].Write(b)
+	p.s[file].write(b) // a write error is the close's
 	p.n[file]++
 }
 
@@ -355,6 +353,7 @@ func VerifyPart(r io.Reader, opt Options, sp Split, w [3]io.Writer) (*Part, erro
 	defer memoryLimit(opt.Mem)()
 	in := &hashingReader{r: r, h: sha256.New()}
 	v := &verifier{opt: opt, part: newPartRun(sp, w)}
+	defer v.part.close()
 	res, err := v.run(in)
 	if err != nil {
 		return nil, err
@@ -372,9 +371,69 @@ func VerifyPart(r io.Reader, opt Options, sp Split, w [3]io.Writer) (*Part, erro
 func newPartRun(sp Split, w [3]io.Writer) *partRun {
 	p := &partRun{split: sp}
 	for i := range w {
-		p.w[i], p.h[i] = bufio.NewWriterSize(w[i], 1<<16), sha256.New()
+		p.s[i] = newStreamWriter(w[i])
 	}
 	return p
+}
+
+// close ends the streams' writers, for a part that ends without a result.
+func (p *partRun) close() {
+	for _, s := range p.s {
+		s.close()
+	}
+}
+
+// streamWriter hashes and writes a part's stream on another goroutine, a
+// chunk at a time: the verifier only copies its records. Three chunks go
+// round (free holds them all once close has handed over the last).
+type streamWriter struct {
+	cur        []byte
+	full, free chan []byte
+	done       chan error
+	h          hash.Hash
+	closed     bool
+	err        error
+}
+
+func newStreamWriter(w io.Writer) *streamWriter {
+	const chunk = 64 << 10
+	s := &streamWriter{cur: make([]byte, 0, chunk), full: make(chan []byte, 2), free: make(chan []byte, 3), done: make(chan error, 1), h: sha256.New()}
+	s.free <- make([]byte, 0, chunk)
+	s.free <- make([]byte, 0, chunk)
+	go func() {
+		var err error
+		for b := range s.full {
+			s.h.Write(b)
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			s.free <- b[:0]
+		}
+		s.done <- err
+	}()
+	return s
+}
+
+func (s *streamWriter) write(b []byte) {
+	if len(s.cur)+len(b) > cap(s.cur) && len(s.cur) > 0 {
+		s.full <- s.cur
+		s.cur = <-s.free
+	}
+	s.cur = append(s.cur, b...)
+}
+
+// close writes what is left and waits for the writer: the write error, if
+// any, and then the stream's SHA-256 are final.
+func (s *streamWriter) close() error {
+	if !s.closed {
+		s.closed = true
+		if len(s.cur) > 0 {
+			s.full <- s.cur
+		}
+		close(s.full)
+		s.err = <-s.done
+	}
+	return s.err
 }
 
 // partOf is a finished part's result; it flushes the part's streams.
@@ -402,11 +461,12 @@ func (v *verifier) partOf(res *Result) (*Part, error) {
 	case res.Verdict == Accept:
 		part.Cut, part.Assumes = res.Cut, res.Assumes
 	}
-	for i := range p.w {
-		if err := p.w[i].Flush(); err != nil {
-			return nil, err
+	p.close()
+	for i, s := range p.s {
+		if s.err != nil {
+			return nil, s.err
 		}
-		part.Files[i] = PartFile{Records: p.n[i], SHA256: hex.EncodeToString(p.h[i].Sum(nil))}
+		part.Files[i] = PartFile{Records: p.n[i], SHA256: hex.EncodeToString(s.h.Sum(nil))}
 	}
 	return part, nil
 }
