@@ -278,8 +278,8 @@ func (pr *partReader) field(b []byte) []byte {
 	return b
 }
 
-// uvarint and varint decode in the reader's buffer; near the end of the
-// stream (or on a malformed varint) binary's readers say what is wrong.
+// uvarint decodes in the reader's buffer; near the end of the stream (or
+// on a malformed varint) binary's reader says what is wrong.
 func (pr *partReader) uvarint() uint64 {
 	if pr.err != nil {
 		return 0
@@ -294,17 +294,13 @@ func (pr *partReader) uvarint() uint64 {
 	return x
 }
 
+// varint is a zigzag-encoded uvarint, as binary.Varint reads it.
 func (pr *partReader) varint() int64 {
-	if pr.err != nil {
-		return 0
+	u := pr.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	b, _ := pr.r.Peek(binary.MaxVarintLen64)
-	if x, n := binary.Varint(b); n > 0 {
-		pr.r.Discard(n)
-		return x
-	}
-	x, err := binary.ReadVarint(pr.r)
-	pr.err = err
 	return x
 }
 
