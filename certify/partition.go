@@ -392,7 +392,7 @@ func (pt *partition) distribute(n int, partOf func(bucket int) int) error {
 		lastX      int64 // the last event's label (0: none)
 		lastHas    bool
 		baseX      int64 // the last label, which the next is written after
-		phase      int   // 0 base, 1 reads, 2 log, as the verifier's
+		phase      int   // 0 base, 1 reads, 2 log, as the verifier's; -1 unknown
 		globals    int
 		rec        []byte
 		mk         = marks(pt.header)
@@ -425,7 +425,7 @@ func (pt *partition) distribute(n int, partOf func(bucket int) int) error {
 	}
 	sr := &skelReader{r: in, buf: make([]byte, 64<<10)}
 	for sr.more() {
-		sk, _ := sr.byte()
+		sk := sr.byte()
 		switch sk {
 		case skBlank:
 			t.lines++
@@ -444,20 +444,18 @@ func (pt *partition) distribute(n int, partOf func(bucket int) int) error {
 			}
 			continue
 		}
-		bk, ok := sr.byte()
+		bk := sr.byte()
 		var p, x int64
 		hasX, next := false, true
-		if sk == skEvent && ok {
-			var d, has int64
-			d, ok = sr.varint()
+		if sk == skEvent {
+			d := sr.varint()
 			next, p = d == 0, lastP+1+d
-			if has, ok = sr.flag(ok); ok && has == 1 {
-				d, ok = sr.varint()
-				x, hasX = baseX+d, true
+			if sr.byte() == 1 {
+				x, hasX = baseX+sr.varint(), true
 				baseX = x
 			}
 		}
-		if !ok {
+		if sr.short {
 			return io.ErrUnexpectedEOF
 		}
 		count := false // the line only counts, to every part but its own
@@ -584,14 +582,12 @@ func (pt *partition) partLines(j, lo, hi int, out chan<- *batch, free <-chan *ba
 				err = sr.err
 				break
 			}
-			pk, _ := sr.byte()
 			rec := scanned{}
 			var from *bufio.Reader
 			ok := true
-			switch pk {
+			switch sr.byte() {
 			case pkOwn:
-				var bk byte
-				if bk, ok = sr.byte(); ok && int(bk) >= lo && int(bk) < hi && own[bk] != nil {
+				if bk := int(sr.byte()); bk >= lo && bk < hi && own[bk] != nil {
 					from = own[bk]
 				} else {
 					ok = false
@@ -599,31 +595,22 @@ func (pt *partition) partLines(j, lo, hi int, out chan<- *batch, free <-chan *ba
 			case pkGlobal:
 				from = global
 			case pkStub:
-				var has int64
-				rec.stub, ok = sr.byte()
-				rec.p, ok = sr.varintIf(ok)
-				has, ok = sr.flag(ok)
-				rec.x, ok = sr.varintIf(ok)
-				rec.hasX = has == 1
+				rec.stub, rec.p = sr.byte(), sr.varint()
+				rec.hasX = sr.byte() == 1
+				rec.x = sr.varint()
 			case pkRun:
 				rec.stub = skRun
 				r := &rec.run
-				var u [4]uint64
-				for i := range u {
-					u[i], ok = sr.uvarintIf(ok)
-				}
-				r.lines, r.reads, r.events, r.entries = int64(u[0]), int64(u[1]), int64(u[2]), int64(u[3])
-				if ok && r.events > 0 {
-					var flags int64
-					flags, ok = sr.flag(ok)
+				r.lines, r.reads, r.events, r.entries = int64(sr.uvarint()), int64(sr.uvarint()), int64(sr.uvarint()), int64(sr.uvarint())
+				if r.events > 0 {
+					flags := sr.byte()
 					r.unlabeled, rec.hasX = flags&1 != 0, flags&2 != 0
-					rec.p, ok = sr.varintIf(ok)
-					rec.x, ok = sr.varintIf(ok)
+					rec.p, rec.x = sr.varint(), sr.varint()
 				}
 			default:
 				ok = false
 			}
-			if !ok {
+			if !ok || sr.short {
 				err = errors.New("a part's skeleton is damaged")
 				break
 			}
@@ -675,14 +662,15 @@ func (pt *partition) partLines(j, lo, hi int, out chan<- *batch, free <-chan *ba
 	}
 }
 
-// skelReader reads the skeleton from a buffer it refills, decoding in
-// place: every part reads every line's record, and bufio's ReadByte a byte
-// at a time was most of a part's feeding.
+// skelReader reads a skeleton (the split's, or a part's) from a buffer it
+// refills, decoding in place: bufio's ReadByte a byte at a time and
+// binary's varint readers over it were most of a part's feeding.
 type skelReader struct {
-	r    io.Reader
-	buf  []byte
-	i, n int
-	err  error // the read's: io.EOF once the file is read to its end
+	r     io.Reader
+	buf   []byte
+	i, n  int
+	err   error // the read's: io.EOF once the file is read to its end
+	short bool  // a record ended before its fields did
 }
 
 // skelMax bounds a skeleton record: the longest is a part's run record
@@ -704,50 +692,36 @@ func (s *skelReader) more() bool {
 	return s.i < s.n
 }
 
-func (s *skelReader) byte() (byte, bool) {
+// byte, uvarint and varint read a record's next field; past the buffered
+// bytes they set short and return 0.
+func (s *skelReader) byte() byte {
 	if s.i >= s.n {
-		return 0, false
+		s.short = true
+		return 0
 	}
 	s.i++
-	return s.buf[s.i-1], true
+	return s.buf[s.i-1]
 }
 
-// flag is the next byte when ok.
-func (s *skelReader) flag(ok bool) (int64, bool) {
-	if !ok {
-		return 0, false
-	}
-	c, ok := s.byte()
-	return int64(c), ok
-}
-
-// varintIf and uvarintIf read the next varint when ok.
-func (s *skelReader) varintIf(ok bool) (int64, bool) {
-	if !ok {
-		return 0, false
-	}
-	return s.varint()
-}
-
-func (s *skelReader) uvarintIf(ok bool) (uint64, bool) {
-	if !ok {
-		return 0, false
-	}
+func (s *skelReader) uvarint() uint64 {
 	x, m := binary.Uvarint(s.buf[s.i:s.n])
 	if m <= 0 {
-		return 0, false
+		s.short = true
+		return 0
 	}
 	s.i += m
-	return x, true
+	return x
 }
 
-func (s *skelReader) varint() (int64, bool) {
-	x, m := binary.Varint(s.buf[s.i:s.n])
-	if m <= 0 {
-		return 0, false
+func (s *skelReader) varint() int64 { return unzigzag(s.uvarint()) }
+
+// unzigzag is the signed varint a uvarint encodes, as binary.Varint reads it.
+func unzigzag(u uint64) int64 {
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	s.i += m
-	return x, true
+	return x
 }
 
 // verifyInParts verifies r as a local split: a partition pass, then as

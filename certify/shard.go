@@ -294,15 +294,7 @@ func (pr *partReader) uvarint() uint64 {
 	return x
 }
 
-// varint is a zigzag-encoded uvarint, as binary.Varint reads it.
-func (pr *partReader) varint() int64 {
-	u := pr.uvarint()
-	x := int64(u >> 1)
-	if u&1 != 0 {
-		x = ^x
-	}
-	return x
-}
+func (pr *partReader) varint() int64 { return unzigzag(pr.uvarint()) }
 
 // hashingReader hashes what is read through it; rest reads the remainder,
 // once the verification has stopped reading, so that the digest is of

@@ -477,13 +477,13 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	return line, err
 }
 
-// warm touches the table slots and key states a batch will use before the
-// batch is processed: the loads are independent of one another, so the
-// processor overlaps their cache misses, which one event at a time it cannot
-// (looking keys up is most of the verifier's time on large scopes).
-// It warms a span of lines at a time, so that what it loads is still in
-// the cache when the lines are verified, in two passes: the slots, then
-// the states they point to, each pass's loads independent of one another.
+// warm touches the table slots and key states a span of lines will use
+// before the lines are verified (looking keys up is most of the verifier's
+// time on large scopes). It goes in two passes, the slots, then the states
+// they point to, so that each pass's loads are independent of one another
+// and the processor overlaps their cache misses, which one event at a time
+// it cannot; a span (warmSpan lines) is short enough that what it loads is
+// still in the cache when its lines are verified.
 func (v *verifier) warm(lines []scanned) {
 	var hs [warmSpan]uint64
 	n := 0
