@@ -3,15 +3,18 @@ package certify
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -210,4 +213,60 @@ func parseMem(s string) (int64, error) {
 		}
 	}
 	return strconv.ParseInt(s, 10, 64)
+}
+
+// The records are prepared in batches on several goroutines and applied in
+// order: a failure is the first in the dump's order whichever batch finds
+// it, one that depends on the records before (a second connector) comes
+// before a malformed line after it, and a reading error comes after the
+// lines before it.
+func TestDebeziumBatches(t *testing.T) {
+	var sb strings.Builder
+	bounds := dbzSynth(&sb, 3000, 100, 20000)
+	lines := strings.SplitAfter(sb.String(), "\n")
+	opt := DebeziumOptions{Table: "customers", MaxKey: []byte("3000"), ChunkBounds: bounds}
+	with := func(edits map[int]string) string {
+		out := slices.Clone(lines)
+		for n, l := range edits {
+			out[n-1] = l + "\n"
+		}
+		return strings.Join(out, "")
+	}
+	mysql := strings.Replace(lines[14999], `"connector":"postgresql"`, `"connector":"mysql"`, 1)
+	for _, c := range []struct {
+		edits       map[int]string
+		line        int64
+		field, want string
+	}{
+		{map[int]string{20000: "garbage"}, 20000, "format", "neither a JSON value"},
+		{map[int]string{15000: mysql, 15001: "garbage"}, 15000, "source.connector", `connector "mysql" after "postgresql"`},
+		{map[int]string{3: "{}", 15001: "garbage"}, 3, "source", "no op, before, after or source"},
+	} {
+		for _, per := range []int{1, 7, 1024} {
+			batchLines = per
+			_, _, f, err := convertBoth(t, []string{with(c.edits)}, opt)
+			batchLines = 1024
+			if err != nil || f == nil || f.Line != c.line || f.Field != c.field || !strings.Contains(f.Detail, c.want) {
+				t.Fatalf("%d lines a batch, %v: got %v %v, want line %d, %s", per, c.edits, f, err, c.line, c.want)
+			}
+		}
+	}
+	// a reading error after 10,000 lines: reported, unless a line before it fails
+	broken := func(in string) io.Reader {
+		at := len(strings.Join(lines[:10000], ""))
+		return io.MultiReader(strings.NewReader(in[:at]), iotest.ErrReader(errors.New("disk gone")))
+	}
+	_, f, err := FromDebeziumFiles([]DebeziumInput{{Name: "r", R: broken(sb.String())}}, io.Discard, opt)
+	if f != nil || err == nil || err.Error() != "disk gone" {
+		t.Fatalf("a reading error: %v %v", f, err)
+	}
+	_, f, err = FromDebeziumFiles([]DebeziumInput{{Name: "r", R: broken(with(map[int]string{9999: "garbage"}))}}, io.Discard, opt)
+	if err != nil || f == nil || f.Line != 9999 {
+		t.Fatalf("a failure before a reading error: %v %v", f, err)
+	}
+	// and without either, the whole table is accepted
+	b, _ := convertOpt(t, sb.String(), opt)
+	if res := mustAccept(t, b); res.Cut.Scope != "[−∞, +∞)" {
+		t.Fatalf("%s", res.Line())
+	}
 }

@@ -155,10 +155,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 	}()
 	for i, in := range ins {
 		c.inputs = append(c.inputs, in.Name)
-		f, err := readDump(in.R, in.Name, "format", func(rec dbzRecord) *Failure {
-			c.tick("reading")
-			return c.parse(i, rec)
-		})
+		f, err := c.readDumpParallel(in.R, i, in.Name)
 		if c.spErr != nil {
 			return conv, nil, fmt.Errorf("certify: writing the spool: %w", c.spErr)
 		}
@@ -566,10 +563,10 @@ func (c *dbzConverter) read(e *dbzEvent) *Failure {
 	return nil
 }
 
-// position reads the connector's commit order from source.
-func (c *dbzConverter) position(src rawMembers) (dbzPos, *Failure) {
-	var p dbzPos
-	switch c.connector {
+// position reads the connector's commit order from source: msg says why
+// it cannot, of field.
+func position(connector string, src rawMembers) (p dbzPos, field, msg string) {
+	switch connector {
 	case "postgresql":
 		// sequence is ["<last commit LSN>", "<LSN>"]: the first orders
 		// transactions by commit, the second changes within one (lsn alone
@@ -577,7 +574,7 @@ func (c *dbzConverter) position(src rawMembers) (dbzPos, *Failure) {
 		seq := rawString(src.get("sequence"))
 		pair, ok := lsnPair(seq)
 		if !ok {
-			return p, c.fail("source.sequence", "a postgresql event without source.sequence [last commit LSN, LSN]: its commit order is unknown")
+			return p, "source.sequence", "a postgresql event without source.sequence [last commit LSN, LSN]: its commit order is unknown"
 		}
 		for i, s := range pair {
 			if s == nil { // no commit seen yet by the connector
@@ -585,7 +582,7 @@ func (c *dbzConverter) position(src rawMembers) (dbzPos, *Failure) {
 			}
 			n, err := strconv.ParseUint(*s, 10, 64)
 			if err != nil {
-				return p, c.fail("source.sequence", "sequence %s is not two decimal LSNs", seq)
+				return p, "source.sequence", fmt.Sprintf("sequence %s is not two decimal LSNs", seq)
 			}
 			p[i] = n
 		}
@@ -598,14 +595,14 @@ func (c *dbzConverter) position(src rawMembers) (dbzPos, *Failure) {
 		dot := strings.LastIndexByte(file, '.')
 		idx, err := strconv.ParseUint(file[dot+1:], 10, 64)
 		if file == "" || dot < 0 || err != nil || pos == nil {
-			return p, c.fail("source.file", "a mysql event without binlog file (name.NNNNNN) and pos: its commit order is unknown (a GTID alone does not order the events of one transaction)")
+			return p, "source.file", "a mysql event without binlog file (name.NNNNNN) and pos: its commit order is unknown (a GTID alone does not order the events of one transaction)"
 		}
 		p[0], p[1] = idx, *pos
 		if row != nil {
 			p[2] = *row
 		}
 	}
-	return p, nil
+	return p, "", ""
 }
 
 // lsnPair reads a PostgreSQL sequence, ["<LSN>","<LSN>"] with the first
@@ -790,7 +787,8 @@ func (c *dbzConverter) toast(row rawMembers) *Failure {
 
 // key returns the row's primary key.
 func (c *dbzConverter) key(row rawMembers) (dkey, *Failure) {
-	var parts []json.RawMessage
+	var buf [4]json.RawMessage
+	parts := buf[:0]
 	for _, col := range c.opt.Key {
 		raw := row.get(col)
 		if raw == nil {
@@ -807,14 +805,16 @@ func (c *dbzConverter) key(row rawMembers) (dkey, *Failure) {
 // each string is terminated by NUL (NUL and \x01 escaped), so that byte order
 // is the columns' lexicographic order.
 func (c *dbzConverter) keyOf(parts []json.RawMessage) (dkey, *Failure) {
-	var b strings.Builder
+	var b []byte
 	integer := len(parts) == 1
 	var k dkey
-	kinds := make([]bool, len(parts))
-	for i, raw := range parts {
+	var kbuf [4]bool
+	kinds := kbuf[:0]
+	for _, raw := range parts {
 		raw = bytes.TrimSpace(raw)
-		kinds[i] = !(len(raw) > 0 && raw[0] == '"')
-		if !kinds[i] {
+		isInt := !(len(raw) > 0 && raw[0] == '"')
+		kinds = append(kinds, isInt)
+		if !isInt {
 			var s string
 			if json.Unmarshal(raw, &s) != nil || strings.ContainsRune(s, utf8.RuneError) {
 				return k, c.fail("key", "key column value %s is not valid Unicode text", raw)
@@ -825,7 +825,7 @@ func (c *dbzConverter) keyOf(parts []json.RawMessage) (dkey, *Failure) {
 				break
 			}
 			s = strings.NewReplacer("\x01", "\x01\x02", "\x00", "\x01\x01").Replace(s)
-			b.WriteString(s + "\x00")
+			b = append(append(b, s...), 0)
 			continue
 		}
 		n, err := parseInt(raw)
@@ -833,13 +833,19 @@ func (c *dbzConverter) keyOf(parts []json.RawMessage) (dkey, *Failure) {
 			return k, c.fail("key", "key column value %s is neither an integer nor a string", raw)
 		}
 		k.i = n
-		fmt.Fprintf(&b, "%020d", uint64(n)^1<<63)
+		if len(parts) > 1 {
+			var d [20]byte // %020d
+			for i, u := 19, uint64(n)^1<<63; i >= 0; i, u = i-1, u/10 {
+				d[i] = '0' + byte(u%10)
+			}
+			b = append(b, d[:]...)
+		}
 	}
 	if len(parts) > 1 {
-		k.s = b.String()
+		k.s = string(b)
 	}
 	if !c.kinded {
-		c.integer, c.kinded, c.colInt = integer, true, kinds
+		c.integer, c.kinded, c.colInt = integer, true, slices.Clone(kinds)
 	} else if integer != c.integer || !slices.Equal(kinds, c.colInt) {
 		return k, c.fail("key", "key %s: a key column mixes strings and numbers", strings.Trim(string(mustJSON(parts)), "[]"))
 	}

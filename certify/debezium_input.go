@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -27,6 +28,7 @@ type dbzRecord struct {
 	topic     string // kcat -J's topic and partition: "" when the dump does not say
 	partition int
 	value     []byte
+	top       rawMembers // the value's members, when it was read as an object with its line
 }
 
 // readDump reads a dump of Kafka records, one a line, in each of the common
@@ -40,14 +42,11 @@ func readDump(r io.Reader, name, field string, each func(dbzRecord) *Failure) (*
 	for n := 1; ; n++ {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 || err == nil {
-			if rec, f := dumpRecord(line, n, name); f != nil {
-				f.Field = field
-				if field == "format" {
-					f.Line = int64(n)
-				}
-				return f, nil
-			} else if rec != nil {
-				if f := each(*rec); f != nil {
+			var rec dbzRecord
+			if ok, f := dumpRecord(line, n, name, &rec, nil); f != nil {
+				return dumpFailure(f, field, n), nil
+			} else if ok {
+				if f := each(rec); f != nil {
 					return f, nil
 				}
 			}
@@ -61,12 +60,30 @@ func readDump(r io.Reader, name, field string, each func(dbzRecord) *Failure) (*
 	}
 }
 
-func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
+// dumpFailure is a line's failure as the input's kind field reports it.
+func dumpFailure(f *Failure, field string, n int) *Failure {
+	f.Field = field
+	if field == "format" {
+		f.Line = int64(n)
+	}
+	return f
+}
+
+// dumpRecord reads line n into rec; ok is false for a blank line. With
+// top, a line that is a JSON object and not a kcat -J record is read into
+// *top's storage as it is validated (rec.top), so it is read once.
+func dumpRecord(line []byte, n int, name string, rec *dbzRecord, top *rawMembers) (ok bool, f *Failure) {
 	b := bytes.TrimSpace(line)
 	if len(b) == 0 {
-		return nil, nil
+		return false, nil
 	}
-	rec := &dbzRecord{line: n}
+	*rec = dbzRecord{line: n}
+	if top != nil && b[0] == '{' {
+		if m, err := readObject(top, b); err == nil && !kcatLike(m) {
+			rec.value, rec.top = b, m
+			return true, nil
+		}
+	}
 	if validJSON(b) {
 		var k struct {
 			Topic     *string         `json:"topic"`
@@ -81,7 +98,7 @@ func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
 			rec.topic, rec.partition = *k.Topic, k.Partition
 			var s *string
 			if k.Payload != nil && json.Unmarshal(k.Payload, &s) != nil {
-				return nil, dumpFail(name, n, "a kcat -J record whose payload is not a string or null")
+				return false, dumpFail(name, n, "a kcat -J record whose payload is not a string or null")
 			}
 			if s != nil {
 				rec.value = []byte(*s)
@@ -89,28 +106,158 @@ func dumpRecord(line []byte, n int, name string) (*dbzRecord, *Failure) {
 		} else {
 			rec.value = b
 			if string(b) != "null" {
-				return rec, nil // valid JSON already
+				return true, nil // valid JSON already
 			}
 		}
 	} else if tab := bytes.IndexByte(b, '\t'); tab >= 0 {
 		rec.value = bytes.TrimSpace(b[tab+1:])
 	} else if string(b) != "NULL" {
-		return nil, dumpFail(name, n, "neither a JSON value, a key⇥value line nor a kcat -J record")
+		return false, dumpFail(name, n, "neither a JSON value, a key⇥value line nor a kcat -J record")
 	}
 	switch v := bytes.TrimSpace(rec.value); string(v) {
 	case "", "null", "NULL":
 		rec.value = nil
 	default:
 		if !validJSON(v) {
-			return nil, dumpFail(name, n, "the record's value is not JSON")
+			return false, dumpFail(name, n, "the record's value is not JSON")
 		}
 	}
-	return rec, nil
+	return true, nil
+}
+
+// kcatLike says an object may be a kcat -J record: json.Unmarshal, which
+// the general path decodes it with, matches member names without case.
+func kcatLike(m rawMembers) bool {
+	var topic, offset bool
+	for _, x := range m {
+		topic = topic || bytes.EqualFold(x.name, []byte("topic"))
+		offset = offset || bytes.EqualFold(x.name, []byte("offset"))
+	}
+	return topic && offset
 }
 
 func dumpFail(name string, n int, format string, a ...any) *Failure {
 	f := unsupported("line", "%s line %d: "+format, append([]any{name, n}, a...)...)
 	return f
+}
+
+// A dump's lines go to the converter in batches: each batch is prepared on
+// a goroutine of its own (a record's JSON is most of the converter's time)
+// and applied in the dump's order on the caller's.
+const batchBytes = 256 << 10
+
+var batchLines = 1024 // (tests read a line a batch)
+
+type dumpBatch struct {
+	first int    // the first line's number
+	buf   []byte // the lines' text
+	ends  []int  // each line's end in buf
+	err   error  // the reading's after the last line (io.EOF at the end)
+	preps []dbzPrep
+	done  chan struct{}
+}
+
+// prepare reads each line of the batch as readDump and prepare do.
+func (b *dumpBatch) prepare(file int, name, prefix string) {
+	if len(b.preps) < len(b.ends) {
+		b.preps = append(b.preps, make([]dbzPrep, len(b.ends)-len(b.preps))...)
+	}
+	start := 0
+	for i, end := range b.ends {
+		p, n := &b.preps[i], b.first+i
+		ok, f := dumpRecord(b.buf[start:end], n, name, &p.rec, &p.raw.top)
+		start = end
+		p.none, p.fail = !ok && f == nil, nil
+		switch {
+		case f != nil:
+			p.fail = dumpFailure(f, "format", n)
+		case ok:
+			p.prepare(file, prefix)
+		}
+	}
+}
+
+// readDumpParallel is readDump of file for the converter, each record
+// prepared on another goroutine and applied here in the dump's order: the
+// answer is readDump's with parse.
+func (c *dbzConverter) readDumpParallel(r io.Reader, file int, name string) (*Failure, error) {
+	prefix := ""
+	if len(c.inputs) > 1 {
+		prefix = c.inputs[file] + ": "
+	}
+	workers, lines := runtime.GOMAXPROCS(0), batchLines
+	inflight := 2*workers + 1
+	free := make(chan *dumpBatch, inflight)
+	for range inflight {
+		free <- &dumpBatch{done: make(chan struct{}, 1)}
+	}
+	// (neither channel blocks: there are inflight batches)
+	work, order := make(chan *dumpBatch, inflight), make(chan *dumpBatch, inflight)
+	stop := make(chan struct{})
+	for range workers {
+		go func() {
+			for b := range work {
+				b.prepare(file, name, prefix)
+				b.done <- struct{}{}
+			}
+		}()
+	}
+	go func() {
+		defer close(work)
+		defer close(order)
+		br := bufio.NewReaderSize(r, 1<<16)
+		for n := 1; ; {
+			var b *dumpBatch
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			b.first, b.buf, b.ends, b.err = n, b.buf[:0], b.ends[:0], nil
+			for b.err == nil && len(b.buf) < batchBytes && len(b.ends) < lines {
+				var line []byte
+				line, b.err = readLine(br)
+				b.buf = append(b.buf, line...)
+				b.ends = append(b.ends, len(b.buf))
+				n++
+			}
+			work <- b
+			order <- b
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	// the batches own their text: on a failure the reader stops at its next
+	// batch and the preparers with it, without being waited for (a pipe
+	// may not end)
+	defer close(stop)
+	for b := range order {
+		<-b.done
+		for i := range b.ends {
+			p := &b.preps[i]
+			if p.none {
+				continue
+			}
+			c.tick("reading")
+			if f := c.apply(file, p); f != nil {
+				return f, nil
+			}
+		}
+		err := b.err
+		free <- b
+		if err == io.EOF {
+			return nil, nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
 // dbzEvent is one change event of the recording, parsed.
@@ -134,27 +281,61 @@ type dbzEvent struct {
 	db, snapshot, txID, gtid string
 }
 
-// parse classifies one record: a change event, a notification, or
-// something that changes no row (counted in c.skipped).
-func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
+// dbzPrep is what parse learns of a record from the record alone: records
+// are prepared on several goroutines (readDumpParallel) and applied in
+// their order. What it holds aliases the record's line.
+type dbzPrep struct {
+	rec  dbzRecord
+	none bool     // a blank line: no record
+	fail *Failure // the record cannot be read as what it claims to be
+	skip string   // a record that changes no row: its kind, for c.skipped
+	end  []byte   // a transaction END record's entry in the ends spool
+	note bool     // a notification among the events
+	// a change event: its connector, a failure found after the connector
+	// is checked (source.table, the position), its schema and images in
+	// canonical form
+	e             dbzEvent
+	connector     string
+	late          *Failure
+	schema        json.RawMessage
+	before, after []byte
+	raw           rawStore // the storage the record's objects are read into
+	sumBuf        []byte
+}
+
+// prepare reads a record as parse needs it, with nothing of the records
+// before it; prefix names the input in a failure's detail.
+func (p *dbzPrep) prepare(file int, prefix string) {
+	rec := &p.rec
+	p.fail, p.skip, p.end, p.note, p.late, p.schema = nil, "", p.end[:0], false, nil, nil
+	failAt := func(field, format string, a ...any) *Failure {
+		f := unsupported(field, format, a...)
+		f.Line = int64(rec.line)
+		f.Detail = prefix + f.Detail
+		return f
+	}
 	if rec.value == nil {
-		c.skipped["tombstones"]++
-		return nil
+		p.skip = "tombstones"
+		return
 	}
-	// aliases the reader's buffer, read into c.raw: nothing raw outlives parse
-	top, err := readObject(&c.raw.top, rec.value)
-	if err != nil {
-		return c.failAt(file, rec.line, "line", "a record value that is not a JSON object")
-	}
-	var schema json.RawMessage
-	if p := top.get("payload"); p != nil && top.get("schema") != nil {
-		schema = top.get("schema")
-		if string(bytes.TrimSpace(p)) == "null" {
-			c.skipped["tombstones"]++
-			return nil
+	top := rec.top // (read with the line when it is an object)
+	if top == nil {
+		var err error
+		if top, err = readObject(&p.raw.top, rec.value); err != nil {
+			p.fail = failAt("line", "a record value that is not a JSON object")
+			return
 		}
-		if top, err = readObject(&c.raw.top, p); err != nil {
-			return c.failAt(file, rec.line, "payload", "a payload that is not a JSON object")
+	}
+	if pl := top.get("payload"); pl != nil && top.get("schema") != nil {
+		p.schema = top.get("schema")
+		if string(bytes.TrimSpace(pl)) == "null" {
+			p.skip = "tombstones"
+			return
+		}
+		var err error
+		if top, err = readObject(&p.raw.top, pl); err != nil {
+			p.fail = failAt("payload", "a payload that is not a JSON object")
+			return
 		}
 	}
 	has := func(names ...string) bool {
@@ -169,98 +350,135 @@ func (c *dbzConverter) parse(file int, rec dbzRecord) *Failure {
 	heartbeat := len(top) > 0 && !slices.ContainsFunc(top, func(m rawMember) bool { return string(m.name) != "ts_ms" })
 	switch {
 	case heartbeat: // io.debezium.connector.common.Heartbeat
-		c.skipped["heartbeats"]++
-		return nil
+		p.skip = "heartbeats"
+		return
 	case has("status", "id") && !has("op"): // the transaction topic's BEGIN and END
-		c.skipped["transaction metadata records"]++
+		p.skip = "transaction metadata records"
 		var end struct {
 			Status, ID string
 			Count      *int `json:"event_count"`
 		}
 		if json.Unmarshal(rec.value, &end) == nil && end.Status == "END" && end.Count != nil {
-			if _, err := c.ends.put(binary.AppendUvarint(appendStr(nil, end.ID), uint64(*end.Count))); err != nil {
+			p.end = binary.AppendUvarint(appendStr(p.end, end.ID), uint64(*end.Count))
+		}
+		return
+	case has("aggregate_type"): // a notification on the same dump
+		p.note = true
+		return
+	}
+	e := &p.e
+	*e = dbzEvent{file: file, line: rec.line}
+	if err := e.envelope(top, &p.raw); err != nil {
+		p.fail = failAt("line", "not a Debezium change event: %v", err)
+		return
+	}
+	env := &e.env
+	switch {
+	case env.Op == "m": // a logical decoding message: no row
+		p.skip = `"m" messages`
+		return
+	case env.Op == "" && env.Source == nil && env.Before == nil && env.After == nil:
+		p.fail = failAt("source", "not a Debezium change event (no op, before, after or source): a record unwrapped by ExtractNewRecordState cannot be placed in commit order")
+		return
+	case env.Source == nil:
+		p.fail = failAt("source", "a change event without source: its table and commit position are unknown")
+		return
+	}
+	p.connector = rawString(env.Source.get("connector"))
+	if p.connector != "postgresql" && p.connector != "mysql" {
+		p.fail = failAt("source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", p.connector)
+		return
+	}
+	if rawString(env.Source.get("table")) == "" {
+		p.late = failAt("source.table", "an event without source.table: it cannot be told to belong to the table or not")
+		return
+	}
+	e.table = fullName(env.Source)
+	e.db, e.snapshot = rawString(env.Source.get("db")), rawString(env.Source.get("snapshot"))
+	e.txID = string(bytes.TrimSpace(env.Source.get("txId")))
+	e.gtid = rawString(env.Source.get("gtid"))
+	if e.initial = env.Op == "r" && e.snapshot != "incremental"; e.initial {
+		return // an initial snapshot's row: no place in the commit order
+	}
+	e.read = env.Op == "r"
+	var field, msg string
+	if e.pos, field, msg = position(p.connector, env.Source); msg != "" {
+		p.late = failAt(field, "%s", msg)
+		return
+	}
+	// the images go on in canonical form: the content's sum is taken of it,
+	// and a row's value is written in it (values)
+	p.before = appendCanonRow(p.before[:0], env.Before)
+	p.after = appendCanonRow(p.after[:0], env.After)
+	b := append(append(p.sumBuf[:0], env.Op...), 0)
+	b = append(append(b, p.before...), 0)
+	b = append(append(b, p.after...), 0)
+	p.sumBuf = append(b, e.table...)
+	sum := sha256.Sum256(p.sumBuf)
+	e.sum = [16]byte(sum[:16])
+}
+
+// apply takes a prepared record in the dump's order: what depends on the
+// records before it (counts, spools, the connector, the table's and the
+// streams' names, the order).
+func (c *dbzConverter) apply(file int, p *dbzPrep) *Failure {
+	switch {
+	case p.fail != nil:
+		return p.fail
+	case p.skip != "":
+		c.skipped[p.skip]++
+		if len(p.end) > 0 {
+			if _, err := c.ends.put(p.end); err != nil {
 				c.spErr = err
 				return &Failure{}
 			}
 		}
 		return nil
-	case has("aggregate_type"): // a notification on the same dump
-		c.notes2 = append(c.notes2, bytes.Clone(rec.value)) // rec.value is the reader's buffer
+	case p.note:
+		c.notes2 = append(c.notes2, bytes.Clone(p.rec.value)) // rec.value is the reader's buffer
 		return nil
 	}
-	e := &dbzEvent{file: file, line: rec.line}
-	err = e.envelope(top, &c.raw)
-	if err != nil {
-		return c.failAt(file, rec.line, "line", "not a Debezium change event: %v", err)
-	}
-	env := &e.env
-	if env.Op == "m" { // a logical decoding message: no row
-		c.skipped[`"m" messages`]++
-		return nil
-	}
-	if env.Op == "" && env.Source == nil && env.Before == nil && env.After == nil {
-		return c.failAt(file, rec.line, "source", "not a Debezium change event (no op, before, after or source): a record unwrapped by ExtractNewRecordState cannot be placed in commit order")
-	}
-	if env.Source == nil {
-		return c.failAt(file, rec.line, "source", "a change event without source: its table and commit position are unknown")
-	}
-	connector := rawString(env.Source.get("connector"))
 	switch {
-	case connector != "postgresql" && connector != "mysql":
-		return c.failAt(file, rec.line, "source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", connector)
 	case c.connector == "":
-		c.connector = connector
-	case connector != c.connector:
-		return c.failAt(file, rec.line, "source.connector", "connector %q after %q: one recording is one connector's", connector, c.connector)
+		c.connector = p.connector
+	case p.connector != c.connector:
+		return c.failAt(file, p.rec.line, "source.connector", "connector %q after %q: one recording is one connector's", p.connector, c.connector)
 	}
-	if rawString(env.Source.get("table")) == "" {
-		return c.failAt(file, rec.line, "source.table", "an event without source.table: it cannot be told to belong to the table or not")
+	if p.late != nil {
+		return p.late
 	}
-	e.table = c.intern(fullName(env.Source))
-	e.db, e.snapshot = rawString(env.Source.get("db")), rawString(env.Source.get("snapshot"))
-	e.db, e.snapshot = c.intern(e.db), c.intern(e.snapshot)
-	e.txID = string(bytes.TrimSpace(env.Source.get("txId")))
-	e.gtid = rawString(env.Source.get("gtid"))
-	if e.initial = env.Op == "r" && e.snapshot != "incremental"; e.initial {
+	e := &p.e
+	e.table, e.db, e.snapshot = c.intern(e.table), c.intern(e.db), c.intern(e.snapshot)
+	if e.initial {
 		c.noteTable(e)
-		return nil // an initial snapshot's row: no place in the commit order
+		return nil
 	}
-	e.read = env.Op == "r"
-	c.file, c.line = file, rec.line
-	var f *Failure
-	if e.pos, f = c.position(env.Source); f != nil {
-		return f
-	}
-	// the images go on in canonical form: the content's sum is taken of it,
-	// and a row's value is written in it (values)
-	before, after := []byte(canonRow(env.Before)), []byte(canonRow(env.After))
-	sum := sha256.Sum256([]byte(env.Op + "\x00" + string(before) + "\x00" + string(after) + "\x00" + e.table))
-	e.sum = [16]byte(sum[:16])
-	if len(schema) > 0 { // one map per distinct schema, not per event
-		n, ok := c.schemas[string(schema)]
+	c.file, c.line = file, p.rec.line
+	if len(p.schema) > 0 { // one map per distinct schema, not per event
+		n, ok := c.schemas[string(p.schema)]
 		if !ok {
-			c.schemaCols = append(c.schemaCols, jsonColumns(schema))
+			c.schemaCols = append(c.schemaCols, jsonColumns(p.schema))
 			n = len(c.schemaCols)
-			c.schemas[string(schema)] = n
+			c.schemas[string(p.schema)] = n
 		}
 		e.schema = n
 	}
-	topic := rec.topic
+	topic := p.rec.topic
 	if topic == "" {
 		topic = "table " + e.table // Debezium writes each table to a topic of its own
 	}
-	if l := &c.lastStream; l.file != file || l.topic != topic || l.partition != rec.partition {
-		key := fmt.Sprintf("%d\x00%s\x00%d", file, topic, rec.partition)
+	if l := &c.lastStream; l.file != file || l.topic != topic || l.partition != p.rec.partition {
+		key := fmt.Sprintf("%d\x00%s\x00%d", file, topic, p.rec.partition)
 		s, ok := c.streams[key]
 		if !ok {
 			s = len(c.streams)
 			c.streams[key] = s
 		}
-		*l = lastStream{file, topic, rec.partition, s}
+		*l = lastStream{file, topic, p.rec.partition, s}
 	}
 	e.stream = c.lastStream.n
 	c.noteTable(e)
-	if err := c.place(e, before, after); err != nil {
+	if err := c.place(e, p.before, p.after); err != nil {
 		c.spErr = err
 		return &Failure{} // stops the reading; FromDebeziumFiles answers spErr
 	}

@@ -208,7 +208,11 @@ func (c *dbzConverter) sequence(e *dbzEvent) error {
 		return nil
 	}
 	if s.n == 1 || s.hi.less(e.pos) {
-		clear(s.atHi)
+		if len(s.atHi) > 16 {
+			s.atHi = map[[16]byte]bool{} // clearing costs its capacity: a window's rows grew it
+		} else {
+			clear(s.atHi)
+		}
 	}
 	s.hi = e.pos
 	s.atHi[e.sum] = true

@@ -828,10 +828,11 @@ func convertBoth(t *testing.T, files []string, opt DebeziumOptions) ([]byte, Con
 		size += len(f)
 	}
 	dbzSortLimit = max(300, size/16) // a run an event or so in small recordings, about 20 runs in large ones
-	defer func() { dbzSortLimit = 0 }()
+	batchLines = 1                   // and each line prepared on its own
+	defer func() { dbzSortLimit, batchLines = 0, 1024 }()
 	out2, conv2, f2, err2 := run()
 	if !bytes.Equal(out, out2) || !reflect.DeepEqual(conv, conv2) || !reflect.DeepEqual(f, f2) || fmt.Sprint(err) != fmt.Sprint(err2) {
-		t.Fatalf("sorted in memory: %v %v %q\n%s\nsorted in runs: %v %v %q\n%s", f, err, conv.Notes, out, f2, err2, conv2.Notes, out2)
+		t.Fatalf("sorted in memory: %v %v %q\n%s\nsorted in runs, a line a batch: %v %v %q\n%s", f, err, conv.Notes, out, f2, err2, conv2.Notes, out2)
 	}
 	return out, conv, f, err
 }
