@@ -163,7 +163,6 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 			return conv, f, err
 		}
 	}
-	c.raw = rawStore{} // (it aliases the last record read)
 	if f = c.captured(); f != nil {
 		return conv, f, nil
 	}
@@ -175,19 +174,8 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 			return conv, f, err
 		}
 	}
-	var e dbzEvent
-	var derr error
-	err = c.events.pass(func(k, p []byte) bool {
-		if derr = c.decodeEvent(k, p, &e); derr != nil {
-			return false
-		}
-		c.file, c.line = e.file, e.line
-		c.tick("placing")
-		f = c.record(&e)
-		return f == nil && c.spErr == nil
-	})
-	c.raw = rawStore{} // (it aliases the sort's buffers)
-	if err = cmpErr(cmpErr(err, derr), c.spErr); err != nil {
+	f, err = c.placeEvents()
+	if err = cmpErr(err, c.spErr); err != nil {
 		return conv, nil, err
 	}
 	// a transaction's events not contiguous come before any later failure
@@ -366,7 +354,6 @@ type dbzConverter struct {
 	keyBuf     []byte
 	payBuf     []byte
 	lineBuf    []byte
-	raw        rawStore          // the storage of the objects an event is read into
 	names      map[string]string // interned table and source names
 	schemas    map[string]int    // each distinct schema's number
 	schemaCols []map[string]bool // and its JSON columns

@@ -120,9 +120,8 @@ func (r *payloadReader) bytes() []byte {
 }
 
 // decodeEvent rebuilds an event from its key and payload; its images alias
-// the payload, which lives until the next record of the sort, and are read
-// into c.raw, reused by the next.
-func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent) error {
+// the payload and are read into st.
+func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent, st *rawStore) error {
 	*e = dbzEvent{}
 	decodeEventKey(k, e)
 	r := payloadReader{p}
@@ -146,10 +145,87 @@ func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent) error {
 	before := r.bytes()
 	e.after = r.bytes()
 	var err error
-	if e.env.Before, err = readObject(&c.raw.before, before); err == nil {
-		e.env.After, err = readObject(&c.raw.after, e.after)
+	if e.env.Before, err = readObject(&st.before, before); err == nil {
+		e.env.After, err = readObject(&st.after, e.after)
 	}
 	return err
+}
+
+// placeEvents hands the sort's events to record in the commit order. They
+// are read from the sort and decoded on another goroutine, a batch at a
+// time, while the batch before is placed; nothing else interns names or
+// changes c.ours meanwhile.
+func (c *dbzConverter) placeEvents() (*Failure, error) {
+	type batch struct {
+		buf []byte // the events' keys and payloads, which they alias
+		evs []dbzEvent
+		raw []rawStore
+		err error // the sort's or a decoding's, after the events
+	}
+	const perBatch, batches = 1024, 3
+	free, order := make(chan *batch, batches), make(chan *batch, batches) // (order never blocks)
+	for range batches {
+		free <- &batch{evs: make([]dbzEvent, 0, perBatch), raw: make([]rawStore, perBatch)}
+	}
+	stop := make(chan struct{})
+	go func() {
+		defer close(order)
+		b := <-free
+		var derr error
+		err := c.events.pass(func(k, p []byte) bool {
+			off := len(b.buf)
+			b.buf = append(append(b.buf, k...), p...)
+			k, p = b.buf[off:off+len(k)], b.buf[off+len(k):]
+			n := len(b.evs)
+			b.evs = b.evs[:n+1]
+			if derr = c.decodeEvent(k, p, &b.evs[n], &b.raw[n]); derr != nil {
+				b.evs = b.evs[:n]
+				return false
+			}
+			if n+1 < perBatch && len(b.buf) < batchBytes {
+				return true
+			}
+			order <- b
+			select {
+			case <-stop:
+				b = nil
+				return false
+			default:
+			}
+			select {
+			case b = <-free:
+			case <-stop:
+				b = nil
+				return false
+			}
+			b.buf, b.evs = b.buf[:0], b.evs[:0]
+			return true
+		})
+		if b != nil {
+			b.err = cmpErr(err, derr)
+			order <- b
+		}
+	}()
+	defer func() { // the reader stops before the sort is removed
+		close(stop)
+		for range order {
+		}
+	}()
+	for b := range order {
+		for i := range b.evs {
+			e := &b.evs[i]
+			c.file, c.line = e.file, e.line
+			c.tick("placing")
+			if f := c.record(e); f != nil || c.spErr != nil {
+				return f, nil
+			}
+		}
+		if b.err != nil {
+			return nil, b.err
+		}
+		free <- b
+	}
+	return nil, nil
 }
 
 func (c *dbzConverter) internBytes(b []byte) string {
