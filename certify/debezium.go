@@ -274,7 +274,15 @@ type dbzEnvelope struct {
 // rawStore is the storage rawObject reads an event's objects into, reused
 // from one event to the next: what is read there aliases the record being
 // read and lives no longer than it.
-type rawStore struct{ top, source, before, after rawMembers }
+type rawStore struct {
+	top, source, before, after rawMembers
+	pre                        [3]json.RawMessage // the values read into source, before and after by readEnvelope
+}
+
+// member is the storage of envelopeMember i.
+func (st *rawStore) member(i int) *rawMembers {
+	return [...]*rawMembers{&st.source, &st.before, &st.after}[i]
+}
 
 // dbzPos is a change event's place in the connector's commit order:
 // PostgreSQL (last commit LSN, LSN, 0), MySQL (binlog file index, pos, row).
@@ -558,6 +566,9 @@ func position(connector string, src rawMembers) (p dbzPos, field, msg string) {
 		// sequence is ["<last commit LSN>", "<LSN>"]: the first orders
 		// transactions by commit, the second changes within one (lsn alone
 		// is per change and not in commit order across transactions).
+		if p, ok := lsnRaw(src.get("sequence")); ok {
+			return p, "", ""
+		}
 		seq := rawString(src.get("sequence"))
 		pair, ok := lsnPair(seq)
 		if !ok {
@@ -590,6 +601,35 @@ func position(connector string, src rawMembers) (p dbzPos, field, msg string) {
 		}
 	}
 	return p, "", ""
+}
+
+// lsnRaw reads a PostgreSQL sequence token in the form the connector
+// writes, "[\"<LSN>\",\"<LSN>\"]" with the first possibly null, without
+// decoding the string; ok is false for any other form (lsnPair's).
+func lsnRaw(raw []byte) (p dbzPos, ok bool) {
+	rest, ok := bytes.CutPrefix(raw, []byte(`"[`))
+	if !ok {
+		return p, false
+	}
+	lsn := func(i int) bool {
+		rest, ok = bytes.CutPrefix(rest, []byte(`\"`))
+		if !ok {
+			return false
+		}
+		n := 0
+		for ; n < len(rest) && n < 19 && '0' <= rest[n] && rest[n] <= '9'; n++ {
+			p[i] = p[i]*10 + uint64(rest[n]-'0')
+		}
+		rest, ok = bytes.CutPrefix(rest[n:], []byte(`\"`))
+		return n > 0 && ok
+	}
+	if r, null := bytes.CutPrefix(rest, []byte("null")); null {
+		rest = r
+	} else if !lsn(0) {
+		return p, false
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(","))
+	return p, ok && lsn(1) && string(rest) == `]"`
 }
 
 // lsnPair reads a PostgreSQL sequence, ["<LSN>","<LSN>"] with the first

@@ -70,16 +70,16 @@ func dumpFailure(f *Failure, field string, n int) *Failure {
 }
 
 // dumpRecord reads line n into rec; ok is false for a blank line. With
-// top, a line that is a JSON object and not a kcat -J record is read into
-// *top's storage as it is validated (rec.top), so it is read once.
-func dumpRecord(line []byte, n int, name string, rec *dbzRecord, top *rawMembers) (ok bool, f *Failure) {
+// st, a line that is a JSON object and not a kcat -J record is read into
+// st as it is validated (rec.top, readEnvelope), so it is read once.
+func dumpRecord(line []byte, n int, name string, rec *dbzRecord, st *rawStore) (ok bool, f *Failure) {
 	b := bytes.TrimSpace(line)
 	if len(b) == 0 {
 		return false, nil
 	}
 	*rec = dbzRecord{line: n}
-	if top != nil && b[0] == '{' {
-		if m, err := readObject(top, b); err == nil && !kcatLike(m) {
+	if st != nil && b[0] == '{' {
+		if m, err := readEnvelope(st, b); err == nil && !kcatLike(m) {
 			rec.value, rec.top = b, m
 			return true, nil
 		}
@@ -154,6 +154,7 @@ type dumpBatch struct {
 	ends  []int  // each line's end in buf
 	err   error  // the reading's after the last line (io.EOF at the end)
 	preps []dbzPrep
+	names map[string]string // (known)
 	done  chan struct{}
 }
 
@@ -165,21 +166,21 @@ func (b *dumpBatch) prepare(file int, name, prefix string) {
 	start := 0
 	for i, end := range b.ends {
 		p, n := &b.preps[i], b.first+i
-		ok, f := dumpRecord(b.buf[start:end], n, name, &p.rec, &p.raw.top)
+		ok, f := dumpRecord(b.buf[start:end], n, name, &p.rec, &p.raw)
 		start = end
 		p.none, p.fail = !ok && f == nil, nil
 		switch {
 		case f != nil:
 			p.fail = dumpFailure(f, "format", n)
 		case ok:
-			p.prepare(file, prefix)
+			p.prepare(file, prefix, b.names)
 		}
 	}
 }
 
 // readDumpParallel is readDump of file for the converter, each record
 // prepared on another goroutine and applied here in the dump's order: the
-// answer is readDump's with parse.
+// answer is that of preparing and applying each record in turn.
 func (c *dbzConverter) readDumpParallel(r io.Reader, file int, name string) (*Failure, error) {
 	prefix := ""
 	if len(c.inputs) > 1 {
@@ -189,7 +190,7 @@ func (c *dbzConverter) readDumpParallel(r io.Reader, file int, name string) (*Fa
 	inflight := 2*workers + 1
 	free := make(chan *dumpBatch, inflight)
 	for range inflight {
-		free <- &dumpBatch{done: make(chan struct{}, 1)}
+		free <- &dumpBatch{done: make(chan struct{}, 1), names: map[string]string{}}
 	}
 	// (neither channel blocks: there are inflight batches)
 	work, order := make(chan *dumpBatch, inflight), make(chan *dumpBatch, inflight)
@@ -303,9 +304,10 @@ type dbzPrep struct {
 	sumBuf        []byte
 }
 
-// prepare reads a record as parse needs it, with nothing of the records
-// before it; prefix names the input in a failure's detail.
-func (p *dbzPrep) prepare(file int, prefix string) {
+// prepare reads a record as apply needs it, with nothing of the records
+// before it; prefix names the input in a failure's detail, names keeps the
+// names the records repeat.
+func (p *dbzPrep) prepare(file int, prefix string, names map[string]string) {
 	rec := &p.rec
 	p.fail, p.skip, p.end, p.note, p.late, p.schema = nil, "", p.end[:0], false, nil, nil
 	failAt := func(field, format string, a ...any) *Failure {
@@ -321,7 +323,7 @@ func (p *dbzPrep) prepare(file int, prefix string) {
 	top := rec.top // (read with the line when it is an object)
 	if top == nil {
 		var err error
-		if top, err = readObject(&p.raw.top, rec.value); err != nil {
+		if top, err = readEnvelope(&p.raw, rec.value); err != nil {
 			p.fail = failAt("line", "a record value that is not a JSON object")
 			return
 		}
@@ -333,7 +335,7 @@ func (p *dbzPrep) prepare(file int, prefix string) {
 			return
 		}
 		var err error
-		if top, err = readObject(&p.raw.top, pl); err != nil {
+		if top, err = readEnvelope(&p.raw, pl); err != nil {
 			p.fail = failAt("payload", "a payload that is not a JSON object")
 			return
 		}
@@ -384,7 +386,7 @@ func (p *dbzPrep) prepare(file int, prefix string) {
 		p.fail = failAt("source", "a change event without source: its table and commit position are unknown")
 		return
 	}
-	p.connector = rawString(env.Source.get("connector"))
+	p.connector = known(names, env.Source.get("connector"))
 	if p.connector != "postgresql" && p.connector != "mysql" {
 		p.fail = failAt("source.connector", "connector %q: the converter reads the postgresql and mysql connectors' envelopes", p.connector)
 		return
@@ -393,8 +395,8 @@ func (p *dbzPrep) prepare(file int, prefix string) {
 		p.late = failAt("source.table", "an event without source.table: it cannot be told to belong to the table or not")
 		return
 	}
-	e.table = fullName(env.Source)
-	e.db, e.snapshot = rawString(env.Source.get("db")), rawString(env.Source.get("snapshot"))
+	e.table = fullName(env.Source, names)
+	e.db, e.snapshot = known(names, env.Source.get("db")), known(names, env.Source.get("snapshot"))
 	e.txID = string(bytes.TrimSpace(env.Source.get("txId")))
 	e.gtid = rawString(env.Source.get("gtid"))
 	if e.initial = env.Op == "r" && e.snapshot != "incremental"; e.initial {
@@ -516,13 +518,15 @@ func (c *dbzConverter) intern(s string) string {
 // into st.
 func (e *dbzEvent) envelope(top rawMembers, st *rawStore) (err error) {
 	env := &e.env
-	for _, m := range []struct {
+	for i, m := range []struct { // (in envelopeMember's order)
 		name string
 		to   *rawMembers
 		buf  *rawMembers
 	}{{"source", &env.Source, &st.source}, {"before", &env.Before, &st.before}, {"after", &env.After, &st.after}} {
 		if raw := top.get(m.name); raw != nil {
-			if *m.to, err = readObject(m.buf, raw); err != nil {
+			if pre := st.pre[i]; len(pre) > 0 && len(pre) == len(raw) && &pre[0] == &raw[0] {
+				*m.to = *m.buf // read with the envelope
+			} else if *m.to, err = readObject(m.buf, raw); err != nil {
 				return fmt.Errorf("member %q: %v", m.name, err)
 			}
 		}
@@ -544,16 +548,39 @@ func (e *dbzEvent) envelope(top rawMembers, st *rawStore) (err error) {
 }
 
 // fullName is the table's name as Debezium's collections name it:
-// schema.table for PostgreSQL, db.table for MySQL.
-func fullName(src rawMembers) string {
-	db, schema, table := rawString(src.get("db")), rawString(src.get("schema")), rawString(src.get("table"))
+// schema.table for PostgreSQL, db.table for MySQL. It and the names it is
+// made of are kept once in names.
+func fullName(src rawMembers, names map[string]string) string {
+	db, schema, table := known(names, src.get("db")), known(names, src.get("schema")), known(names, src.get("table"))
 	if schema != "" {
-		return schema + "." + table
+		db = schema
 	}
-	if db != "" {
-		return db + "." + table
+	if db == "" {
+		return table
 	}
-	return table
+	var buf [64]byte
+	return keep(names, append(append(append(buf[:0], db...), '.'), table...))
+}
+
+// known is rawString(raw) for a name many events carry, kept in names.
+func known(names map[string]string, raw json.RawMessage) string {
+	if in, ok := plainString(raw); ok {
+		return keep(names, in)
+	}
+	return rawString(raw)
+}
+
+// keep is string(b), the copy in names if there is one (a few names: the
+// first thousand are kept).
+func keep(names map[string]string, b []byte) string {
+	if s, ok := names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(names) < 1000 {
+		names[s] = s
+	}
+	return s
 }
 
 // matches says whether a table option or collection id (table,

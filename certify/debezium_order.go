@@ -141,7 +141,7 @@ func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent, st *rawStore) error
 		e.jsonCols = c.schemaCols[e.schema-1]
 	}
 	e.ours = e.table == c.ours && c.ours != ""
-	// written by parse in canonical form: an object or null
+	// written by prepare in canonical form: an object or null
 	before := r.bytes()
 	e.after = r.bytes()
 	var err error

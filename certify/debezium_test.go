@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -835,4 +836,29 @@ func convertBoth(t *testing.T, files []string, opt DebeziumOptions) ([]byte, Con
 		t.Fatalf("sorted in memory: %v %v %q\n%s\nsorted in runs, a line a batch: %v %v %q\n%s", f, err, conv.Notes, out, f2, err2, conv2.Notes, out2)
 	}
 	return out, conv, f, err
+}
+
+// lsnRaw reads the connector's usual sequence tokens as lsnPair and
+// strconv do, and leaves every other form to them.
+func TestLsnRaw(t *testing.T) {
+	usual := []string{`"[\"1144\",\"1152\"]"`, `"[null,\"1152\"]"`, `"[\"01\",\"2\"]"`, `"[\"9999999999999999999\",\"1\"]"`}
+	other := []string{`"[\"\",\"1\"]"`, `"[\"1\",null]"`, `"[\"18446744073709551615\",\"1\"]"`, `"[\"1\" ,\"2\"]"`, `"[\"1\",\"2\",\"3\"]"`,
+		`"[\"1\",\"2\"]x"`, `"[\"-1\",\"2\"]"`, `"[\u00221\",\"2\"]"`, `"[\"1\",\"2\"`, `"[\"1\"\"2\"]"`, `"[nul,\"2\"]"`, `["1","2"]`}
+	for i, tok := range append(usual, other...) {
+		fast, ok := lsnRaw([]byte(tok))
+		var s string
+		json.Unmarshal([]byte(tok), &s)
+		pair, wantOK := lsnPair(s)
+		var want dbzPos
+		for i, x := range pair {
+			if x != nil {
+				n, err := strconv.ParseUint(*x, 10, 64)
+				wantOK = wantOK && err == nil
+				want[i] = n
+			}
+		}
+		if ok != (i < len(usual)) || ok && (!wantOK || fast != want) {
+			t.Errorf("%s: %v %v, lsnPair %v %v", tok, fast, ok, want, wantOK)
+		}
+	}
 }

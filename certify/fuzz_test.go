@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -63,7 +64,8 @@ func FuzzRawObject(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[true,null],"a":"x"}`, ` null `, `{}`, `[1]`, `{"a\u0041":"\u00e9"}`, `{"a":1e5,"b":-0.5E-3}`, `{"x":{"y":{}}} x`,
 		`{"k":"<&>"}`, `{"k": [1, 2]}`, "{\"\xff\":1}", `{"a":"\x"}`, `{"a":01}`, `{"a":"` + "\u2028" + `"}`,
 		`{"seq":"[\"1000\",\"1008\"]","e":"x\\y\/z\n\t\b\f\r","u":"\u0041\n"}`, `{"bad":"\q"}`,
-		`{"b":1,"a":2,"b":3,"\u0061":4,"c":{"a":5}}`} {
+		`{"b":1,"a":2,"b":3,"\u0061":4,"c":{"a":5}}`,
+		`{"source":{"a":1},"before":null,"after":{"x":[1,{"y":2}],"x":3},"source":{"b":2}}`, `{"source":{"a":1},"source":7}`, `{"after":{"a":}}`, `{"before":{}}`} {
 		f.Add([]byte(s))
 	}
 	used := rawMembers{{[]byte("a"), json.RawMessage("1")}, {[]byte("zz"), json.RawMessage("2")}, {[]byte("b"), json.RawMessage("3")}}
@@ -74,6 +76,27 @@ func FuzzRawObject(f *testing.F) {
 			got, err := rawObject(dst, b)
 			if (err == nil) != (wantErr == nil) {
 				t.Fatalf("%q: error %v, encoding/json %v", b, err, wantErr)
+			}
+			// readEnvelope reads the same, and the objects of source,
+			// before and after as rawObject reads them
+			st := rawStore{top: slices.Clone(dst), source: slices.Clone(used), pre: [3]json.RawMessage{json.RawMessage("{}")}}
+			env, envErr := readEnvelope(&st, b)
+			if (envErr == nil) != (err == nil) || !reflect.DeepEqual(env, got) {
+				t.Fatalf("%q: readEnvelope %q %v, rawObject %q %v", b, env, envErr, got, err)
+			}
+			for i, name := range []string{"source", "before", "after"} {
+				raw := got.get(name)
+				pre := st.pre[i]
+				if err != nil || raw == nil || raw[0] != '{' {
+					continue
+				}
+				if !bytes.Equal(pre, raw) {
+					t.Fatalf("%q: %s read %q, last member %q", b, name, pre, raw)
+				}
+				want, _ := rawObject(nil, raw)
+				if got := *st.member(i); !reflect.DeepEqual(slices.Clip(got), slices.Clip(want)) {
+					t.Fatalf("%q: %s %q, rawObject %q", b, name, got, want)
+				}
 			}
 			if validJSON(b) != json.Valid(b) {
 				t.Fatalf("%q: valid %v", b, validJSON(b))

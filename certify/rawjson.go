@@ -43,6 +43,22 @@ func (m rawMembers) get(name string) json.RawMessage {
 // an error for anything but an object or null. Names and values alias b
 // (a name that needs decoding excepted).
 func rawObject(dst rawMembers, b []byte) (rawMembers, error) {
+	return readMembers(dst, b, nil)
+}
+
+// readEnvelope is rawObject into st.top; as it validates them, it reads the
+// objects of members named source, before and after into st's storage for
+// them (st.pre), so that envelope does not read them again.
+func readEnvelope(st *rawStore, b []byte) (rawMembers, error) {
+	st.pre = [3]json.RawMessage{}
+	m, err := readMembers(st.top, b, st)
+	if cap(m) > cap(st.top) {
+		st.top = m[:0]
+	}
+	return m, err
+}
+
+func readMembers(dst rawMembers, b []byte, st *rawStore) (rawMembers, error) {
 	j := jsonScan{scanner{b: b}}
 	j.space()
 	if j.literal("null") {
@@ -58,48 +74,78 @@ func rawObject(dst rawMembers, b []byte) (rawMembers, error) {
 		}
 		return nil, errors.New("not a JSON object")
 	}
-	j.i++
-	m := dst[:0]
-	if m == nil {
-		m = rawMembers{} // an object, even empty, is not null
-	}
-	j.space()
-	if !j.eat('}') {
-		for {
-			j.space()
-			start := j.i
-			if !j.str() {
-				return nil, errJSON
-			}
-			name, err := jsonName(b[start:j.i:j.i])
-			if err != nil {
-				return nil, err
-			}
-			j.space()
-			if !j.eat(':') {
-				return nil, errJSON
-			}
-			j.space()
-			start = j.i
-			if !j.value(2) {
-				return nil, errJSON
-			}
-			m = append(m, rawMember{name, b[start:j.i:j.i]})
-			j.space()
-			if j.eat(',') {
-				continue
-			}
-			if j.eat('}') {
-				break
-			}
-			return nil, errJSON
-		}
+	m, err := j.object(dst, 1, st)
+	if err != nil {
+		return nil, err
 	}
 	j.space()
 	if j.i != len(b) {
 		return nil, errJSON
 	}
 	return m, nil
+}
+
+// object reads the object at j.i (its '{') into dst[:0], nested depth
+// deep; with st, see readEnvelope.
+func (j *jsonScan) object(dst rawMembers, depth int, st *rawStore) (rawMembers, error) {
+	b := j.b
+	j.i++
+	m := dst[:0]
+	if m == nil {
+		m = rawMembers{} // an object, even empty, is not null
+	}
+	j.space()
+	if j.eat('}') {
+		return m, nil
+	}
+	for {
+		j.space()
+		start := j.i
+		if !j.str() {
+			return nil, errJSON
+		}
+		name, err := jsonName(b[start:j.i:j.i])
+		if err != nil {
+			return nil, err
+		}
+		j.space()
+		if !j.eat(':') {
+			return nil, errJSON
+		}
+		j.space()
+		start = j.i
+		if i := envelopeMember(name); st != nil && i >= 0 && j.i < len(b) && b[j.i] == '{' {
+			into := st.member(i)
+			if *into, err = j.object(*into, depth+1, nil); err != nil {
+				return nil, err
+			}
+			st.pre[i] = b[start:j.i:j.i]
+		} else if !j.value(depth + 1) {
+			return nil, errJSON
+		}
+		m = append(m, rawMember{name, b[start:j.i:j.i]})
+		j.space()
+		if j.eat(',') {
+			continue
+		}
+		if j.eat('}') {
+			return m, nil
+		}
+		return nil, errJSON
+	}
+}
+
+// envelopeMember numbers the members readEnvelope reads the objects of.
+func envelopeMember(name []byte) int {
+	switch string(name) {
+	case "source":
+		return 0
+	case "before":
+		return 1
+	case "after":
+		return 2
+	}
+	return -1
 }
 
 // readObject is rawObject into the storage at *buf, which keeps the
