@@ -169,3 +169,26 @@ func TestReadObject(t *testing.T) {
 		t.Fatalf("canonical %s", c)
 	}
 }
+
+// token reads eight bytes at a time: every byte at every place in a word,
+// before and after the word boundary, is read as encoding/json reads it.
+func TestTokenEveryByte(t *testing.T) {
+	for at := range 20 {
+		for c := range 256 {
+			b := []byte(`"abcdefghijklmnopqrstuvw"`)
+			b[1+at] = byte(c)
+			j := jsonScan{scanner{b: b}}
+			ok, plain := j.token()
+			var s string
+			wantOK := json.Unmarshal(b, &s) == nil
+			_, wantPlain := plainString(b)
+			if c == '"' { // the string ends there
+				if !ok || !plain || j.i != at+2 {
+					t.Fatalf("%q: a quote at %d: %v %v, end %d", b, at+1, ok, plain, j.i)
+				}
+			} else if ok != wantOK || ok && (plain != wantPlain || j.i != len(b)) {
+				t.Fatalf("%q: %v %v at %d, encoding/json %v, plain %v", b, ok, plain, j.i, wantOK, wantPlain)
+			}
+		}
+	}
+}

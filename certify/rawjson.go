@@ -2,8 +2,10 @@ package certify
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"slices"
 	"unicode/utf8"
 )
@@ -101,12 +103,16 @@ func (j *jsonScan) object(dst rawMembers, depth int, st *rawStore) (rawMembers, 
 	for {
 		j.space()
 		start := j.i
-		if !j.str() {
+		ok, plain := j.token()
+		if !ok {
 			return nil, errJSON
 		}
-		name, err := jsonName(b[start:j.i:j.i])
-		if err != nil {
-			return nil, err
+		name := b[start+1 : j.i-1 : j.i-1]
+		if !plain {
+			var err error
+			if name, err = jsonName(b[start:j.i:j.i]); err != nil {
+				return nil, err
+			}
 		}
 		j.space()
 		if !j.eat(':') {
@@ -116,6 +122,7 @@ func (j *jsonScan) object(dst rawMembers, depth int, st *rawStore) (rawMembers, 
 		start = j.i
 		if i := envelopeMember(name); st != nil && i >= 0 && j.i < len(b) && b[j.i] == '{' {
 			into := st.member(i)
+			var err error
 			if *into, err = j.object(*into, depth+1, nil); err != nil {
 				return nil, err
 			}
@@ -396,36 +403,90 @@ func (j *jsonScan) value(depth int) bool {
 }
 
 func (j *jsonScan) str() bool {
-	if !j.eat('"') {
-		return false
-	}
-	for j.i < len(j.b) {
-		c := j.b[j.i]
-		j.i++
+	ok, _ := j.token()
+	return ok
+}
+
+// strClass sorts a string's bytes: plain ASCII, the quote that ends it, the
+// backslash of an escape, a control character (invalid), and a byte
+// beyond ASCII (valid, but the string needs decoding).
+var strClass = func() (t [256]byte) {
+	for c := range t {
 		switch {
 		case c == '"':
-			return true
-		case c < 0x20:
-			return false
+			t[c] = 1
 		case c == '\\':
-			if j.i >= len(j.b) {
-				return false
-			}
-			e := j.b[j.i]
-			j.i++
-			switch e {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if _, ok := j.hex4(j.i); !ok {
-					return false
-				}
-				j.i += 4
-			default:
-				return false
-			}
+			t[c] = 2
+		case c < 0x20:
+			t[c] = 3
+		case c >= utf8.RuneSelf:
+			t[c] = 4
 		}
 	}
-	return false
+	return t
+}()
+
+// special marks, in a word of eight string bytes (the first in the low
+// byte), the bytes strClass does not call plain: a quote, a backslash, a
+// control character or a byte beyond ASCII. The lowest mark is exact
+// (the borrows of the subtractions only reach the bytes above a marked one).
+func special(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	return zero(x^('"'*ones)) | zero(x^('\\'*ones)) | (x-0x20*ones)&^x&highs | x&highs
+}
+
+// token is str, and says whether the string is plain: no escape, ASCII
+// only (its inside is its text, plainString).
+func (j *jsonScan) token() (ok, plain bool) {
+	if !j.eat('"') {
+		return false, false
+	}
+	b, i := j.b, j.i
+	plain = true
+	for i < len(b) {
+		// eight bytes at a time to the first that is not plain ASCII
+		for i+8 <= len(b) {
+			m := special(binary.LittleEndian.Uint64(b[i:]))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
+		switch strClass[b[i]] {
+		case 0:
+			i++
+		case 1:
+			j.i = i + 1
+			return true, plain
+		case 2:
+			plain = false
+			if i++; i >= len(b) {
+				return false, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if _, ok := j.hex4(i + 1); !ok {
+					return false, false
+				}
+				i += 5
+			default:
+				return false, false
+			}
+		case 3:
+			return false, false
+		default:
+			plain = false
+			i++
+		}
+	}
+	return false, false
 }
 
 func (j *jsonScan) digits() bool {

@@ -82,12 +82,10 @@ type scanner struct {
 
 func (s *scanner) space() {
 	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
+		if c := s.b[s.i]; c > ' ' || c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return // (most often the first byte, above a space)
 		}
+		s.i++
 	}
 }
 
