@@ -654,7 +654,7 @@ func lsnPair(seq string) (pair []*string, ok bool) {
 // else PostgreSQL's source.txId or MySQL's source.gtid — numbered in order
 // of appearance. A transaction's events are contiguous in commit order: one
 // that comes back after another's is Unsupported.
-func (c *dbzConverter) label(e *dbzEvent) (string, *Failure) {
+func (c *dbzConverter) label(e *dbzEvent) (x int, labelled bool) {
 	id := ""
 	switch {
 	case e.env.Transaction != nil && e.env.Transaction.ID != "":
@@ -666,7 +666,7 @@ func (c *dbzConverter) label(e *dbzEvent) (string, *Failure) {
 	}
 	if id == "" {
 		c.unlabeled = true
-		return "", nil
+		return 0, false
 	}
 	if id != c.lastTx { // a new transaction, unless labelCheck finds it came back
 		c.txRuns++
@@ -674,7 +674,7 @@ func (c *dbzConverter) label(e *dbzEvent) (string, *Failure) {
 		c.lastTx, c.txEvents = id, 0
 	}
 	c.txEvents++
-	return fmt.Sprintf(`,"x":%d`, c.txRuns), nil
+	return c.txRuns, true
 }
 
 // closure says what the frontier's transaction closure rests on. With
@@ -703,13 +703,13 @@ func (c *dbzConverter) closure() {
 // logEvent writes the next log position, with its transaction label where
 // the event carries one (labels).
 func (c *dbzConverter) logEvent(e *dbzEvent, row string) *Failure {
-	x, f := c.label(e)
-	if f != nil {
-		return f
-	}
+	x, labelled := c.label(e)
 	c.pos++
-	b := strconv.AppendInt(append(c.lineBuf[:0], `{"p":`...), c.pos, 10)
-	c.lineBuf = append(append(append(b, row...), x...), "}\n"...)
+	b := append(strconv.AppendInt(append(c.lineBuf[:0], `{"p":`...), c.pos, 10), row...)
+	if labelled {
+		b = strconv.AppendInt(append(b, `,"x":`...), int64(x), 10)
+	}
+	c.lineBuf = append(b, "}\n"...)
 	c.sp.write(c.lineBuf)
 	return nil
 }
@@ -800,11 +800,14 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
 // toast: a placeholder for a value the connector did not read (an unchanged
 // TOASTed column) is not a full image (S-IMG): the row cannot be replayed.
+// placeholders is Debezium's unavailable-value placeholder, as text and as
+// bytes (base64).
+var placeholders = [][]byte{[]byte(Placeholder), []byte("X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==")}
+
 func (c *dbzConverter) toast(row rawMembers) *Failure {
-	b64 := `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="` // the placeholder as bytes
 	// (a row read back from the sort: in name order, no repeated names)
 	for _, m := range row {
-		if raw := m.value; bytes.Contains(raw, []byte(Placeholder)) || bytes.Contains(raw, []byte(b64[1:len(b64)-1])) {
+		if raw := m.value; bytes.Contains(raw, placeholders[0]) || bytes.Contains(raw, placeholders[1]) {
 			col := string(m.name)
 			return c.fail("after."+col, "column %q holds Debezium's unavailable-value placeholder (an unread TOAST value): the after image is not a full row image (S-IMG)", col)
 		}

@@ -461,13 +461,13 @@ func readKey(r *payloadReader) dkey {
 // labelCheck: the label, the run's number, the label before it and the
 // event's place.
 func (c *dbzConverter) labelRun(id string) {
-	key := binary.BigEndian.AppendUint32(nil, uint32(len(id)))
+	key := binary.BigEndian.AppendUint32(c.keyBuf[:0], uint32(len(id)))
 	key = append(key, id...)
-	key = binary.BigEndian.AppendUint64(key, uint64(c.txRuns))
-	p := appendStr(nil, c.lastTx)
+	c.keyBuf = binary.BigEndian.AppendUint64(key, uint64(c.txRuns))
+	p := appendStr(c.payBuf[:0], c.lastTx)
 	p = binary.AppendUvarint(p, uint64(c.file))
-	p = binary.AppendUvarint(p, uint64(c.line))
-	c.labels.add(key, p)
+	c.payBuf = binary.AppendUvarint(p, uint64(c.line))
+	c.labels.add(c.keyBuf, c.payBuf) // (copied)
 }
 
 // labelCheck finds the first event whose transaction's events came before
