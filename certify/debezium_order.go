@@ -94,11 +94,10 @@ func eventPayload(b []byte, e *dbzEvent, before, after []byte) []byte {
 	b = appendStr(b, e.txID)
 	b = appendStr(b, e.gtid)
 	b = binary.AppendUvarint(b, uint64(e.schema))
-	b = appendStr(b, string(before)) // (no copy: the conversion does not escape)
-	return appendStr(b, string(after))
+	return appendStr(appendStr(b, before), after)
 }
 
-func appendStr(b []byte, s string) []byte {
+func appendStr[T string | []byte](b []byte, s T) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
