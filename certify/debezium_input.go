@@ -588,7 +588,11 @@ func keep(names map[string]string, b []byte) string {
 // full in database db.
 func matches(name, full, db string) bool {
 	bare := full[strings.LastIndexByte(full, '.')+1:]
-	return name == full || name == bare || name == db+"."+full
+	if name == full || name == bare {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, db) // name == db+"."+full, without making it (every event asks)
+	return ok && len(rest) == len(full)+1 && rest[0] == '.' && rest[1:] == full
 }
 
 // jsonColumns reads the after struct's io.debezium.data.Json columns from
