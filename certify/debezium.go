@@ -423,7 +423,8 @@ func (c *dbzConverter) record(e *dbzEvent) *Failure {
 	case e.read:
 		return c.read(e)
 	case !e.ours:
-		return c.logEvent(e, "")
+		c.logEvent(e, "")
+		return nil
 	}
 	switch e.env.Op {
 	case "c", "u", "d":
@@ -435,9 +436,7 @@ func (c *dbzConverter) record(e *dbzEvent) *Failure {
 		return f
 	}
 	kj := c.keyJSON(k)
-	if f := c.logEvent(e, `,"k":`+kj+`,"v":`+v); f != nil {
-		return f
-	}
+	c.logEvent(e, `,"k":`+kj+`,"v":`+v)
 	c.touch(k)
 	if c.sink != nil {
 		c.sink[kj] = v
@@ -702,7 +701,7 @@ func (c *dbzConverter) closure() {
 
 // logEvent writes the next log position, with its transaction label where
 // the event carries one (labels).
-func (c *dbzConverter) logEvent(e *dbzEvent, row string) *Failure {
+func (c *dbzConverter) logEvent(e *dbzEvent, row string) {
 	x, labelled := c.label(e)
 	c.pos++
 	b := append(strconv.AppendInt(append(c.lineBuf[:0], `{"p":`...), c.pos, 10), row...)
@@ -711,16 +710,13 @@ func (c *dbzConverter) logEvent(e *dbzEvent, row string) *Failure {
 	}
 	c.lineBuf = append(b, "}\n"...)
 	c.sp.write(c.lineBuf)
-	return nil
 }
 
 // signal reads a row of the signalling table: window watermarks (insert or
 // insert_delete strategy), execute-snapshot and stop-snapshot.
 func (c *dbzConverter) signal(e *dbzEvent) *Failure {
 	env := &e.env
-	if f := c.logEvent(e, ""); f != nil {
-		return f
-	}
+	c.logEvent(e, "")
 	row := env.After
 	if env.Op == "d" {
 		row = env.Before
@@ -798,12 +794,12 @@ func jsonString(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
-// toast: a placeholder for a value the connector did not read (an unchanged
-// TOASTed column) is not a full image (S-IMG): the row cannot be replayed.
 // placeholders is Debezium's unavailable-value placeholder, as text and as
 // bytes (base64).
 var placeholders = [][]byte{[]byte(Placeholder), []byte("X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==")}
 
+// toast: a placeholder for a value the connector did not read (an unchanged
+// TOASTed column) is not a full image (S-IMG): the row cannot be replayed.
 func (c *dbzConverter) toast(row rawMembers) *Failure {
 	// (a row read back from the sort: in name order, no repeated names)
 	for _, m := range row {

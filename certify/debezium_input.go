@@ -141,9 +141,9 @@ func dumpFail(name string, n int, format string, a ...any) *Failure {
 	return f
 }
 
-// A dump's lines go to the converter in batches: each batch is prepared on
-// a goroutine of its own (a record's JSON is most of the converter's time)
-// and applied in the dump's order on the caller's.
+// A dump's lines go to the converter in batches: each batch is prepared by
+// one of GOMAXPROCS goroutines (a record's JSON is most of the converter's
+// time) and applied in the dump's order on the caller's.
 const batchBytes = 256 << 10
 
 var batchLines = 1024 // (tests read a line a batch)
@@ -282,9 +282,9 @@ type dbzEvent struct {
 	db, snapshot, txID, gtid string
 }
 
-// dbzPrep is what parse learns of a record from the record alone: records
-// are prepared on several goroutines (readDumpParallel) and applied in
-// their order. What it holds aliases the record's line.
+// dbzPrep is what the converter learns of a record from the record alone:
+// records are prepared on several goroutines (readDumpParallel) and
+// applied in their order. What it holds aliases the record's line.
 type dbzPrep struct {
 	rec  dbzRecord
 	none bool     // a blank line: no record
