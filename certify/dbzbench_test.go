@@ -270,3 +270,29 @@ func TestDebeziumBatches(t *testing.T) {
 		t.Fatalf("%s", res.Line())
 	}
 }
+
+// A failure is reported once its line has come, not once a batch is full:
+// a pipe that stops after it (a consumer still running) does not hold it.
+func TestDebeziumBatchesFromAPipe(t *testing.T) {
+	var sb strings.Builder
+	dbzSynth(&sb, 300, 100, 500)
+	lines := strings.SplitAfter(sb.String(), "\n")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		io.WriteString(pw, strings.Join(lines[:200], "")+"garbage\n"+strings.Join(lines[200:210], "")+`{"partial":`)
+	}()
+	done := make(chan *Failure)
+	go func() {
+		_, f, _ := FromDebeziumFiles([]DebeziumInput{{Name: "pipe", R: pr}}, io.Discard, DebeziumOptions{Table: "customers"})
+		done <- f
+	}()
+	select {
+	case f := <-done:
+		if f == nil || f.Line != 201 || f.Field != "format" {
+			t.Fatalf("got %v, want the line 201's failure", f)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the failure on line 201 waited for the pipe to go on")
+	}
+}

@@ -178,6 +178,13 @@ func (b *dumpBatch) prepare(file int, name, prefix string) {
 	}
 }
 
+// lineBuffered says whether a whole line is in br's buffer, so that reading
+// it does not wait on the input.
+func lineBuffered(br *bufio.Reader) bool {
+	buf, _ := br.Peek(br.Buffered())
+	return bytes.IndexByte(buf, '\n') >= 0
+}
+
 // readDumpParallel is readDump of file for the converter, each record
 // prepared on another goroutine and applied here in the dump's order: the
 // answer is that of preparing and applying each record in turn.
@@ -206,7 +213,7 @@ func (c *dbzConverter) readDumpParallel(r io.Reader, file int, name string) (*Fa
 	go func() {
 		defer close(work)
 		defer close(order)
-		br := bufio.NewReaderSize(r, 1<<16)
+		br := bufio.NewReaderSize(r, batchBytes)
 		for n := 1; ; {
 			var b *dumpBatch
 			select {
@@ -221,6 +228,9 @@ func (c *dbzConverter) readDumpParallel(r io.Reader, file int, name string) (*Fa
 			}
 			b.first, b.buf, b.ends, b.err = n, b.buf[:0], b.ends[:0], nil
 			for b.err == nil && len(b.buf) < batchBytes && len(b.ends) < lines {
+				if len(b.ends) > 0 && !lineBuffered(br) {
+					break // the next line may wait on the input (a pipe): these go now
+				}
 				var line []byte
 				line, b.err = readLine(br)
 				b.buf = append(b.buf, line...)
