@@ -460,7 +460,7 @@ func (c *dbzConverter) apply(file int, p *dbzPrep) *Failure {
 		return p.late
 	}
 	e := &p.e
-	e.table, e.db, e.snapshot = c.intern(e.table), c.intern(e.db), c.intern(e.snapshot)
+	e.table, e.db, e.snapshot = keep(c.names, e.table), keep(c.names, e.db), keep(c.names, e.snapshot)
 	if e.initial {
 		c.noteTable(e)
 		return nil
@@ -510,15 +510,6 @@ func (c *dbzConverter) place(e *dbzEvent, before, after []byte) error {
 	c.payBuf = eventPayload(c.payBuf[:0], e, before, after)
 	c.events.add(c.keyBuf, c.payBuf)
 	return nil
-}
-
-// intern keeps one copy of a name many events carry.
-func (c *dbzConverter) intern(s string) string {
-	if t, ok := c.names[s]; ok {
-		return t
-	}
-	c.names[s] = s
-	return s
 }
 
 // envelope decodes a change event's members from the record's top level.
@@ -580,9 +571,9 @@ func known(names map[string]string, raw json.RawMessage) string {
 	return rawString(raw)
 }
 
-// keep is string(b), the copy in names if there is one (a few names: the
-// first thousand are kept).
-func keep(names map[string]string, b []byte) string {
+// keep is string(b), the copy in names if there is one: one copy of a name
+// many events carry (a few names: the first thousand are kept).
+func keep[T string | []byte](names map[string]string, b T) string {
 	if s, ok := names[string(b)]; ok {
 		return s
 	}

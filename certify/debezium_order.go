@@ -128,13 +128,13 @@ func (c *dbzConverter) decodeEvent(k, p []byte, e *dbzEvent, st *rawStore) error
 	fl := r.b[0]
 	r.b = r.b[1:]
 	e.read, e.signal, e.redelivery = fl&flagRead != 0, fl&flagSignal != 0, fl&flagRedelivery != 0
-	e.env.Op = c.internBytes(r.bytes())
+	e.env.Op = keep(c.names, r.bytes())
 	if tx := string(r.bytes()); fl&flagTx != 0 {
 		e.env.Transaction = &struct {
 			ID string `json:"id"`
 		}{tx}
 	}
-	e.table, e.db = c.internBytes(r.bytes()), c.internBytes(r.bytes())
+	e.table, e.db = keep(c.names, r.bytes()), keep(c.names, r.bytes())
 	e.txID, e.gtid = string(r.bytes()), string(r.bytes())
 	if e.schema = int(r.uint()); e.schema > 0 {
 		e.jsonCols = c.schemaCols[e.schema-1]
@@ -225,13 +225,6 @@ func (c *dbzConverter) placeEvents() (*Failure, error) {
 		free <- b
 	}
 	return nil, nil
-}
-
-func (c *dbzConverter) internBytes(b []byte) string {
-	if t, ok := c.names[string(b)]; ok {
-		return t
-	}
-	return c.intern(string(b))
 }
 
 // dbzStream is what order needs of a stream's events read so far: its
