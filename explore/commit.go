@@ -103,7 +103,7 @@ func (e *engine[S, A]) settle(ctx context.Context, outs []*batch, toFile bool) (
 		for _, b := range outs {
 			total += b.len()
 		}
-		lm.reset(total, e.nw)
+		lm.reset(total, e.nw, &e.lmArena, e.opts.MemBudget)
 		forEachIndex(len(outs), e.nw, nil, func(_, i int) error {
 			b := outs[i]
 			for j, fp := range b.fps {

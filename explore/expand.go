@@ -100,7 +100,7 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	}
 	nu := src.numUnits()
 	outs := make([]*batch, nu)
-	e.lm.reset(e.mapWant(), e.nw)
+	e.lm.reset(e.mapWant(), e.nw, &e.lmArena, e.opts.MemBudget)
 	e.levelBytes.Store(0)
 	e.slab.release(&e.candMeta) // what an abandoned level left
 	e.slab.release(&e.candData)

@@ -69,7 +69,9 @@ func TestSeenSet(t *testing.T) {
 func TestLevelMap(t *testing.T) {
 	const fps, keysPer, workers = 20000, 4, 4
 	var lm levelMap
-	lm.reset(fps, workers)
+	var a slotArena
+	defer a.release()
+	lm.reset(fps, workers, &a, 0)
 	var offers [][2]uint64
 	for i := range fps {
 		for k := range keysPer {
@@ -354,5 +356,61 @@ func TestSlabsReuse(t *testing.T) {
 	mc = slabCursor{set: &meta}
 	if r := s.alloc(&mc, 8, slabMinBits); &r[0] != first {
 		t.Fatal("a released chunk was not reused")
+	}
+}
+
+// The level map's arena counts what it may hold resident: a wider table
+// adds its new pages, a table a quarter of what was touched returns the
+// rest, a table beyond the reservation moves to a new one, and release
+// gives everything back. Every table it hands out is usable, and reset
+// clears what an earlier level left.
+func TestSlotArena(t *testing.T) {
+	base := offHeap.Load()
+	var a slotArena
+	held := func() int64 { return offHeap.Load() - base }
+	const mib = 1 << 20
+	s := a.slots(mib/slotSize, 4*mib)
+	if a.mem == nil {
+		t.Skip("no reservation here: the table is a heap slice")
+	}
+	if len(a.mem) != 4*mib || held() != mib {
+		t.Fatalf("reserved %d, holds %d; want 4 MiB, 1 MiB", len(a.mem), held())
+	}
+	for i := range s {
+		s[i].fp.Store(uint64(i) + 1)
+	}
+	s = a.slots(2*mib/slotSize, 0)
+	if held() != 2*mib || s[mib/slotSize-1].fp.Load() != mib/uint64(slotSize) {
+		t.Fatalf("holds %d after growing to 2 MiB, or lost what it held", held())
+	}
+	a.slots(mib/slotSize, 0) // half: kept
+	if held() != 2*mib {
+		t.Fatalf("holds %d after a table half as large; want 2 MiB kept", held())
+	}
+	s = a.slots(100, 0) // under a quarter: the rest returned
+	if held() != pageSize || s[0].fp.Load() != 1 {
+		t.Fatalf("holds %d after a 1,600-byte table; want one page, its contents kept", held())
+	}
+	if s = a.slots(2*mib/slotSize, 0); s[mib/slotSize].fp.Load() != 0 {
+		t.Fatal("a returned page does not read as zero")
+	}
+	s = a.slots(8*mib/slotSize, 0) // beyond the reservation
+	s[len(s)-1].fp.Store(1)
+	if len(a.mem) != 8*mib || held() != 8*mib {
+		t.Fatalf("reserved %d, holds %d; want 8 MiB, 8 MiB", len(a.mem), held())
+	}
+	var lm levelMap
+	lm.reset(10, 1, &a, 0)
+	if lm.slots[0].fp.Load() != 0 {
+		t.Fatal("reset does not clear the table")
+	}
+	a.trim()
+	if held() != 0 || len(a.mem) == 0 {
+		t.Fatalf("holds %d after trim, reservation %d", held(), len(a.mem))
+	}
+	a.slots(mib/slotSize, 0)
+	a.release()
+	if held() != 0 || a.mem != nil {
+		t.Fatalf("holds %d after release", held())
 	}
 }

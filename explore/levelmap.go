@@ -40,18 +40,13 @@ const (
 	levelMinSlots = 4096
 )
 
-// reset prepares the map for about want distinct fingerprints, reusing the
-// table when it is large enough and not four times too large. A reused
-// table is cut to the size wanted, so that a narrower level clears (and
-// probes) only what it needs.
-func (lm *levelMap) reset(want int, workers int) {
+// reset prepares the map for about want distinct fingerprints, its table
+// taken from the arena a, which reserves at least reserve bytes when it
+// must. The table is cut to the size wanted, so that a narrower level clears
+// (and probes) only what it needs.
+func (lm *levelMap) reset(want int, workers int, a *slotArena, reserve int64) {
 	n := uint64(float64(want)/0.6) + levelMinSlots
-	if c := uint64(cap(lm.slots)); c < n || c > 4*n {
-		lm.slots = nil
-		lm.slots = makeLarge[levelSlot](int(n), int(n))
-	}
-	lm.slots, lm.n = lm.slots[:n], n
-	// Zeroed by writing even when new (see written).
+	lm.slots, lm.n = a.slots(int(n), reserve), n
 	clearParallel(lm.slots, workers)
 	lm.limit = int64(float64(lm.n) * levelMaxLoad)
 	lm.claimed.Store(0)

@@ -7,7 +7,8 @@ import (
 
 // Memory per state. A run samples the memory the process holds from the
 // system — everything the Go runtime has mapped (heap, stacks, its own
-// structures) less what it has returned — on every progress tick and
+// structures) less what it has returned, and the level map's table, which
+// lives outside the runtime (arena.go) — on every progress tick and
 // around each level's commit, where a level's tables and the next frontier
 // are live at once, and keeps the largest sample (Stats.MemPeak). Divided
 // by the distinct states it is the bytes per state a run needs at its
@@ -28,7 +29,7 @@ func heldMemory() uint64 {
 	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return s[0].Value.Uint64() - s[1].Value.Uint64()
+	return s[0].Value.Uint64() - s[1].Value.Uint64() + uint64(offHeap.Load())
 }
 
 // sampleMemory raises the run's memory peak to what is held now.

@@ -83,6 +83,7 @@ func (e *engine[S, A]) toPasses(ctx context.Context) error {
 	e.pool.drop()
 	e.slab.drop()
 	e.lm = levelMap{}
+	e.lmArena.trim()
 	return nil
 }
 

@@ -43,13 +43,23 @@ func Run[S, A any](ctx context.Context, m Machine[S, A], opts Options) (*Result[
 // a limit the collector lets the heap reach twice what is live; with one it
 // collects harder as the budget nears. The limit leaves room for what the
 // runtime does not manage, and is never below minMemoryLimit, where the
-// runtime's fixed costs would keep the collector running all the time. A
-// limit set by the program (or GOMEMLIMIT) is left alone.
+// runtime's fixed costs would keep the collector running all the time, and
+// what the level map's arena holds outside the runtime is taken off it as
+// the arena grows (slotArena.account). A limit set by the program (or
+// GOMEMLIMIT), or by a run already under way, is left alone.
 func memoryLimit(budget int64) (restore func()) {
-	if budget > 0 {
+	limitMu.Lock()
+	defer limitMu.Unlock()
+	if budget > 0 && limitBase == 0 {
 		if old := debug.SetMemoryLimit(-1); old == math.MaxInt64 {
-			debug.SetMemoryLimit(max(budget-min(budget/8, nonHeap), minMemoryLimit))
-			return func() { debug.SetMemoryLimit(old) }
+			limitBase = budget - min(budget/8, nonHeap)
+			debug.SetMemoryLimit(max(limitBase-offHeap.Load(), minMemoryLimit))
+			return func() {
+				limitMu.Lock()
+				defer limitMu.Unlock()
+				limitBase = 0
+				debug.SetMemoryLimit(old)
+			}
 		}
 	}
 	return func() {}
@@ -113,8 +123,10 @@ type engine[S, A any] struct {
 	disk  *diskSeen // disk tier
 	look  *seenSet  // what expansion consults: seen, or the disk tier's cache
 	lm    levelMap
-	trace traceStore
-	pool  batchPool
+	// lmArena holds lm's table (arena.go).
+	lmArena slotArena
+	trace   traceStore
+	pool    batchPool
 	// slab holds the memory of the level's candidates: their fingerprints
 	// and keys (candMeta, freed once the level is committed) and their
 	// end offsets and encodings (candData, the next frontier's slab).
@@ -278,6 +290,8 @@ func newEngine[S, A any](m Machine[S, A], opts Options) (*engine[S, A], error) {
 
 // close releases the disk tier and removes every file the run created.
 func (e *engine[S, A]) close() error {
+	e.lm = levelMap{}
+	e.lmArena.release()
 	err := e.disk.close()
 	e.disk = nil
 	if e.front.file != nil {
