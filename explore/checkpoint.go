@@ -474,6 +474,9 @@ func (e *engine[S, A]) resume(ctx context.Context, meta *checkpointMeta) error {
 		return err
 	}
 	e.depth = meta.Levels - 1
+	if e.grade != nil {
+		e.grade0 = e.keptInitGrade()
+	}
 	e.depthNow.Store(int64(e.depth))
 	e.generated.Store(meta.Generated)
 	e.distinct.Store(meta.Distinct)

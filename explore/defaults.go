@@ -21,6 +21,10 @@ type parts[S, A any] struct {
 	kinds    ActionNamer[A]
 	grade    Graded[S]  // the model's grade, unless Options.NoGrade (grade.go)
 	gradeDec Decoder[S] // decodes fpenc's bytes to check the grade on them; nil for the default codec, which keeps every field
+	// gradeLater: a kept successor's grade is checked when it is expanded
+	// (grade.go), not when it is made; grade0 is the initial states'.
+	gradeLater bool
+	grade0     uint64
 }
 
 func newParts[S, A any](m Machine[S, A]) (parts[S, A], error) {

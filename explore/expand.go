@@ -137,6 +137,9 @@ func (e *engine[S, A]) expand(ctx context.Context) ([]*batch, *violation, error)
 	if err == nil {
 		err = ctx.Err()
 	}
+	if d, ok := err.(decodedAt); ok {
+		err = e.decodedError(d)
+	}
 	if err != nil {
 		e.release(outs)
 		return nil, nil, err
@@ -330,6 +333,9 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	var gs uint64 // s's grade, when the model is Graded
 	if e.grade != nil {
 		gs = e.grade.Grade(s)
+		if e.gradeLater && gs != e.grade0+uint64(depth) {
+			return decodedAt{idx, gs}
+		}
 	}
 	succ, counted := 0, 0
 	for j := range w.acts {
@@ -396,7 +402,7 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 			}
 			fp = fingerprint(p.enc[start:])
 		}
-		if e.grade != nil {
+		if e.grade != nil && !e.gradeLater {
 			if err := w.keptGrade(s, a, t, gs+1, p.enc[start:]); err != nil {
 				return err
 			}

@@ -176,7 +176,9 @@ func (cycleSym) Canonical(s *cycleState) cycleState { return *s }
 // Grade that reads a field Encode drops fails at the first step, where it
 // had let the three states recur at every level (51 "distinct" states by
 // depth 50). Without Decode the grade cannot be checked so, and the run
-// keeps a seen-set.
+// keeps a seen-set. Without a symmetry the check is made as the next level
+// is expanded; a run stopped at MaxDepth 1 does not expand the level the
+// broken step leads to, and checks it at the cut.
 func TestGradeCheckedOnDecoded(t *testing.T) {
 	for _, opts := range []Options{{Workers: 1, MaxDepth: 50}, {Workers: 2, ForceDisk: true, MemBudget: 1, MaxDepth: 50}} {
 		sym := opts
@@ -197,6 +199,12 @@ func TestGradeCheckedOnDecoded(t *testing.T) {
 			if r.Verdict != Pass || r.Stats.Distinct != 3 || r.Stats.Graded {
 				t.Fatalf("%T %+v: %v, %d states, graded %v; want pass, 3 states, no grade", m, o, r.Verdict, r.Stats.Distinct, r.Stats.Graded)
 			}
+		}
+	}
+	for _, opts := range []Options{{Workers: 2, MaxDepth: 1}, {Workers: 1, MaxDepth: 1, ForceDisk: true, MemBudget: 1}} {
+		_, err := Run(context.Background(), cycleCodec{}, opts)
+		if want := `the step "0" leads to a state of grade 1 whose encoding decodes to a state of grade 0`; err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%+v: error %v, want one saying %q", opts, err, want)
 		}
 	}
 }

@@ -360,7 +360,7 @@ func (e *engine[S, A]) levels(ctx context.Context) (*Result[S, A], error) {
 			return e.end(Pass)
 		}
 		if e.opts.MaxDepth > 0 && e.depth >= e.opts.MaxDepth {
-			if e.symCheck != nil {
+			if e.symCheck != nil || e.gradeLater {
 				if err := e.checkCut(ctx); err != nil {
 					return nil, err
 				}
@@ -451,6 +451,7 @@ func (e *engine[S, A]) initLevel(ctx context.Context) (*violation, error) {
 				return nil, fmt.Errorf("explore: the model is Graded, but its initial states have grades %d and %d (all must have the same; %s)", grade0, g, noGradeHint)
 			}
 			grade0 = g
+			e.grade0 = g
 		}
 		dup[fp] = true
 		level0.States++

@@ -183,9 +183,10 @@ func (w *worker[S, A]) checkSymmetry(s *S, depth int) error {
 	return nil
 }
 
-// checkCut verifies the symmetry at the states of the frontier, which a
-// run stopped by MaxDepth reached (and checked) but does not expand:
-// without it a symmetry broken only at the cut would pass unnoticed.
+// checkCut verifies the symmetry, and the grade when that is left to the
+// expansion (gradeLater), at the states of the frontier, which a run
+// stopped by MaxDepth reached (and checked) but does not expand: without it
+// a symmetry or an encoding broken only at the cut would pass unnoticed.
 func (e *engine[S, A]) checkCut(ctx context.Context) error {
 	src, err := newSource(&e.front, e.nw)
 	if err != nil {
@@ -198,12 +199,18 @@ func (e *engine[S, A]) checkCut(ctx context.Context) error {
 		if err != nil || !ok {
 			return err
 		}
+		idx := u.base
 		for _, seg := range u.segs {
-			for i := seg.lo; i < seg.hi; i++ {
+			for i := seg.lo; i < seg.hi; i, idx = i+1, idx+1 {
 				if err := w.decodeQueued(seg.b.state(seg.b.data, i)); err != nil {
 					return err
 				}
-				if err := w.checkSymmetry(&w.cur, e.depth); err != nil {
+				if e.symCheck != nil {
+					if err := w.checkSymmetry(&w.cur, e.depth); err != nil {
+						return err
+					}
+				}
+				if err := e.levelGrade(&w.cur, e.depth, idx); err != nil {
 					return err
 				}
 			}
@@ -212,6 +219,9 @@ func (e *engine[S, A]) checkCut(ctx context.Context) error {
 	})
 	if err == nil {
 		err = ctx.Err()
+	}
+	if d, ok := err.(decodedAt); ok {
+		err = e.decodedError(d)
 	}
 	return err
 }
