@@ -18,9 +18,10 @@ import (
 // new. Where address space cannot be reserved, the table is a heap slice
 // as before.
 type slotArena struct {
-	mem  []byte      // the reservation; nil when none
-	used int         // bytes from mem's start that may be resident
-	heap []levelSlot // the table when there is no reservation
+	mem    []byte      // the reservation; nil when none
+	used   int         // bytes from mem's start that may be resident
+	heap   []levelSlot // the table when there is no reservation
+	noMaps bool        // a reservation failed: the heap from then on
 }
 
 const slotSize = int(unsafe.Sizeof(levelSlot{}))
@@ -36,8 +37,12 @@ var offHeap atomic.Int64
 func (a *slotArena) slots(n int, reserve int64) []levelSlot {
 	size := n * slotSize
 	if size > len(a.mem) {
-		a.release()
-		if a.mem = mapAnon(max(int64(size), reserve)); a.mem == nil {
+		a.unreserve()
+		if !a.noMaps {
+			a.mem = mapAnon(max(int64(size), reserve))
+			a.noMaps = a.mem == nil
+		}
+		if a.mem == nil {
 			if c := cap(a.heap); c < n || c > 4*n {
 				a.heap = nil
 				a.heap = makeLarge[levelSlot](n, n)
@@ -71,9 +76,14 @@ func (a *slotArena) trim() {
 	a.heap = nil
 }
 
-// release unmaps the arena; no table taken from it may be used after.
+// release gives the arena's memory back; no table taken from it may be
+// used after.
 func (a *slotArena) release() {
 	a.heap = nil
+	a.unreserve()
+}
+
+func (a *slotArena) unreserve() {
 	if a.mem == nil {
 		return
 	}

@@ -413,4 +413,11 @@ func TestSlotArena(t *testing.T) {
 	if held() != 0 || a.mem != nil {
 		t.Fatalf("holds %d after release", held())
 	}
+	// Without a reservation the table is a heap slice, reused while it is
+	// large enough and not four times too large.
+	h := slotArena{noMaps: true}
+	first := unsafe.SliceData(h.slots(1000, 0))
+	if unsafe.SliceData(h.slots(900, 0)) != first || unsafe.SliceData(h.slots(200, 0)) == first || held() != 0 {
+		t.Fatal("a heap table is not reused as it was, or is counted outside the heap")
+	}
 }
