@@ -333,8 +333,8 @@ func (w *worker[S, A]) expandState(enc []byte, idx uint64, out *batch, gen *uint
 	var gs uint64 // s's grade, when the model is Graded
 	if e.grade != nil {
 		gs = e.grade.Grade(s)
-		if e.gradeLater && gs != e.grade0+uint64(depth) {
-			return decodedAt{idx, gs}
+		if err := e.levelGrade(gs, depth, idx); err != nil {
+			return err
 		}
 	}
 	succ, counted := 0, 0

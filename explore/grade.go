@@ -42,16 +42,13 @@ func (e *engine[S, A]) useGrade() {
 		}
 	}
 	e.grade = g
+	// When the queue holds a state's identifying encoding (the model's own
+	// codec, no symmetry), the state keptGrade would decode is the one the
+	// next level decodes to expand, and there the grade is read anyway: the
+	// check is made then (levelGrade), saving a decode of every successor (a
+	// tenth of a shipped protocol's run).
 	e.gradeLater = e.gradeDec != nil && e.same
 }
-
-// When the queue holds a state's identifying encoding (the model's own
-// codec, no symmetry), the state keptGrade would decode is the one the
-// next level decodes to expand, and there the grade is read anyway: the
-// check is made then, saving a decode of every successor (a tenth of a
-// shipped protocol's run). Every state at depth d must have the initial
-// grade plus d; a level not expanded, where a run stops at MaxDepth, is
-// checked on its own (checkCut). The error names the step as keptGrade's.
 
 // decodedAt is a frontier state, index idx of the level being expanded,
 // that decoded to a state of grade, not the level's.
@@ -61,13 +58,13 @@ func (d decodedAt) Error() string {
 	return fmt.Sprintf("explore: state %d of the level decodes to a state of grade %d", d.idx, d.grade)
 }
 
-// levelGrade checks the grade of s, decoded from the queue at depth, when
-// the check was left to it (gradeLater).
-func (e *engine[S, A]) levelGrade(s *S, depth int, idx uint64) error {
-	if !e.gradeLater {
-		return nil
-	}
-	if g := e.grade.Grade(s); g != e.grade0+uint64(depth) {
+// levelGrade checks g, the grade of frontier state idx at depth as decoded
+// from the queue, when the check was left to it (gradeLater): every state
+// at depth d has the initial grade plus d. A level not expanded, where a
+// run stops at MaxDepth, is checked on its own (checkCut). The error,
+// decodedAt, becomes keptGrade's once the workers are done (decodedError).
+func (e *engine[S, A]) levelGrade(g uint64, depth int, idx uint64) error {
+	if e.gradeLater && g != e.grade0+uint64(depth) {
 		return decodedAt{idx, g}
 	}
 	return nil

@@ -210,8 +210,10 @@ func (e *engine[S, A]) checkCut(ctx context.Context) error {
 						return err
 					}
 				}
-				if err := e.levelGrade(&w.cur, e.depth, idx); err != nil {
-					return err
+				if e.gradeLater {
+					if err := e.levelGrade(e.grade.Grade(&w.cur), e.depth, idx); err != nil {
+						return err
+					}
 				}
 			}
 		}
