@@ -31,7 +31,8 @@ const slotSize = int(unsafe.Sizeof(levelSlot{}))
 var offHeap atomic.Int64
 
 // slots returns a table of n slots, not cleared, reserving at least
-// reserve bytes of address space when it reserves. A table at most a
+// reserve bytes of address space, and four times the table, when it
+// reserves (address space costs nothing until touched). A table at most a
 // quarter of what the arena has touched returns the rest to the system, as
 // a heap table four times too large was replaced.
 func (a *slotArena) slots(n int, reserve int64) []levelSlot {
@@ -39,7 +40,7 @@ func (a *slotArena) slots(n int, reserve int64) []levelSlot {
 	if size > len(a.mem) {
 		a.unreserve()
 		if !a.noMaps {
-			a.mem = mapAnon(max(int64(size), reserve))
+			a.mem = mapAnon(max(4*int64(size), reserve))
 			a.noMaps = a.mem == nil
 		}
 		if a.mem == nil {

@@ -396,8 +396,8 @@ func TestSlotArena(t *testing.T) {
 	}
 	s = a.slots(8*mib/slotSize, 0) // beyond the reservation
 	s[len(s)-1].fp.Store(1)
-	if len(a.mem) != 8*mib || held() != 8*mib {
-		t.Fatalf("reserved %d, holds %d; want 8 MiB, 8 MiB", len(a.mem), held())
+	if len(a.mem) != 32*mib || held() != 8*mib {
+		t.Fatalf("reserved %d, holds %d; want 32 MiB, 8 MiB", len(a.mem), held())
 	}
 	var lm levelMap
 	lm.reset(10, 1, &a, 0)
