@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -144,6 +145,23 @@ func TestMinusRanges(t *testing.T) {
 		}
 		if s := a.minus(&b); (s == "") != (len(d.ivs) == 0) {
 			t.Fatalf("minus %q, ranges %s", s, d.String())
+		}
+	}
+}
+
+// parseInt's fast path and fastInt, which the key table uses, read every
+// integer as strconv does and leave to it what they cannot read.
+func TestParseIntAsStrconv(t *testing.T) {
+	for _, s := range []string{"0", "-0", "7", "-7", "007", "+7", "1e3", "1.5", "", "-", "--1", "12a",
+		"999999999999999999", "-999999999999999999", "1000000000000000000", "9223372036854775807",
+		"-9223372036854775808", "9223372036854775808", "18446744073709551616"} {
+		want, werr := strconv.ParseInt(s, 10, 64)
+		got, err := parseInt([]byte(s))
+		if (err != nil) != (werr != nil) || err == nil && got != want {
+			t.Errorf("parseInt(%q) = %d, %v; strconv: %d, %v", s, got, err, want, werr)
+		}
+		if n, ok := fastInt([]byte(s)); ok && (werr != nil || n != want) {
+			t.Errorf("fastInt(%q) = %d; strconv: %d, %v", s, n, want, werr)
 		}
 	}
 }

@@ -535,36 +535,6 @@ func (t *keyTable) find(raw []byte) (*keyState, key, error) {
 	return t.get(k), k, nil
 }
 
-// hashRaw is the hash of a raw key as the table takes it, without
-// parsing it in full (0 when that cannot be done: find will parse it).
-func (t *keyTable) hashRaw(raw []byte) uint64 {
-	if t.kind == kindInteger {
-		digits := raw
-		if len(digits) >= 2 && digits[0] == '"' {
-			digits = digits[1 : len(digits)-1]
-		}
-		n, ok := fastInt(digits)
-		if !ok {
-			return 0
-		}
-		return mix(uint64(n))
-	} else if len(raw) >= 2 && raw[0] == '"' {
-		return maphash.Bytes(t.seed, raw[1:len(raw)-1]) | 1
-	}
-	return 0
-}
-
-func (t *keyTable) slotOf(h uint64) *slot { return &t.slots[h&uint64(len(t.slots)-1)] }
-
-// touch loads the state in the slot a hash goes to, without resolving
-// collisions: a prefetch that Go can express.
-func (t *keyTable) touch(h uint64) uint64 {
-	if s := t.slotOf(h); s.h == h { // the key, which find compares, and the emitted entry's fields
-		return uint64(s.ks.k.n) + uint64(s.ks.outTag)
-	}
-	return 0
-}
-
 // fastInt parses a plain decimal integer (no sign but '-', no leading zeros
 // beyond "0", at most 18 digits); ok is false for anything else.
 func fastInt(b []byte) (int64, bool) {

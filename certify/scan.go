@@ -339,6 +339,9 @@ func decodeString(tok []byte) (string, error) {
 
 // parseInt reads a raw JSON integer (no fraction, no exponent).
 func parseInt(raw []byte) (int64, error) {
+	if n, ok := fastInt(raw); ok {
+		return n, nil
+	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil {
 		return 0, errors.New("expected an integer, got " + string(raw))

@@ -273,7 +273,6 @@ type verifier struct {
 	fieldsBuf []field
 	lastRaw   []byte    // the raw key of the last lookup
 	lastKS    *keyState // and its state
-	sink      uint64    // keeps warm's loads alive
 	// With a segment: the bundle's own log after the frontier, position
 	// f+1 first, which the segment must agree with where they overlap.
 	tail []tailEvent
@@ -353,9 +352,6 @@ func (v *verifier) runBatches(batches <-chan *batch, free chan<- *batch) (*Resul
 			v.progress("verifying")
 		}
 		for i := range b.lines {
-			if i%warmSpan == 0 && v.keys != nil {
-				v.warm(b.lines[i:min(i+warmSpan, len(b.lines))])
-			}
 			v.stats.Lines++
 			v.at = stamp{Line: v.stats.Lines}
 			if f := v.line(&b.lines[i]); f != nil {
@@ -476,47 +472,6 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 	return line, err
 }
-
-// warm touches the table slots and key states a span of lines will use
-// before the lines are verified (looking keys up is most of the verifier's
-// time on large scopes). It goes in two passes, the slots, then the states
-// they point to, so that each pass's loads are independent of one another
-// and the processor overlaps their cache misses, which one event at a time
-// it cannot; a span (warmSpan lines) is short enough that what it loads is
-// still in the cache when its lines are verified.
-func (v *verifier) warm(lines []scanned) {
-	var hs [warmSpan]uint64
-	n := 0
-	for i := range lines {
-		fs := lines[i].fields
-		if len(fs) == 0 {
-			continue
-		}
-		var raw []byte
-		switch fs[0].name {
-		case "out":
-			raw = fs[0].raw
-		case "p":
-			for _, f := range fs[1:] {
-				if f.name == "k" {
-					raw = f.raw
-				}
-			}
-		}
-		if raw != nil {
-			if h := v.keys.hashRaw(raw); h != 0 {
-				v.sink += v.keys.slotOf(h).h
-				hs[n] = h
-				n++
-			}
-		}
-	}
-	for _, h := range hs[:n] {
-		v.sink += v.keys.touch(h)
-	}
-}
-
-const warmSpan = 256
 
 // batch is a run of lines read and split into fields by scanLines, so that
 // reading and scanning proceed on another core than the checks.
