@@ -535,6 +535,40 @@ func (t *keyTable) find(raw []byte) (*keyState, key, error) {
 	return t.get(k), k, nil
 }
 
+// hashRaw is the hash of a raw key as the table takes it, without
+// parsing it in full (0 when that cannot be done: find will parse it).
+func (t *keyTable) hashRaw(raw []byte) uint64 {
+	if t.kind == kindInteger {
+		digits := raw
+		if len(digits) >= 2 && digits[0] == '"' {
+			digits = digits[1 : len(digits)-1]
+		}
+		n, ok := fastInt(digits)
+		if !ok {
+			return 0
+		}
+		return mix(uint64(n))
+	} else if len(raw) >= 2 && raw[0] == '"' {
+		return maphash.Bytes(t.seed, raw[1:len(raw)-1]) | 1
+	}
+	return 0
+}
+
+func (t *keyTable) slotOf(h uint64) *slot { return &t.slots[h&uint64(len(t.slots)-1)] }
+
+// probe is the state of the first slot with hash h among the few from
+// its home slot (nil if none): the key's, but for a collision of hashes
+// that find tells apart.
+func (t *keyTable) probe(h uint64) *keyState {
+	mask := uint64(len(t.slots) - 1)
+	for i, n := h&mask, 0; t.slots[i].h != 0 && n < 8; i, n = (i+1)&mask, n+1 {
+		if t.slots[i].h == h {
+			return t.slots[i].ks
+		}
+	}
+	return nil
+}
+
 // fastInt parses a plain decimal integer (no sign but '-', no leading zeros
 // beyond "0", at most 18 digits); ok is false for anything else.
 func fastInt(b []byte) (int64, bool) {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // Options adjust a verification.
@@ -271,8 +272,10 @@ type verifier struct {
 	fails     [nRanks]*Failure
 	stats     Stats
 	fieldsBuf []field
-	lastRaw   []byte    // the raw key of the last lookup
-	lastKS    *keyState // and its state
+	lastRaw   []byte      // the raw key of the last lookup
+	lastKS    *keyState   // and its state
+	warmHash  [128]uint64 // warm's hashes of the coming lines' keys, by line mod 128
+	warmLast  uint64      // and the last one asked for
 	// With a segment: the bundle's own log after the frontier, position
 	// f+1 first, which the segment must agree with where they overlap.
 	tail []tailEvent
@@ -352,6 +355,9 @@ func (v *verifier) runBatches(batches <-chan *batch, free chan<- *batch) (*Resul
 			v.progress("verifying")
 		}
 		for i := range b.lines {
+			if v.keys != nil {
+				v.warm(b.lines, i)
+			}
 			v.stats.Lines++
 			v.at = stamp{Line: v.stats.Lines}
 			if f := v.line(&b.lines[i]); f != nil {
@@ -472,6 +478,76 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 	return line, err
 }
+
+// warm brings in the table slots and key states the coming lines use
+// before they are verified: a lookup is two cache misses one after the
+// other (the slot, then the state it points to), most of the verifier's
+// time on a large scope, while misses asked for ahead overlap. Once a
+// line, the slot of the line warmFar lines ahead is prefetched and,
+// through the slot prefetched warmFar-warmNear lines before (in the cache
+// by now), the state of the line warmNear lines ahead. A key the line
+// before has (an emitted entry after its event) is not asked for twice.
+func (v *verifier) warm(lines []scanned, i int) {
+	if i == 0 { // a new batch: prime the pipeline
+		for j := range min(warmFar, len(lines)) {
+			v.warmSlot(lines, j)
+		}
+		for j := range min(warmNear, len(lines)) {
+			v.warmState(j)
+		}
+	}
+	if j := i + warmFar; j < len(lines) {
+		v.warmSlot(lines, j)
+	}
+	if j := i + warmNear; j < len(lines) {
+		v.warmState(j)
+	}
+}
+
+// warmSlot prefetches the home slot of line j's key, if it is a log
+// event's, a read's or an emitted entry's, and keeps its hash for
+// warmState.
+func (v *verifier) warmSlot(lines []scanned, j int) {
+	var h uint64
+	if fs := lines[j].fields; len(fs) > 0 {
+		var raw []byte
+		switch fs[0].name {
+		case "out":
+			raw = fs[0].raw
+		case "p", "read":
+			for _, f := range fs[1:] {
+				if f.name == "k" {
+					raw = f.raw
+				}
+			}
+		}
+		if raw != nil {
+			if h = v.keys.hashRaw(raw); h != 0 && h != v.warmLast {
+				prefetch(unsafe.Pointer(v.keys.slotOf(h)))
+			}
+		}
+	}
+	if h == v.warmLast {
+		v.warmHash[j%len(v.warmHash)] = 0
+	} else {
+		v.warmHash[j%len(v.warmHash)], v.warmLast = h, h
+	}
+}
+
+// warmState prefetches line j's state, every cache line of it.
+func (v *verifier) warmState(j int) {
+	if h := v.warmHash[j%len(v.warmHash)]; h != 0 {
+		if ks := v.keys.probe(h); ks != nil {
+			p := unsafe.Pointer(ks)
+			for off := uintptr(0); off < unsafe.Sizeof(keyState{}); off += 64 {
+				prefetch(unsafe.Add(p, off))
+			}
+			prefetch(unsafe.Add(p, unsafe.Sizeof(keyState{})-1))
+		}
+	}
+}
+
+const warmNear, warmFar = 24, 64
 
 // batch is a run of lines read and split into fields by scanLines, so that
 // reading and scanning proceed on another core than the checks.
