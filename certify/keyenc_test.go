@@ -149,8 +149,9 @@ func TestMinusRanges(t *testing.T) {
 	}
 }
 
-// parseInt's fast path and fastInt, which the key table uses, read every
-// integer as strconv does and leave to it what they cannot read.
+// parseInt's fast path and fastInt, which the key table and an integer
+// key's parse use, read every integer as strconv does and leave to it what
+// they cannot read.
 func TestParseIntAsStrconv(t *testing.T) {
 	for _, s := range []string{"0", "-0", "7", "-7", "007", "+7", "1e3", "1.5", "", "-", "--1", "12a",
 		"999999999999999999", "-999999999999999999", "1000000000000000000", "9223372036854775807",
@@ -162,6 +163,13 @@ func TestParseIntAsStrconv(t *testing.T) {
 		}
 		if n, ok := fastInt([]byte(s)); ok && (werr != nil || n != want) {
 			t.Errorf("fastInt(%q) = %d; strconv: %d, %v", s, n, want, werr)
+		}
+		// an integer key, bare and quoted, is its canonical text
+		for _, raw := range []string{s, strconv.Quote(s)} {
+			k, err := kindInteger.parse([]byte(raw))
+			if (err != nil) != (werr != nil) || err == nil && k != (key{s: strconv.FormatInt(want, 10), n: want, num: true}) {
+				t.Errorf("parse(%s) = %+v, %v; strconv: %d, %v", raw, k, err, want, werr)
+			}
 		}
 	}
 }

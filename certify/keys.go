@@ -43,6 +43,9 @@ func (kk keyKind) parse(raw []byte) (key, error) {
 	} else if kk == kindString {
 		return key{}, fmt.Errorf("key %s is not a string (the bundle declares string keys)", raw)
 	}
+	if n, ok := fastInt(raw); ok && (n != 0 || raw[0] != '-') {
+		return key{s: string(raw), n: n, num: true}, nil // already canonical
+	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil {
 		return key{}, fmt.Errorf("key %s is not an integer (the bundle declares integer keys)", raw)
