@@ -1,7 +1,6 @@
 package certify
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"crypto/sha256"
@@ -12,7 +11,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -189,13 +187,41 @@ func (r *partRecord) entry(kk keyKind, line int64) *entry {
 	return &entry{k: kk.fromStore(r.key), v: string(r.v), tag: r.tag, line: line}
 }
 
+// partReader reads a part's stream from a buffer of its own, hashing the
+// bytes as they come: bufio's Peek and ReadFull a field at a time were
+// most of the merge.
 type partReader struct {
-	r    *bufio.Reader
-	h    hash.Hash
-	n    int64
-	err  error
-	bufs [2][]byte // a record's bytes, in turn: the last one read holds
-	turn int
+	r       io.Reader
+	h       hash.Hash
+	buf     []byte // buf[at:end] read and not yet decoded
+	at, end int
+	rerr    error // the last read's (io.EOF once the stream has ended)
+	n       int64 // records read
+	err     error
+	bufs    [2][]byte // a record's bytes, in turn: the last one read holds
+	turn    int
+}
+
+func newPartReader(r io.Reader, h hash.Hash) *partReader {
+	return &partReader{r: r, h: h, buf: make([]byte, 64<<10)}
+}
+
+// fill reads until k bytes are buffered or the stream has ended.
+func (pr *partReader) fill(k int) {
+	if pr.end-pr.at >= k || pr.rerr != nil {
+		return
+	}
+	pr.end = copy(pr.buf, pr.buf[pr.at:pr.end])
+	pr.at = 0
+	for pr.end < k && pr.rerr == nil {
+		m, err := pr.r.Read(pr.buf[pr.end:])
+		pr.h.Write(pr.buf[pr.end : pr.end+m])
+		pr.end += m
+		pr.rerr = err
+	}
+	if pr.rerr != nil && pr.rerr != io.EOF {
+		pr.err = pr.rerr
+	}
 }
 
 // nextCut reads a cut record: a present key and its value.
@@ -234,13 +260,8 @@ func (pr *partReader) more() bool {
 	if pr.err != nil {
 		return false
 	}
-	if _, err := pr.r.Peek(1); err != nil {
-		if err != io.EOF {
-			pr.err = err
-		}
-		return false
-	}
-	return true
+	pr.fill(1)
+	return pr.err == nil && pr.at < pr.end
 }
 
 // take is the buffer for the next record, not the last one's.
@@ -270,10 +291,22 @@ func (pr *partReader) field(b []byte) []byte {
 		pr.err = errors.New("a record longer than 1 GiB")
 		return b
 	}
-	start := len(b)
-	b = slices.Grow(b, int(n))[:start+int(n)]
-	if _, err := io.ReadFull(pr.r, b[start:]); err != nil {
-		pr.err = err
+	for left := int(n); left > 0; {
+		if pr.at == pr.end {
+			if pr.fill(1); pr.at == pr.end {
+				if pr.err == nil { // as io.ReadFull says it
+					pr.err = io.ErrUnexpectedEOF
+					if left == int(n) {
+						pr.err = io.EOF
+					}
+				}
+				return b
+			}
+		}
+		m := min(left, pr.end-pr.at)
+		b = append(b, pr.buf[pr.at:pr.at+m]...)
+		pr.at += m
+		left -= m
 	}
 	return b
 }
@@ -284,14 +317,15 @@ func (pr *partReader) uvarint() uint64 {
 	if pr.err != nil {
 		return 0
 	}
-	b, _ := pr.r.Peek(binary.MaxVarintLen64)
-	if x, n := binary.Uvarint(b); n > 0 {
-		pr.r.Discard(n)
+	pr.fill(binary.MaxVarintLen64)
+	if x, m := binary.Uvarint(pr.buf[pr.at:pr.end]); m > 0 {
+		pr.at += m
 		return x
 	}
-	x, err := binary.ReadUvarint(pr.r)
-	pr.err = err
-	return x
+	if pr.err == nil {
+		_, pr.err = binary.ReadUvarint(bytes.NewReader(pr.buf[pr.at:pr.end]))
+	}
+	return 0
 }
 
 func (pr *partReader) varint() int64 { return unzigzag(pr.uvarint()) }
@@ -551,7 +585,7 @@ func MergeParts(parts []*Part, files [][3]io.Reader) (*Result, error) {
 	for i := range parts {
 		for f := range 3 {
 			h := sha256.New() // of every byte read: each stream is read to its end
-			readers[i][f] = &partReader{r: bufio.NewReaderSize(io.TeeReader(files[i][f], h), 1<<16), h: h}
+			readers[i][f] = newPartReader(files[i][f], h)
 		}
 	}
 	// The first failure of each rank, in the order a whole run meets them.
@@ -632,61 +666,64 @@ func MergeParts(parts []*Part, files [][3]io.Reader) (*Result, error) {
 	return res, nil
 }
 
-// merged yields the records of the parts' streams in order: a heap of
-// the streams by their next record.
+// merged yields the records of the parts' streams in order: a tree of
+// losers over the streams by their next record, so that each record costs
+// one comparison a level.
 type merged struct {
 	rs   []*partReader
 	cur  []partRecord // each stream's next record
-	h    []int        // the streams with one
+	live []bool       // whether the stream has one
+	t    []int        // t[0] the stream that won, t[1:] each match's loser
 	read func(*partReader, *partRecord) bool
 	less func(a, b *partRecord) bool
 }
 
 func newMerged(rs []*partReader, read func(*partReader, *partRecord) bool, less func(a, b *partRecord) bool) *merged {
-	m := &merged{rs: rs, cur: make([]partRecord, len(rs)), read: read, less: less}
+	m := &merged{rs: rs, cur: make([]partRecord, len(rs)), live: make([]bool, len(rs)), t: make([]int, len(rs)), read: read, less: less}
 	for i, r := range rs {
-		if read(r, &m.cur[i]) {
-			m.h = append(m.h, i)
-		}
+		m.live[i] = read(r, &m.cur[i])
 	}
-	for i := len(m.h)/2 - 1; i >= 0; i-- {
-		m.down(i)
+	if len(rs) > 0 {
+		m.t[0] = m.play(1)
 	}
 	return m
 }
 
-func (m *merged) down(i int) {
-	h := m.h
-	for {
-		j := 2*i + 1
-		if j >= len(h) {
-			return
-		}
-		if r := j + 1; r < len(h) && m.less(&m.cur[h[r]], &m.cur[h[j]]) {
-			j = r
-		}
-		if !m.less(&m.cur[h[j]], &m.cur[h[i]]) {
-			return
-		}
-		h[i], h[j] = h[j], h[i]
-		i = j
+// play plays the matches below node (stream i is node len(rs)+i), keeps
+// each one's loser and returns the winner.
+func (m *merged) play(node int) int {
+	if node >= len(m.rs) {
+		return node - len(m.rs)
 	}
+	a, b := m.play(2*node), m.play(2*node+1)
+	if m.beats(b, a) {
+		a, b = b, a
+	}
+	m.t[node] = b
+	return a
+}
+
+// beats says whether stream i's record goes before stream j's: an ended
+// stream goes last, and of two equal records the one asking first.
+func (m *merged) beats(i, j int) bool {
+	return m.live[i] && (!m.live[j] || !m.less(&m.cur[j], &m.cur[i]))
 }
 
 // next puts the least record left in rec, which holds until the next
 // call; false when every stream has ended.
 func (m *merged) next(rec *partRecord) bool {
-	if len(m.h) == 0 {
+	if len(m.rs) == 0 || !m.live[m.t[0]] {
 		return false
 	}
-	i := m.h[0]
-	*rec = m.cur[i]
-	if !m.read(m.rs[i], &m.cur[i]) {
-		last := len(m.h) - 1
-		m.h[0] = m.h[last]
-		m.h = m.h[:last]
+	w := m.t[0]
+	*rec = m.cur[w]
+	m.live[w] = m.read(m.rs[w], &m.cur[w])
+	for node := (w + len(m.rs)) / 2; node > 0; node /= 2 {
+		if l := m.t[node]; m.beats(l, w) {
+			m.t[node], w = w, l
+		}
 	}
-	m.down(0)
+	m.t[0] = w
 	return true
 }
 

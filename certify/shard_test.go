@@ -2,12 +2,18 @@ package certify
 
 import (
 	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // split verifies b in n parts and merges them.
@@ -244,5 +250,80 @@ func TestSplitManyKeys(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %s", name, whole.Line())
+	}
+}
+
+// The merge of parts' streams against a sort: streams of entries with
+// equal lines among them and values longer than a reader's buffer, merged
+// by line, come out ordered and each exactly once, the values whole; a
+// stream cut inside a record is an error, not an end.
+func TestMergedOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	type rec struct {
+		line int64
+		v    string
+	}
+	encode := func(r rec) []byte {
+		b := binary.AppendUvarint(nil, uint64(r.line))
+		b = binary.AppendUvarint(b, 0)
+		b = binary.AppendUvarint(b, 1)
+		b = append(b, 'k')
+		b = binary.AppendUvarint(b, uint64(len(r.v)))
+		b = append(b, r.v...)
+		return binary.AppendVarint(b, -3)
+	}
+	for k := range 9 {
+		var all []rec
+		rs := make([]*partReader, k)
+		for i := range k {
+			var stream []byte
+			line := int64(rng.IntN(5))
+			for range rng.IntN(40) {
+				line += int64(rng.IntN(3)) // equal lines across and within streams
+				n := rng.IntN(20)
+				if rng.IntN(10) == 0 {
+					n = 70_000 + rng.IntN(70_000)
+				}
+				r := rec{line, strings.Repeat(string(rune('a'+i)), n) + strconv.Itoa(len(all))}
+				all = append(all, r)
+				stream = append(stream, encode(r)...)
+			}
+			var r io.Reader = bytes.NewReader(stream)
+			if i%2 == 1 { // reads that end inside a varint
+				r = iotest.OneByteReader(r)
+			}
+			rs[i] = newPartReader(r, sha256.New())
+		}
+		m := newMerged(rs, (*partReader).next, func(a, b *partRecord) bool { return a.at.Line < b.at.Line })
+		var got []rec
+		var r partRecord
+		for m.next(&r) {
+			if len(got) > 0 && r.at.Line < got[len(got)-1].line {
+				t.Fatalf("%d streams: line %d after %d", k, r.at.Line, got[len(got)-1].line)
+			}
+			if string(r.key) != "k" || r.tag != -3 {
+				t.Fatalf("%d streams: record %q %d", k, r.key, r.tag)
+			}
+			got = append(got, rec{r.at.Line, string(r.v)})
+		}
+		key := func(a, b rec) int { return cmp.Or(cmp.Compare(a.line, b.line), strings.Compare(a.v, b.v)) }
+		slices.SortFunc(all, key)
+		slices.SortFunc(got, key)
+		if !slices.Equal(all, got) {
+			t.Fatalf("%d streams: %d records merged of %d", k, len(got), len(all))
+		}
+		for i, pr := range rs {
+			if pr.err != nil {
+				t.Fatalf("stream %d: %v", i, pr.err)
+			}
+		}
+	}
+	whole := encode(rec{5, strings.Repeat("x", 100_000)})
+	for _, cut := range []int{1, 3, 50_000, len(whole) - 1} {
+		pr := newPartReader(bytes.NewReader(whole[:cut]), sha256.New())
+		var r partRecord
+		if pr.next(&r) || pr.err != io.ErrUnexpectedEOF && pr.err != io.EOF {
+			t.Errorf("cut at %d of %d: read %v, error %v", cut, len(whole), r.at, pr.err)
+		}
 	}
 }
