@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -766,40 +767,32 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 	if err := pt.distribute(n, func(b int) int { return partOf[b] }); err != nil {
 		return nil, fmt.Errorf("certify: writing the parts' skeletons: %w", err)
 	}
+	popt := opt
+	if opt.OnProgress != nil { // one interval apart across the parts: a part may take less
+		last := time.Now()
+		popt.Progress = 1
+		popt.OnProgress = func(stage string, s Stats) {
+			if now := time.Now(); now.Sub(last) >= opt.Progress {
+				last = now
+				opt.OnProgress(stage, s)
+			}
+		}
+	}
 	parts := make([]*Part, n)
 	files := make([][3]io.Reader, n)
+	opened := make([][3]*os.File, n)
+	defer func() {
+		for _, fs := range opened {
+			for _, f := range fs {
+				if f != nil {
+					f.Close()
+				}
+			}
+		}
+	}()
 	for j := range n {
-		var w [3]io.Writer
-		var fs [3]*os.File
-		for i, name := range PartFileNames {
-			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("part-%d.%s", j, name)))
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			fs[i], w[i] = f, f
-		}
-		v := &verifier{opt: opt, part: newPartRun(Split{Index: j, Count: n}, w)}
-		v.part.local, v.part.lo, v.part.hi, v.part.mean = true, j*buckets/n, (j+1)*buckets/n, mean
-		ch, free := make(chan *batch, 4), make(chan *batch, 4)
-		done := make(chan struct{})
-		go pt.partLines(j, v.part.lo, v.part.hi, ch, free, done)
-		res, err := v.runBatches(ch, free)
-		close(done)
-		for range ch { // the feeder has ended: its files are closed
-		}
-		if err != nil {
-			v.part.close()
+		if parts[j], files[j], err = pt.verifyPart(j, n, mean, popt, &opened[j]); err != nil {
 			return nil, err
-		}
-		if parts[j], err = v.partOf(res); err != nil {
-			return nil, err
-		}
-		for i, f := range fs {
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return nil, err
-			}
-			files[j][i] = bufio.NewReader(f)
 		}
 	}
 	res, err := MergeParts(parts, files)
@@ -808,4 +801,43 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 	}
 	res.Stats.Parts = n
 	return res, nil
+}
+
+// verifyPart verifies part j of n from the split's files, its streams
+// written to files in the split's directory (fs, for the caller to close)
+// and returned read from their start, for the merge.
+func (pt *partition) verifyPart(j, n int, mean int64, opt Options, fs *[3]*os.File) (*Part, [3]io.Reader, error) {
+	var w [3]io.Writer
+	var rd [3]io.Reader
+	for i, name := range PartFileNames {
+		f, err := os.Create(pt.path(fmt.Sprintf("part-%d.%s", j, name)))
+		if err != nil {
+			return nil, rd, err
+		}
+		fs[i], w[i] = f, f
+	}
+	v := &verifier{opt: opt, part: newPartRun(Split{Index: j, Count: n}, w)}
+	v.part.local, v.part.lo, v.part.hi, v.part.mean = true, j*buckets/n, (j+1)*buckets/n, mean
+	ch, free := make(chan *batch, 4), make(chan *batch, 4)
+	done := make(chan struct{})
+	go pt.partLines(j, v.part.lo, v.part.hi, ch, free, done)
+	res, err := v.runBatches(ch, free)
+	close(done)
+	for range ch { // the feeder has ended: its files are closed
+	}
+	if err != nil {
+		v.part.close()
+		return nil, rd, err
+	}
+	part, err := v.partOf(res)
+	if err != nil {
+		return nil, rd, err
+	}
+	for i, f := range fs {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, rd, err
+		}
+		rd[i] = f
+	}
+	return part, rd, nil
 }
