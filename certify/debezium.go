@@ -56,6 +56,9 @@ type DebeziumOptions struct {
 	// events placed so far.
 	Progress   time.Duration
 	OnProgress func(stage string, n int64)
+	// Stop, once closed, stops the conversion at its next batch of
+	// records: the error is ErrStopped, the spool removed.
+	Stop <-chan struct{}
 }
 
 // dbzSortLimit, when set, is the converter's sort buffer instead of a

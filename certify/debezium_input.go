@@ -250,6 +250,9 @@ func (c *dbzConverter) readDumpParallel(r io.Reader, file int, name string) (*Fa
 	defer close(stop)
 	for b := range order {
 		<-b.done
+		if stopped(c.opt.Stop) {
+			return nil, ErrStopped
+		}
 		for i := range b.ends {
 			p := &b.preps[i]
 			if p.none {

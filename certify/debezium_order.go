@@ -211,6 +211,9 @@ func (c *dbzConverter) placeEvents() (*Failure, error) {
 		}
 	}()
 	for b := range order {
+		if stopped(c.opt.Stop) {
+			return nil, ErrStopped
+		}
 		for i := range b.evs {
 			e := &b.evs[i]
 			c.file, c.line = e.file, e.line

@@ -172,7 +172,7 @@ func (e *kmv) estimate() float64 {
 }
 
 // writePartition reads the bundle once into dir's skeleton and buckets.
-func writePartition(r io.Reader, dir string, progress func(stage string, s Stats)) (*partition, error) {
+func writePartition(r io.Reader, dir string, stop <-chan struct{}, progress func(stage string, s Stats)) (*partition, error) {
 	pt := &partition{dir: dir}
 	var files []*os.File
 	defer func() {
@@ -217,6 +217,9 @@ func writePartition(r io.Reader, dir string, progress func(stage string, s Stats
 		w.Write(raw)
 	}
 	for b := range batches {
+		if stopped(stop) {
+			return nil, ErrStopped
+		}
 		progress("partitioning", Stats{Lines: pt.lines})
 		for i := range b.lines {
 			l := &b.lines[i]
@@ -365,7 +368,7 @@ type totals struct {
 // observation counts only while the log's phases allow it (a read before
 // the log, a base before the reads); once a global line has come after the
 // header, whose kind the skeleton does not know, each is a stub as before.
-func (pt *partition) distribute(n int, partOf func(bucket int) int) error {
+func (pt *partition) distribute(n int, partOf func(bucket int) int, stop <-chan struct{}, progress func(stage string, s Stats)) error {
 	in, err := os.Open(pt.path("skeleton"))
 	if err != nil {
 		return err
@@ -426,6 +429,12 @@ func (pt *partition) distribute(n int, partOf func(bucket int) int) error {
 	}
 	sr := &skelReader{r: in, buf: make([]byte, 64<<10)}
 	for sr.more() {
+		if t.lines%4096 == 0 {
+			if stopped(stop) {
+				return ErrStopped
+			}
+			progress("distributing", Stats{Lines: t.lines})
+		}
 		sk := sr.byte()
 		switch sk {
 		case skBlank:
@@ -746,7 +755,7 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 		owner.Close()
 	}()
 	every := &verifier{opt: opt} // (only its progress)
-	pt, err := writePartition(r, dir, func(stage string, s Stats) { every.stats = s; every.progress(stage) })
+	pt, err := writePartition(r, dir, opt.Stop, func(stage string, s Stats) { every.stats = s; every.progress(stage) })
 	if err != nil {
 		return nil, fmt.Errorf("certify: partitioning the bundle: %w", err)
 	}
@@ -764,7 +773,7 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 			partOf[b] = j
 		}
 	}
-	if err := pt.distribute(n, func(b int) int { return partOf[b] }); err != nil {
+	if err := pt.distribute(n, func(b int) int { return partOf[b] }, opt.Stop, func(stage string, s Stats) { every.stats = s; every.progress(stage) }); err != nil {
 		return nil, fmt.Errorf("certify: writing the parts' skeletons: %w", err)
 	}
 	popt := opt
@@ -795,7 +804,13 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if popt.OnProgress != nil {
+		popt.OnProgress("merging", Stats{})
+	}
 	res, err := MergeParts(parts, files)
+	if err != nil && stopped(opt.Stop) {
+		return nil, ErrStopped // (the merge's error names the streams)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -837,7 +852,7 @@ func (pt *partition) verifyPart(j, n int, mean int64, opt Options, fs *[3]*os.Fi
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return nil, rd, err
 		}
-		rd[i] = f
+		rd[i] = stopReader{f, opt.Stop}
 	}
 	return part, rd, nil
 }

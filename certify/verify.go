@@ -44,6 +44,36 @@ type Options struct {
 	// and the counts so far.
 	Progress   time.Duration
 	OnProgress func(stage string, s Stats)
+	// Stop, once closed, stops the verification at its next batch of
+	// lines: Verify returns ErrStopped, its files removed.
+	Stop <-chan struct{}
+}
+
+// ErrStopped is the error of a verification or conversion stopped by its
+// options' Stop.
+var ErrStopped = errors.New("certify: stopped")
+
+// stopped reports whether stop is closed (never, for nil).
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopReader reads r until stop is closed, then fails with ErrStopped.
+type stopReader struct {
+	r    io.Reader
+	stop <-chan struct{}
+}
+
+func (s stopReader) Read(p []byte) (int, error) {
+	if stopped(s.stop) {
+		return 0, ErrStopped
+	}
+	return s.r.Read(p)
 }
 
 // progress calls OnProgress when the interval has passed.
@@ -346,6 +376,9 @@ func (v *verifier) runBatches(batches <-chan *batch, free chan<- *batch) (*Resul
 	defer v.closeSpill()
 	v.maxKeys, v.maxQueue = int(^uint(0)>>1), int(^uint(0)>>1)
 	for b := range batches {
+		if stopped(v.opt.Stop) {
+			return nil, ErrStopped
+		}
 		if v.opt.Mem > 0 {
 			v.budget(b)
 		}

@@ -92,6 +92,12 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "certify", "--progress must be 0 (no progress lines) or at least %v, got %v", minProgress, o.progress)
 	}
 	start := time.Now()
+	// Ctrl-C stops the run at its next batch, its files removed (exit 4);
+	// a second one ends the process at once (a pipe that does not end).
+	ctx, stopSignals := interrupted()
+	defer stopSignals()
+	go func() { <-ctx.Done(); stopSignals() }()
+	opt.Stop = ctx.Done()
 	opt.Progress = o.progress
 	// a stage's rate is of its own lines since its first line here
 	stage, since, from := "", start, int64(0)
@@ -103,8 +109,12 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			rate = "  " + count(uint64(float64(s.Lines-from)/max(time.Since(since).Seconds(), 1e-3))) + " lines/s"
 		}
 		events := "  " + count(uint64(s.Events)) + " events"
-		if stage == "partitioning" {
+		switch stage {
+		case "partitioning", "distributing":
 			events = "" // the lines are only written out
+		case "merging": // the parts' streams, no lines
+			fmt.Fprintf(stderr, "progress: %s  %s\n", stage, time.Since(start).Round(time.Second))
+			return
 		}
 		fmt.Fprintf(stderr, "progress: %s: %s lines%s%s  %s\n", stage, count(uint64(s.Lines)), events, rate, time.Since(start).Round(time.Second))
 	}
@@ -155,7 +165,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		if code >= 0 {
 			return code
 		}
-		dopt.Mem = opt.Mem
+		dopt.Mem, dopt.Stop = opt.Mem, opt.Stop
 		dopt.Progress = o.progress
 		dopt.OnProgress = func(stage string, n int64) {
 			what := map[string]string{"reading": "records read", "placing": "events placed"}[stage]
@@ -189,8 +199,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 			_, err = b.Seek(0, io.SeekStart)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
-			return exitError
+			return certifyFailed(stderr, "", err)
 		}
 		if f != nil {
 			return report(&certify.Result{Verdict: verdictOf(f), Failure: f}, o.json, stdout, stderr)
@@ -236,8 +245,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "certify", "--require-scope: %s", strings.TrimPrefix(err.Error(), certify.ErrRequire.Error()+": "))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s certify: %v\n", progName, err)
-		return exitError
+		return certifyFailed(stderr, "", err)
 	}
 	if res.Verdict == certify.Accept {
 		res.Assumes = append(res.Assumes, conv.Assumes...)
@@ -247,6 +255,17 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s certify: %s\n", progName, n)
 	}
 	return code
+}
+
+// certifyFailed reports a conversion's or verification's error (of part
+// if not ""): 4 for an interruption, else 3.
+func certifyFailed(stderr io.Writer, part string, err error) int {
+	if errors.Is(err, certify.ErrStopped) {
+		fmt.Fprintf(stderr, "%s certify: %sinterrupted: nothing certified\n", progName, part)
+		return exitIncomplete
+	}
+	fmt.Fprintf(stderr, "%s certify: %s%v\n", progName, part, err)
+	return exitError
 }
 
 // debezium reads the converter's flags; code >= 0 is an exit.

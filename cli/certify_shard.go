@@ -42,10 +42,7 @@ type partEnvelope struct {
 // failure, 1 (Reject) or 5 (Unsupported) when it did (the merged verdict
 // cannot be Accept), its result written either way.
 func runCertifyPart(in io.Reader, opt certify.Options, sp certify.Split, dir string, assumes []string, asJSON bool, stdout, stderr io.Writer) int {
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "%s certify: part %v: %v\n", progName, sp, err)
-		return exitError
-	}
+	fail := func(err error) int { return certifyFailed(stderr, fmt.Sprintf("part %v: ", sp), err) }
 	var tmps [3]*os.File
 	defer func() {
 		for _, f := range tmps {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -114,6 +115,34 @@ func TestCertifyMem(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("left in --dir: %v", left)
+	}
+}
+
+// Ctrl-C during certify: the conversion, and the verification of a
+// bundle, stop with exit 4 and say so, and nothing is left in --dir.
+func TestCertifyInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "run.jsonl")
+	if code, _, _ := runCLI("certify", "--from", "debezium", "--table", "customers", "--notifications", notifications, "--write-bundle", bundle, sample); code != exitOK {
+		t.Fatalf("code %d", code)
+	}
+	spill := t.TempDir()
+	for _, args := range [][]string{
+		{"--from", "debezium", "--table", "customers", "--notifications", notifications, sample},
+		{bundle},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // pressed before the first batch
+		old := interrupted
+		interrupted = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+		code, out, errs := runCLI(append([]string{"certify", "--dir", spill}, args...)...)
+		interrupted = old
+		if code != exitIncomplete || out != "" || !strings.Contains(errs, "interrupted: nothing certified") {
+			t.Errorf("%v: code %d out %q err %q", args, code, out, errs)
+		}
+		if left, _ := os.ReadDir(spill); len(left) != 0 {
+			t.Errorf("%v: left in --dir: %v", args, left)
+		}
 	}
 }
 
