@@ -231,6 +231,7 @@ func runCertify(args []string, stdout, stderr io.Writer) int {
 		opt.Segment = seg
 	}
 	if mergeN > 0 {
+		stopSignals() // the merge writes nothing: Ctrl-C ends it at once
 		return mergeBundleParts(in, o.shardDir, mergeN, o.json, stdout, stderr)
 	}
 	if split != nil {
