@@ -777,7 +777,8 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("certify: writing the parts' skeletons: %w", err)
 	}
 	popt := opt
-	if opt.OnProgress != nil { // one interval apart across the parts: a part may take less
+	progress := opt.OnProgress != nil && opt.Progress > 0
+	if progress { // one interval apart across the parts: a part may take less
 		last := time.Now()
 		popt.Progress = 1
 		popt.OnProgress = func(stage string, s Stats) {
@@ -804,8 +805,8 @@ func verifyInParts(r io.Reader, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if popt.OnProgress != nil {
-		popt.OnProgress("merging", Stats{})
+	if progress { // (once: the merge reports nothing more)
+		opt.OnProgress("merging", Stats{})
 	}
 	res, err := MergeParts(parts, files)
 	if err != nil && stopped(opt.Stop) {

@@ -41,6 +41,12 @@ func TestProgress(t *testing.T) {
 		if got := strings.Join(stages, " "); got != want {
 			t.Errorf("%d parts: stages %q, want %q", parts, got, want)
 		}
+		res, err = Verify(bytes.NewReader(b.Bytes()), Options{Parts: parts, OnProgress: func(stage string, _ Stats) {
+			t.Errorf("%d parts: progress %q without an interval", parts, stage)
+		}})
+		if err != nil || res.Verdict != Accept {
+			t.Fatal(err, res.Line())
+		}
 	}
 	var rec strings.Builder
 	bounds := dbzSynth(&rec, 3000, 100, 20000)
