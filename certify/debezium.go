@@ -135,6 +135,7 @@ func FromDebeziumFiles(ins []DebeziumInput, w io.Writer, opt DebeziumOptions) (c
 	}
 	c.events = newExtSort(c.sp.dir, "events", limit)
 	c.labels = newExtSort(c.sp.dir, "labels", min(limit, 4<<20))
+	c.events.stop, c.labels.stop = opt.Stop, opt.Stop
 	defer c.events.remove()
 	defer c.labels.remove()
 	defer memoryLimit(opt.Mem)()

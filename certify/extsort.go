@@ -30,7 +30,8 @@ type extSort struct {
 	held   int
 	offs   []uint64
 	runs   []string
-	merged int // runs made by merging runs
+	merged int             // runs made by merging runs
+	stop   <-chan struct{} // once closed, a merge of runs ends with ErrStopped
 	err    error
 }
 
@@ -164,7 +165,12 @@ func (s *extSort) mergeInto(runs []string, name string) error {
 	w := bufio.NewWriterSize(f, 1<<16)
 	var werr error
 	var hdr []byte
+	n := 0
 	err = merge(runs, func(k, p []byte) bool {
+		if n++; n%4096 == 0 && stopped(s.stop) {
+			werr = ErrStopped
+			return false
+		}
 		hdr = binary.AppendUvarint(hdr[:0], uint64(len(k)))
 		hdr = binary.AppendUvarint(hdr, uint64(len(p)))
 		w.Write(hdr)
@@ -177,6 +183,9 @@ func (s *extSort) mergeInto(runs []string, name string) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package certify
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -50,6 +51,22 @@ func TestExtSort(t *testing.T) {
 		if left, _ := os.ReadDir(dir); len(left) != 0 {
 			t.Errorf("runs left behind: %d files", len(left))
 		}
+	}
+	// Stopped, the merging of runs ends with ErrStopped and leaves nothing.
+	dir := t.TempDir()
+	s := newExtSort(dir, "t", 2000)
+	for i := range 40_000 {
+		s.add(binary.BigEndian.AppendUint16(nil, uint16(i*7919)), nil)
+	}
+	stop := make(chan struct{})
+	close(stop)
+	s.stop = stop
+	if err := s.pass(func(k, p []byte) bool { return true }); !errors.Is(err, ErrStopped) || len(s.runs) <= fanIn {
+		t.Errorf("stopped: %v, %d runs", err, len(s.runs))
+	}
+	s.remove()
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("stopped: left behind: %d files", len(left))
 	}
 }
 
