@@ -506,28 +506,17 @@ func (t *keyTable) each(f func(*keyState)) {
 
 // find looks a raw JSON key up; on a miss it returns the parsed key.
 func (t *keyTable) find(raw []byte) (*keyState, key, error) {
-	mask := uint64(len(t.slots) - 1)
-	if t.kind == kindInteger {
-		digits := raw
-		if len(digits) >= 2 && digits[0] == '"' {
-			digits = digits[1 : len(digits)-1]
-		}
-		if n, ok := fastInt(digits); ok {
-			h := mix(uint64(n))
-			for i := h & mask; t.slots[i].h != 0; i = (i + 1) & mask {
-				if t.slots[i].h == h && t.slots[i].ks.k.n == n {
-					return t.slots[i].ks, t.slots[i].ks.k, nil
+	if h, n, inner, ok := t.quick(raw); ok {
+		mask := uint64(len(t.slots) - 1)
+		for i := h & mask; t.slots[i].h != 0; i = (i + 1) & mask {
+			if s := &t.slots[i]; s.h == h {
+				if t.kind == kindInteger && s.ks.k.n == n || t.kind == kindString && s.ks.k.s == string(inner) {
+					return s.ks, s.ks.k, nil
 				}
 			}
-			return nil, key{s: strconv.FormatInt(n, 10), n: n, num: true}, nil
 		}
-	} else if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		inner := raw[1 : len(raw)-1]
-		h := maphash.Bytes(t.seed, inner) | 1
-		for i := h & mask; t.slots[i].h != 0; i = (i + 1) & mask {
-			if t.slots[i].h == h && t.slots[i].ks.k.s == string(inner) {
-				return t.slots[i].ks, t.slots[i].ks.k, nil
-			}
+		if t.kind == kindInteger {
+			return nil, key{s: strconv.FormatInt(n, 10), n: n, num: true}, nil
 		}
 		return nil, key{s: string(inner)}, nil
 	}
@@ -538,23 +527,25 @@ func (t *keyTable) find(raw []byte) (*keyState, key, error) {
 	return t.get(k), k, nil
 }
 
-// hashRaw is the hash of a raw key as the table takes it, without
-// parsing it in full (0 when that cannot be done: find will parse it).
-func (t *keyTable) hashRaw(raw []byte) uint64 {
+// quick is a raw key's hash as the table takes it, without parsing it in
+// full: of its number (n) for integer keys, of its inside (inner) for a
+// string key without escapes; ok is false when the key must be parsed.
+func (t *keyTable) quick(raw []byte) (h uint64, n int64, inner []byte, ok bool) {
 	if t.kind == kindInteger {
 		digits := raw
 		if len(digits) >= 2 && digits[0] == '"' {
 			digits = digits[1 : len(digits)-1]
 		}
-		n, ok := fastInt(digits)
-		if !ok {
-			return 0
+		if n, ok = fastInt(digits); ok {
+			h = mix(uint64(n))
 		}
-		return mix(uint64(n))
-	} else if len(raw) >= 2 && raw[0] == '"' {
-		return maphash.Bytes(t.seed, raw[1:len(raw)-1]) | 1
+		return h, n, nil, ok
 	}
-	return 0
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		inner = raw[1 : len(raw)-1]
+		return maphash.Bytes(t.seed, inner) | 1, 0, inner, true
+	}
+	return 0, 0, nil, false
 }
 
 func (t *keyTable) slotOf(h uint64) *slot { return &t.slots[h&uint64(len(t.slots)-1)] }

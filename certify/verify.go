@@ -555,7 +555,7 @@ func (v *verifier) warmSlot(lines []scanned, j int) {
 			}
 		}
 		if raw != nil {
-			if h = v.keys.hashRaw(raw); h != 0 && h != v.warmLast {
+			if h, _, _, _ = v.keys.quick(raw); h != 0 && h != v.warmLast {
 				prefetch(unsafe.Pointer(v.keys.slotOf(h)))
 			}
 		}
