@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/cutcheck/cutcheck/internal/huge"
 )
 
 // slotArena holds the level map's table outside the Go heap, in address
@@ -46,12 +48,12 @@ func (a *slotArena) slots(n int, reserve int64) []levelSlot {
 		if a.mem == nil {
 			if c := cap(a.heap); c < n || c > 4*n {
 				a.heap = nil
-				a.heap = makeLarge[levelSlot](n, n)
+				a.heap = huge.Make[levelSlot](n, n)
 			}
 			return a.heap[:n]
 		}
 		a.heap = nil
-		adviseHuge(unsafe.Pointer(unsafe.SliceData(a.mem)), uintptr(len(a.mem)))
+		huge.Advise(unsafe.Pointer(unsafe.SliceData(a.mem)), uintptr(len(a.mem)))
 	}
 	switch {
 	case size > a.used:

@@ -3,6 +3,8 @@ package explore
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/cutcheck/cutcheck/internal/huge"
 )
 
 // slabs holds the memory of a level's candidates and of the frontier they
@@ -10,7 +12,7 @@ import (
 // level to level. Memory fresh from the system costs a page fault per
 // 4 KiB on first touch, far more than anything the engine then does with
 // it; chunks that stay with the run are faulted in once, and large ones
-// are given huge pages (adviseHuge).
+// are given huge pages (huge.Advise).
 //
 // A chunk belongs to one slabSet, whose chunks are freed together: a
 // level's fingerprints and keys once it is committed, its encodings once
@@ -52,7 +54,7 @@ func chunkBits(bytes int64, workers int) int {
 // larger.
 func (s *slabs) get(n int, bits int) []byte {
 	if n > slabMax {
-		return makeLarge[byte](n, n)
+		return huge.Make[byte](n, n)
 	}
 	for bits-slabMinBits < slabClasses-1 && 1<<bits < n {
 		bits++
@@ -71,7 +73,7 @@ func (s *slabs) get(n int, bits int) []byte {
 		return make([]byte, size)
 	}
 	// The largest chunks are cut from a block, whose huge pages they share.
-	block := makeLarge[byte](slabBlock*size, slabBlock*size)
+	block := huge.Make[byte](slabBlock*size, slabBlock*size)
 	for i := 1; i < slabBlock; i++ {
 		s.free[c] = append(s.free[c], block[i*size:(i+1)*size:(i+1)*size])
 		s.held += int64(size)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/cutcheck/cutcheck/internal/huge"
 )
 
 // traceStore keeps, for every level, the discovery keys of its states in
@@ -109,7 +111,7 @@ func code(runs [][]uint64, workers int) levelKeys {
 		starts: make([]uint64, 0, blocks),
 		first:  make([]uint64, 0, blocks),
 		offs:   make([]int64, 0, blocks),
-		data:   makeLarge[byte](0, size),
+		data:   huge.Make[byte](0, size),
 	}
 	for r, p := range parts {
 		for b := range p.first {
