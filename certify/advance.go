@@ -125,7 +125,8 @@ func (v *verifier) segmentEvent(line []byte, lineNo int64, last *int64, to int64
 		}
 		if v.scope.has(k) {
 			if ks = v.lookup(k); ks == nil {
-				ks = &keyState{k: k, unit: -1}
+				ks = v.keys.alloc()
+				*ks = keyState{k: k, unit: -1}
 				v.keys.put(ks)
 			}
 			img = canonValue(val)

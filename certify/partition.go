@@ -658,6 +658,7 @@ func (pt *partition) partLines(j, lo, hi int, out chan<- *batch, free <-chan *ba
 				l.err = e
 			} else {
 				b.fbuf, l.fields = fs, fs[first:]
+				l.key = lineKey(l.fields)
 			}
 			start = end
 		}

@@ -537,34 +537,42 @@ func (v *verifier) warm(lines []scanned, i int) {
 	}
 }
 
-// warmSlot prefetches the home slot of line j's key, if it is a log
-// event's, a read's or an emitted entry's, and keeps its hash for
-// warmState.
+// warmSlot prefetches the home slot of line j's key and keeps its hash
+// for warmState.
 func (v *verifier) warmSlot(lines []scanned, j int) {
 	var h uint64
-	if fs := lines[j].fields; len(fs) > 0 {
-		var raw []byte
-		switch fs[0].name {
-		case "out":
-			raw = fs[0].raw
-		case "p", "read":
-			for _, f := range fs[1:] {
-				if f.name == "k" {
-					raw = f.raw
-				}
-			}
-		}
-		if raw != nil {
-			if h, _, _, _ = v.keys.quick(raw); h != 0 && h != v.warmLast {
-				prefetch(unsafe.Pointer(v.keys.slotOf(h)))
-			}
-		}
+	if raw := lines[j].key; raw != nil {
+		h, _, _, _ = v.keys.quick(raw)
+	}
+	if h != 0 && h != v.warmLast {
+		prefetch(unsafe.Pointer(v.keys.slotOf(h)))
 	}
 	if h == v.warmLast {
 		v.warmHash[j%len(v.warmHash)] = 0
 	} else {
 		v.warmHash[j%len(v.warmHash)], v.warmLast = h, h
 	}
+}
+
+// lineKey is the raw key of a log event, a read or an emitted entry; nil
+// for other lines. The feeders find it, so that the checks need not.
+func lineKey(fs []field) []byte {
+	if len(fs) == 0 {
+		return nil
+	}
+	switch fs[0].name {
+	case "out":
+		return fs[0].raw
+	case "p", "read":
+		var raw []byte
+		for _, f := range fs[1:] {
+			if f.name == "k" {
+				raw = f.raw
+			}
+		}
+		return raw
+	}
+	return nil
 }
 
 // warmState prefetches line j's state, every cache line of it.
@@ -596,6 +604,7 @@ type scanned struct {
 	raw    []byte
 	fields []field
 	err    error
+	key    []byte // lineKey's: the feeder finds it, for warmSlot
 	// A line of a local split (partition.go) another part owns: its kind
 	// and, for a log event, its position and transaction label.
 	stub byte
@@ -640,6 +649,7 @@ func scanLines(r io.Reader, out chan<- *batch, free <-chan *batch, done <-chan s
 				rec.err = e
 			} else {
 				b.fbuf, rec.fields = fs, fs[first:]
+				rec.key = lineKey(rec.fields)
 			}
 			b.lines = append(b.lines, rec)
 			start = end
@@ -868,7 +878,8 @@ func (v *verifier) state(raw []byte) (*keyState, *Failure) {
 	if !v.scope.has(k) || !v.owns(k) {
 		return nil, nil
 	}
-	ks = &keyState{k: k, unit: int32(v.owner(k)), known: v.h.Base == "complete"}
+	ks = v.keys.alloc()
+	*ks = keyState{k: k, unit: int32(v.owner(k)), known: v.h.Base == "complete"}
 	v.keys.put(ks)
 	v.nkeys++
 	if ks.unit >= 0 {
