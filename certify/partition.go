@@ -589,7 +589,9 @@ func (pt *partition) partLines(j, lo, hi int, out chan<- *batch, free <-chan *ba
 		var err error
 		for len(b.lines) < 4096 && len(b.buf) < 1<<20 {
 			if !sr.more() {
-				err = sr.err
+				if err = sr.err; err == io.EOF {
+					err = drained(append([]*bufio.Reader{global}, own[lo:hi]...))
+				}
 				break
 			}
 			rec := scanned{}
@@ -627,11 +629,13 @@ func (pt *partition) partLines(j, lo, hi int, out chan<- *batch, free <-chan *ba
 			if from != nil {
 				var n uint64
 				if n, err = binary.ReadUvarint(from); err != nil {
+					err = unexpected(err)
 					break
 				}
 				start := len(b.buf)
 				b.buf = slices.Grow(b.buf, int(n))[:start+int(n)]
 				if _, err = io.ReadFull(from, b.buf[start:]); err != nil {
+					err = unexpected(err)
 					break
 				}
 				b.ends = append(b.ends, len(b.buf))
@@ -671,6 +675,32 @@ func (pt *partition) partLines(j, lo, hi int, out chan<- *batch, free <-chan *ba
 			return
 		}
 	}
+}
+
+// unexpected is err, but a file's end where the skeleton says a line
+// follows is an error, not the end of the part.
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// drained is io.EOF if each file (nil for none) has been read to its end
+// as the skeleton ends: a part reads every line of its files.
+func drained(files []*bufio.Reader) error {
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		if _, err := f.Peek(1); err != io.EOF {
+			if err == nil {
+				err = errors.New("a file holds more lines than its skeleton")
+			}
+			return err
+		}
+	}
+	return io.EOF
 }
 
 // skelReader reads a skeleton (the split's, or a part's) from a buffer it

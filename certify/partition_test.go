@@ -2,6 +2,7 @@ package certify
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -159,6 +160,90 @@ func TestLocalSplitPhases(t *testing.T) {
 			if got := inParts(t, name, b, n); (got.Verdict == Accept) != accept {
 				t.Errorf("%s: %s", name, got.Line())
 			}
+		}
+	}
+}
+
+// A split whose files were cut short or grown after the partition pass
+// (a full disk, another process) is an error, never a verdict on the lines
+// left: a part reads each of its lines where its skeleton says.
+func TestSplitFilesDamaged(t *testing.T) {
+	var b bytes.Buffer
+	s := synth{keys: 2000, chunkKeys: 250, window: 500, events: 20000}
+	if err := s.write(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file   string
+		damage func(path string) error
+	}{
+		{"bucket-*", func(p string) error { // the last record's last byte gone
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			return os.Truncate(p, fi.Size()-1)
+		}},
+		{"bucket-*", func(p string) error { // the last record gone whole
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			n, m := 0, 0
+			for n < len(data) { // find the last record's start
+				l, k := binary.Uvarint(data[n:])
+				m, n = n, n+k+int(l)
+			}
+			return os.Truncate(p, int64(m))
+		}},
+		{"bucket-*", func(p string) error { // the last record's line gone, its length left
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			n, m := 0, 0
+			for n < len(data) {
+				l, k := binary.Uvarint(data[n:])
+				m, n = n+k, n+k+int(l)
+			}
+			return os.Truncate(p, int64(m))
+		}},
+		{"bucket-*", func(p string) error { // a record more
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.Write([]byte("\x02{}"))
+			return err
+		}},
+		{"global", func(p string) error {
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.Write([]byte("\x02{}"))
+			return err
+		}},
+	} {
+		dir := t.TempDir()
+		damaged := false
+		res, err := Verify(bytes.NewReader(b.Bytes()), Options{Parts: 3, Dir: dir, Progress: 1, OnProgress: func(stage string, _ Stats) {
+			if stage != "distributing" || damaged {
+				return
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "*", c.file))
+			if len(files) == 0 {
+				t.Fatalf("no %s in %s", c.file, dir)
+			}
+			damaged = true
+			if err := c.damage(files[0]); err != nil {
+				t.Fatal(err)
+			}
+		}})
+		if !damaged || err == nil {
+			t.Errorf("%s damaged (%v): %v %v", c.file, damaged, res, err)
 		}
 	}
 }
