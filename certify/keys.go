@@ -444,10 +444,9 @@ func newKeyTable(kind keyKind) *keyTable {
 // from slabs on huge pages (internal/huge): the checks touch them at
 // random, one or two a line, and on 4 KiB pages a table of hundreds of
 // megabytes misses the TLB on nearly every touch. A slab holds 64 Ki
-// states (about 11 MB); its tail is not touched, so costs no memory, until
-// used. A small table's states are allocated one by one: in a small budget
-// slabs held more memory than their states (64 against 61 MiB peak at
-// --mem 64MiB, TestMemHeld).
+// states (about 11 MB). A small table's states are allocated one by one:
+// in a small budget, slabs held more memory than their states (a peak of
+// 64 to 67 MiB against 61 at --mem 64MiB, TestMemHeld).
 func (t *keyTable) alloc() *keyState {
 	if t.n < hugeStates {
 		return new(keyState)
