@@ -173,6 +173,33 @@ func TestSplitFilesDamaged(t *testing.T) {
 	if err := s.write(&b); err != nil {
 		t.Fatal(err)
 	}
+	// cut keeps what comes before the last record's start (or its line's).
+	cut := func(line bool) func(string) error {
+		return func(p string) error {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			n, m := 0, 0
+			for n < len(data) {
+				l, k := binary.Uvarint(data[n:])
+				if m = n; line {
+					m += k
+				}
+				n += k + int(l)
+			}
+			return os.Truncate(p, int64(m))
+		}
+	}
+	grow := func(p string) error { // a record more
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.Write([]byte("\x02{}"))
+		return err
+	}
 	for _, c := range []struct {
 		file   string
 		damage func(path string) error
@@ -184,48 +211,10 @@ func TestSplitFilesDamaged(t *testing.T) {
 			}
 			return os.Truncate(p, fi.Size()-1)
 		}},
-		{"bucket-*", func(p string) error { // the last record gone whole
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			n, m := 0, 0
-			for n < len(data) { // find the last record's start
-				l, k := binary.Uvarint(data[n:])
-				m, n = n, n+k+int(l)
-			}
-			return os.Truncate(p, int64(m))
-		}},
-		{"bucket-*", func(p string) error { // the last record's line gone, its length left
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			n, m := 0, 0
-			for n < len(data) {
-				l, k := binary.Uvarint(data[n:])
-				m, n = n+k, n+k+int(l)
-			}
-			return os.Truncate(p, int64(m))
-		}},
-		{"bucket-*", func(p string) error { // a record more
-			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			_, err = f.Write([]byte("\x02{}"))
-			return err
-		}},
-		{"global", func(p string) error {
-			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			_, err = f.Write([]byte("\x02{}"))
-			return err
-		}},
+		{"bucket-*", cut(false)}, // the last record gone whole
+		{"bucket-*", cut(true)},  // its line gone, its length left
+		{"bucket-*", grow},
+		{"global", grow},
 	} {
 		dir := t.TempDir()
 		damaged := false
