@@ -257,12 +257,17 @@ func (s *keySet) has(k key) bool {
 // startUpTo is how many of ivs, sorted by low bound, start at or below k.
 func (kk keyKind) startUpTo(ivs []interval, k key) int {
 	n, _ := slices.BinarySearchFunc(ivs, k, func(iv interval, k key) int {
-		if !iv.hasLo || kk.cmp(iv.lo, k) <= 0 {
+		if kk.startsBy(iv, k) {
 			return -1
 		}
 		return 1
 	})
 	return n
+}
+
+// startsBy reports whether iv starts at or before k.
+func (kk keyKind) startsBy(iv interval, k key) bool {
+	return !iv.hasLo || kk.cmp(iv.lo, k) <= 0
 }
 
 // within reports whether iv lies inside one merged interval of s.

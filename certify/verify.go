@@ -279,6 +279,7 @@ type verifier struct {
 
 	listOwner map[string]int // key-list domains
 	rangeOwn  []interval     // range domains, sorted by lo
+	ownLast   int            // owner's last range found
 
 	phase   int // 0 base, 1 reads, 2 log
 	pos     int64
@@ -847,7 +848,15 @@ func (v *verifier) owner(k key) int {
 		best = i
 	}
 	ivs := v.rangeOwn
-	for j := v.kind.startUpTo(ivs, k) - 1; j >= 0; j-- {
+	// Keys come mostly in runs within one range (a chunk's reads): the
+	// last range found is tried before a search.
+	n, j := 0, v.ownLast
+	if j < len(ivs) && v.kind.startsBy(ivs[j], k) && (j+1 == len(ivs) || !v.kind.startsBy(ivs[j+1], k)) {
+		n = j + 1
+	} else if n = v.kind.startUpTo(ivs, k); n > 0 {
+		v.ownLast = n - 1
+	}
+	for j := n - 1; j >= 0; j-- {
 		if v.kind.contains(ivs[j], k) && (best < 0 || ivs[j].unit < best) {
 			best = ivs[j].unit
 		}
