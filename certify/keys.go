@@ -525,9 +525,11 @@ func (t *keyTable) insert(s slot) {
 }
 
 // clear empties the table, keeping its size (it fills again as before).
+// The rest of the last slab goes too: its states, written out, would keep
+// their strings.
 func (t *keyTable) clear() {
 	clear(t.slots)
-	t.n = 0
+	t.n, t.free = 0, nil
 }
 
 func (t *keyTable) each(f func(*keyState)) {
